@@ -1,0 +1,111 @@
+// Store: one tenant's fast-weight memory. Implementations: FaastStore (faast_store.h).
+//
+// Writes go through a transaction: Begin() returns a Txn that validates and stages batches
+// without touching the store; Commit() applies everything staged at once, or nothing. A failed
+// Add leaves the Txn as it was before that Add. Readers (Predict) never wait for a compile.
+// Thread safety: every method of Store may be called concurrently; a Txn belongs to one
+// thread at a time.
+//
+// Layout: key and target matrices are row-major, one example per row.
+#ifndef ADAPTD_SERVER_STORES_STORE_H_
+#define ADAPTD_SERVER_STORES_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "adapt/v1/adapt.pb.h"
+#include "adapt/v1/snapshot.pb.h"
+
+namespace adaptd {
+
+// Encoded examples: `rows` keys of `dim` floats and their targets. Inputs are validated by
+// the caller (finite keys, non-empty valid labels, targets of the output's width); the store
+// checks what depends on its state (dimension, known labels, label count).
+struct ExampleBatch {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  std::vector<float> keys;          // rows × dim
+  std::vector<std::string> labels;  // label stores: `rows` names
+  std::vector<float> targets;       // vector stores: rows × M
+};
+
+// Prequential ("predict, then learn") evaluation of examples before their update.
+struct PrequentialStats {
+  uint64_t evaluated = 0;
+  uint64_t correct = 0;  // label stores: top-1 hits
+  double loss_sum = 0;   // label stores: misses; vector stores: squared error / M
+};
+
+struct CommitResult {
+  uint64_t examples = 0;  // examples applied (added or forgotten)
+  uint64_t version = 0;   // the published version right after the commit
+  PrequentialStats prequential;
+  // Auto-compile wishes: compile now (count trigger), or after `compile_after` of quiet
+  // (idle trigger; zero means no idle compile).
+  bool compile_now = false;
+  absl::Duration compile_after = absl::ZeroDuration();
+};
+
+struct Predictions {
+  uint64_t version = 0;
+  int64_t rows = 0;
+  // Label stores: rows × top_k label ids (best first) with their scores.
+  int top_k = 0;
+  std::vector<int32_t> label_ids;
+  std::vector<float> scores;
+  std::shared_ptr<const std::vector<std::string>> label_names;
+  // Vector stores: rows × out_dim outputs.
+  int64_t out_dim = 0;
+  std::vector<float> vectors;
+};
+
+enum class TxnKind { kAdapt, kForget };
+
+class Txn {
+ public:
+  virtual ~Txn() = default;
+  // Validates and stages one batch (one request message). Errors name the batch's field as
+  // `examples[i]...`; on error nothing of this batch is staged.
+  virtual absl::Status Add(const ExampleBatch& batch) = 0;
+  // Examples staged so far.
+  virtual uint64_t staged() const = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // The spec with every default filled in; `dim` may be 0 until the first commit fixes it.
+  virtual adapt::v1::StoreSpec spec() const = 0;
+  // The key dimension, 0 while not fixed.
+  virtual int64_t dim() const = 0;
+
+  virtual std::unique_ptr<Txn> Begin(TxnKind kind) = 0;
+  // Applies `txn` (from this store's Begin) atomically. Errors leave the store unchanged.
+  virtual absl::StatusOr<CommitResult> Commit(Txn& txn) = 0;
+
+  // Reads the last published version. `top_k` (label stores) is clamped to the label count.
+  // FailedPrecondition when nothing is published yet.
+  virtual absl::StatusOr<Predictions> Predict(const float* keys, int64_t rows, int64_t dim,
+                                              int top_k) const = 0;
+
+  // Solves and publishes a new version (blocking; run it off the request threads). Kinds with
+  // no compile step answer FailedPrecondition.
+  virtual absl::StatusOr<adapt::v1::CompileResponse> Compile(
+      const adapt::v1::CompileRequest& request) = 0;
+
+  // Fills spec, version, counts, labels, memory and the kind's statistics (not the names).
+  virtual void Describe(adapt::v1::StoreInfo* info) const = 0;
+
+  // The whole state, for export; RestoreStore (store_factory.h) reads it back.
+  virtual absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const = 0;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_STORE_H_

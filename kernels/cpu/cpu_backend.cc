@@ -14,7 +14,8 @@ CBLAS_TRANSPOSE ToCblas(Trans t) { return t == Trans::kYes ? CblasTrans : CblasN
 
 absl::Status CheckDims(int64_t m, int64_t n, int64_t k) {
   if (m < 0 || n < 0 || k < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("negative matrix dimension: ", m, "x", n, "x", k));
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative matrix dimension: ", m, "x", n, "x", k));
   }
   return absl::OkStatus();
 }
@@ -35,8 +36,8 @@ class CpuBackend final : public Backend {
   }
 
   absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-                    float* c, int64_t ldc) override {
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                    int64_t ldc) override {
     if (auto s = CheckDims(m, n, k); !s.ok()) return s;
     if (m == 0 || n == 0) return absl::OkStatus();
     cblas_sgemm(CblasRowMajor, ToCblas(ta), ToCblas(tb), m, n, k, alpha, a, lda, b, ldb, beta, c,
@@ -67,8 +68,8 @@ class CpuBackend final : public Backend {
     if (n == 0) return absl::OkStatus();
     lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', n, a, n);
     if (info > 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "matrix is not positive definite (leading minor ", info, " of ", n, ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("matrix is not positive definite (leading minor ", info, " of ", n, ")"));
     }
     if (info < 0) return absl::InternalError(absl::StrCat("LAPACKE_dpotrf failed, info=", info));
     if (m == 0) return absl::OkStatus();

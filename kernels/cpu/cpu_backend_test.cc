@@ -23,9 +23,10 @@ TEST(CpuBackendTest, GemmTransposedMatchesLoops) {
   auto b = Random(k * n, rng);
   std::vector<double> c(m * n, 1.0);
   auto backend = MakeCpuBackend();
-  ASSERT_TRUE(backend->Gemm(Trans::kYes, Trans::kNo, m, n, k, 2.0, a.data(), m, b.data(), n, 0.5,
-                            c.data(), n)
-                  .ok());
+  ASSERT_TRUE(
+      backend
+          ->Gemm(Trans::kYes, Trans::kNo, m, n, k, 2.0, a.data(), m, b.data(), n, 0.5, c.data(), n)
+          .ok());
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double want = 0.5;

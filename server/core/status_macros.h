@@ -8,9 +8,9 @@
 #define ADAPTD_CONCAT_INNER_(a, b) a##b
 #define ADAPTD_CONCAT_(a, b) ADAPTD_CONCAT_INNER_(a, b)
 
-#define RETURN_IF_ERROR(expr)                  \
-  do {                                         \
-    ::absl::Status _adaptd_status = (expr);    \
+#define RETURN_IF_ERROR(expr)                        \
+  do {                                               \
+    ::absl::Status _adaptd_status = (expr);          \
     if (!_adaptd_status.ok()) return _adaptd_status; \
   } while (0)
 

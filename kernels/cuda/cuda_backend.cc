@@ -1,0 +1,146 @@
+// The CUDA backend: validates arguments, takes the device lock and runs the op in cuda_ops.h.
+// Thread safety: callable from several threads; calls on one device run one after another
+// (CudaResources::mu()), each synchronous: host memory is handed back only when the device is
+// done with it.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/cuda_resources.h"
+
+namespace adaptd::kernels {
+namespace {
+
+using gpu::CudaResources;
+
+// cuBLAS and cuSOLVER's classic entry points take int dimensions.
+absl::Status CheckDims(std::initializer_list<int64_t> dims) {
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative matrix dimension: ", d));
+    if (d > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("matrix dimension ", d, " exceeds the CUDA backend's 32-bit limit"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLeadingDim(const char* name, int64_t ld, int64_t row_length) {
+  if (ld < row_length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("leading dimension ", name, "=", ld, " is below the row length ", row_length));
+  }
+  return absl::OkStatus();
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(std::shared_ptr<CudaResources> resources)
+      : resources_(std::move(resources)) {}
+
+  std::string_view name() const override { return "cuda"; }
+  bool Supports(Op) const override { return true; }
+
+  absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
+                    const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                    double* c, int64_t ldc) override {
+    return GemmImpl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                    int64_t ldc) override {
+    return GemmImpl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  absl::Status SyrkUpper(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                         double beta, double* c, int64_t ldc) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, k}));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("lda", lda, k > 0 ? n : 0));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("ldc", ldc, n));
+    if (n == 0) return absl::OkStatus();
+    return OnDevice([&](CudaResources& r) {
+      return gpu::SyrkUpperOnDevice(r, n, k, alpha, a, lda, beta, c, ldc);
+    });
+  }
+
+  absl::Status SymmetricEigen(int64_t n, double* a, double* w) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n}));
+    if (n == 0) return absl::OkStatus();
+    return OnDevice([&](CudaResources& r) { return gpu::SymmetricEigenOnDevice(r, n, a, w); });
+  }
+
+  absl::Status CholeskySolve(int64_t n, int64_t m, double* a, double* b) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, m}));
+    if (n == 0) return absl::OkStatus();
+    return OnDevice([&](CudaResources& r) { return gpu::CholeskySolveOnDevice(r, n, m, a, b); });
+  }
+
+ private:
+  template <typename T>
+  absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({m, n, k}));
+    if (m == 0 || n == 0) return absl::OkStatus();
+    CUDA_KERNELS_RETURN_IF_ERROR(
+        CheckLeadingDim("lda", lda, k == 0 ? 0 : (ta == Trans::kNo ? k : m)));
+    CUDA_KERNELS_RETURN_IF_ERROR(
+        CheckLeadingDim("ldb", ldb, k == 0 ? 0 : (tb == Trans::kNo ? n : k)));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("ldc", ldc, n));
+    return OnDevice([&](CudaResources& r) {
+      return gpu::GemmOnDevice<T>(r, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+  }
+
+  // Runs `op` under the device lock with the device current, then waits for the stream even when
+  // `op` failed part-way, so that no queued copy touches the caller's memory after return.
+  template <typename Fn>
+  absl::Status OnDevice(Fn op) {
+    CudaResources& r = *resources_;
+    absl::MutexLock lock(&r.mu());
+    gpu::ScopedDevice scope(r.device());
+    CUDA_KERNELS_RETURN_IF_ERROR(scope.status());
+    absl::Status status = op(r);
+    absl::Status synced = r.Synchronize();
+    return status.ok() ? synced : status;
+  }
+
+  const std::shared_ptr<CudaResources> resources_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
+  if (device < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("CUDA device index ", device, " is negative"));
+  }
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    // No driver, no device, or a driver too old for this runtime: the build can run, the
+    // backend cannot. Clear the error so later runtime calls do not see it.
+    (void)cudaGetLastError();
+    return absl::UnavailableError(
+        absl::StrCat("no usable CUDA device: cudaGetDeviceCount: ", cudaGetErrorName(error), " (",
+                     cudaGetErrorString(error), ")"));
+  }
+  if (count == 0) return absl::UnavailableError("no CUDA device is present");
+  if (device >= count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA device index ", device, " is out of range: ", count, " device(s) present"));
+  }
+  absl::StatusOr<std::shared_ptr<CudaResources>> resources = CudaResources::ForDevice(device);
+  if (!resources.ok()) return resources.status();
+  return std::make_unique<CudaBackend>(*std::move(resources));
+}
+
+}  // namespace adaptd::kernels

@@ -1,0 +1,44 @@
+// The device side of each CUDA backend operation: stage the caller's host matrices into the
+// workspace, run cuBLAS / cuSOLVER on the resources' stream, queue the copies back.
+//
+// Preconditions (checked by CudaBackend, not here): dimensions are positive where the comment
+// says so and fit in int, leading dimensions are at least the row length, the caller holds
+// r.mu() with r.device() current. Results are complete only after r.Synchronize().
+// Layout: the arguments mean exactly what they mean in kernels/backend.h (row-major host data).
+// cuBLAS and cuSOLVER are column-major: a row-major m×n matrix with leading dimension ld is,
+// byte for byte, the column-major n×m matrix (its transpose) with the same ld. Each operation
+// below is written in terms of that transpose.
+#ifndef ADAPTD_KERNELS_CUDA_CUDA_OPS_H_
+#define ADAPTD_KERNELS_CUDA_CUDA_OPS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_resources.h"
+
+namespace adaptd::kernels::gpu {
+
+// m, n ≥ 1, k ≥ 0. T is float or double.
+template <typename T>
+absl::Status GemmOnDevice(CudaResources& r, Trans trans_a, Trans trans_b, int m, int n, int k,
+                          T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+                          int64_t ldc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// n ≥ 1, k ≥ 0.
+absl::Status SyrkUpperOnDevice(CudaResources& r, int n, int k, double alpha, const double* a,
+                               int64_t lda, double beta, double* c, int64_t ldc)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// n ≥ 1. Synchronizes itself (it must read cuSOLVER's info); `a` and `w` are written only on
+// success.
+absl::Status SymmetricEigenOnDevice(CudaResources& r, int n, double* a, double* w)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// n ≥ 1, m ≥ 0. Synchronizes itself; `a` and `b` are written only on success.
+absl::Status CholeskySolveOnDevice(CudaResources& r, int n, int m, double* a, double* b)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+}  // namespace adaptd::kernels::gpu
+
+#endif  // ADAPTD_KERNELS_CUDA_CUDA_OPS_H_

@@ -1,0 +1,126 @@
+#include "server/config/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace adaptd {
+namespace {
+
+constexpr uint64_t kMinMessageBytes = 4096;
+constexpr uint64_t kMaxMessageBytes = (1ull << 31) - 1;
+constexpr uint32_t kMaxDimLimit = 65536;
+
+// Collects the first text-format parse error with its position.
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    if (error.empty())
+      error = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  std::string error;
+};
+
+absl::Status ValidateAddress(const std::string& field, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": expected HOST:PORT, got \"", address, "\""));
+  }
+  uint32_t port = 0;
+  if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": port must be a number from 0 to 65535, got \"", address, "\""));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+adapt::v1::ServerConfig DefaultConfig() {
+  adapt::v1::ServerConfig config;
+  config.set_listen("127.0.0.1:50051");
+  config.set_metrics_listen("127.0.0.1:9464");
+  config.set_data_dir("./adaptd-data");
+  config.set_max_message_bytes(64ull << 20);
+  config.set_worker_threads(0);
+  config.set_compile_threads(1);
+  config.set_max_dim(8192);
+  auto* identity = config.add_encoders();
+  identity->set_name("identity");
+  identity->set_type("identity");
+  auto* normalized = config.add_encoders();
+  normalized->set_name("identity_l2");
+  normalized->set_type("identity");
+  normalized->set_normalize(true);
+  return config;
+}
+
+absl::StatusOr<adapt::v1::ServerConfig> ParseConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("config file ", path, ": cannot be read"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  adapt::v1::ServerConfig config;
+  const absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(text);
+  if (absl::EndsWith(path, ".json") || absl::StartsWith(trimmed, "{")) {
+    const auto status = google::protobuf::util::JsonStringToMessage(text, &config);
+    if (!status.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config file ", path, " (JSON): ", std::string(status.message())));
+    }
+    return config;
+  }
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &config)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config file ", path, " (text format): ", errors.error));
+  }
+  return config;
+}
+
+adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
+                                    const adapt::v1::ServerConfig& override) {
+  adapt::v1::ServerConfig merged = base;
+  if (override.encoders_size() > 0) merged.clear_encoders();
+  merged.MergeFrom(override);
+  return merged;
+}
+
+absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
+  if (auto s = ValidateAddress("listen", config.listen()); !s.ok()) return s;
+  if (!config.metrics_listen().empty()) {
+    if (auto s = ValidateAddress("metrics_listen", config.metrics_listen()); !s.ok()) return s;
+  }
+  if (config.data_dir().empty()) return absl::InvalidArgumentError("data_dir: required");
+  if (config.max_message_bytes() < kMinMessageBytes ||
+      config.max_message_bytes() > kMaxMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("max_message_bytes: must be in [",
+                                                   kMinMessageBytes, ", ", kMaxMessageBytes,
+                                                   "], got ", config.max_message_bytes()));
+  }
+  if (config.max_dim() == 0 || config.max_dim() > kMaxDimLimit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_dim: must be in [1, ", kMaxDimLimit, "], got ", config.max_dim()));
+  }
+  if (config.worker_threads() > 1024 || config.compile_threads() > 256) {
+    return absl::InvalidArgumentError(
+        "worker_threads/compile_threads: at most 1024 workers and 256 compile threads");
+  }
+  if (config.encoders().empty()) {
+    return absl::InvalidArgumentError("encoders: at least one encoder is required");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace adaptd

@@ -1,0 +1,31 @@
+// The server configuration: the embedded default, config files (JSON or protobuf text format
+// of adapt.v1.ServerConfig), and validation. Pure functions; thread-safe.
+#ifndef ADAPTD_SERVER_CONFIG_CONFIG_H_
+#define ADAPTD_SERVER_CONFIG_CONFIG_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/config.pb.h"
+
+namespace adaptd {
+
+// gRPC on 127.0.0.1:50051, metrics on 127.0.0.1:9464, data under ./adaptd-data, the encoders
+// `identity` (vectors of any dimension) and `identity_l2` (the same, L2-normalised).
+adapt::v1::ServerConfig DefaultConfig();
+
+// Parses a config file: JSON when the name ends in .json or the text starts with '{',
+// protobuf text format otherwise. Errors name the file and the problem.
+absl::StatusOr<adapt::v1::ServerConfig> ParseConfigFile(const std::string& path);
+
+// `base` with every field that `override` sets replaced; a non-empty encoder list replaces
+// the base list as a whole.
+adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
+                                    const adapt::v1::ServerConfig& override);
+
+// Checks addresses (HOST:PORT), sizes and the encoder list.
+absl::Status ValidateConfig(const adapt::v1::ServerConfig& config);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CONFIG_CONFIG_H_

@@ -1,0 +1,69 @@
+#include "server/config/config.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "gtest/gtest.h"
+
+namespace adaptd {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ConfigTest, DefaultIsValid) {
+  const auto config = DefaultConfig();
+  EXPECT_TRUE(ValidateConfig(config).ok());
+  EXPECT_EQ(config.listen(), "127.0.0.1:50051");
+  EXPECT_EQ(config.metrics_listen(), "127.0.0.1:9464");
+  EXPECT_EQ(config.data_dir(), "./adaptd-data");
+  EXPECT_EQ(config.encoders(0).name(), "identity");
+}
+
+TEST(ConfigTest, ParsesJsonAndTextAndMergesOverDefault) {
+  auto json = ParseConfigFile(WriteTemp("c.json", R"({"listen": "0.0.0.0:7000",
+      "encoders": [{"name": "e", "type": "identity", "dim": 4}]})"));
+  ASSERT_TRUE(json.ok()) << json.status();
+  auto merged = MergeConfig(DefaultConfig(), *json);
+  EXPECT_EQ(merged.listen(), "0.0.0.0:7000");
+  EXPECT_EQ(merged.data_dir(), "./adaptd-data");
+  ASSERT_EQ(merged.encoders_size(), 1);
+  EXPECT_EQ(merged.encoders(0).dim(), 4u);
+
+  auto text = ParseConfigFile(WriteTemp("c.textproto", "data_dir: \"/tmp/x\"\nmax_dim: 16\n"));
+  ASSERT_TRUE(text.ok()) << text.status();
+  merged = MergeConfig(DefaultConfig(), *text);
+  EXPECT_EQ(merged.data_dir(), "/tmp/x");
+  EXPECT_EQ(merged.max_dim(), 16u);
+  EXPECT_EQ(merged.encoders_size(), 2);
+}
+
+TEST(ConfigTest, ReportsParseErrorsWithPosition) {
+  auto bad = ParseConfigFile(WriteTemp("bad.textproto", "listen: \"a:1\"\nno_such_field: 3\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos) << bad.status();
+  EXPECT_FALSE(ParseConfigFile(WriteTemp("bad.json", "{\"listen\": 5,")).ok());
+  EXPECT_EQ(ParseConfigFile("/nonexistent/adaptd.json").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, ValidationNamesTheField) {
+  auto config = DefaultConfig();
+  config.set_listen("nonsense");
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 7), "listen:");
+  config = DefaultConfig();
+  config.set_metrics_listen("h:99999");
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 15), "metrics_listen:");
+  config = DefaultConfig();
+  config.set_max_message_bytes(10);
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 18), "max_message_bytes:");
+  config = DefaultConfig();
+  config.clear_encoders();
+  EXPECT_FALSE(ValidateConfig(config).ok());
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -1,0 +1,104 @@
+#include "server/core/compile_pool.h"
+
+#include <algorithm>
+
+namespace adaptd {
+
+CompilePool::CompilePool(int threads, Observer observer) : observer_(std::move(observer)) {
+  threads = std::max(1, threads);
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+CompilePool::~CompilePool() { Stop(); }
+
+void CompilePool::Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request,
+                         Done done) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      explicit_.push_back({std::move(store), std::move(request), std::move(done)});
+      return;
+    }
+  }
+  done(absl::UnavailableError("the server is shutting down"));
+}
+
+void CompilePool::ScheduleAuto(const std::shared_ptr<Store>& store, absl::Duration delay,
+                               bool urgent) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  const absl::Time due = absl::Now() + delay;
+  auto [it, inserted] = auto_.try_emplace(store.get(), Auto{store, due, urgent});
+  if (inserted) return;
+  Auto& pending = it->second;
+  if (urgent) {
+    pending.urgent = true;
+    pending.due = std::min(pending.due, due);
+  } else if (!pending.urgent) {
+    pending.due = std::max(pending.due, due);
+  }
+}
+
+void CompilePool::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    auto_.clear();
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+bool CompilePool::HasWorkLocked() const {
+  if (stopping_ || !explicit_.empty()) return true;
+  const absl::Time now = absl::Now();
+  for (const auto& [key, a] : auto_) {
+    if (a.due <= now) return true;
+  }
+  return false;
+}
+
+void CompilePool::Loop() {
+  for (;;) {
+    std::shared_ptr<Store> store;
+    adapt::v1::CompileRequest request;
+    Done done;
+    bool automatic = false;
+    {
+      absl::MutexLock lock(&mu_);
+      for (;;) {
+        absl::Time next = absl::InfiniteFuture();
+        for (const auto& [key, a] : auto_) next = std::min(next, a.due);
+        if (HasWorkLocked()) break;
+        mu_.AwaitWithDeadline(absl::Condition(this, &CompilePool::HasWorkLocked), next);
+      }
+      if (!explicit_.empty()) {
+        Explicit e = std::move(explicit_.front());
+        explicit_.pop_front();
+        store = std::move(e.store);
+        request = std::move(e.request);
+        done = std::move(e.done);
+      } else if (stopping_) {
+        return;
+      } else {
+        const absl::Time now = absl::Now();
+        for (auto it = auto_.begin(); it != auto_.end(); ++it) {
+          if (it->second.due <= now) {
+            store = it->second.store.lock();
+            auto_.erase(it);
+            break;
+          }
+        }
+        if (store == nullptr) continue;  // the store was deleted
+        automatic = true;
+      }
+    }
+    absl::StatusOr<adapt::v1::CompileResponse> result = store->Compile(request);
+    if (observer_) observer_(*store, result, automatic);
+    if (done) done(std::move(result));
+  }
+}
+
+}  // namespace adaptd

@@ -1,0 +1,84 @@
+#include "server/core/compile_pool.h"
+
+#include <atomic>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace adaptd {
+namespace {
+
+// Counts compiles; every other method is unused by the pool.
+class CountingStore final : public Store {
+ public:
+  adapt::v1::StoreSpec spec() const override { return {}; }
+  int64_t dim() const override { return 0; }
+  std::unique_ptr<Txn> Begin(TxnKind) override { return nullptr; }
+  absl::StatusOr<CommitResult> Commit(Txn&) override { return CommitResult{}; }
+  absl::StatusOr<Predictions> Predict(const float*, int64_t, int64_t, int) const override {
+    return absl::UnimplementedError("");
+  }
+  absl::StatusOr<adapt::v1::CompileResponse> Compile(const adapt::v1::CompileRequest&) override {
+    adapt::v1::CompileResponse r;
+    r.set_version(++compiles);
+    return r;
+  }
+  void Describe(adapt::v1::StoreInfo*) const override {}
+  absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override {
+    return adapt::v1::StoreSnapshot();
+  }
+
+  std::atomic<int> compiles{0};
+};
+
+TEST(CompilePoolTest, ExplicitCompileCallsBack) {
+  CompilePool pool(1, nullptr);
+  auto store = std::make_shared<CountingStore>();
+  absl::Notification done;
+  uint64_t version = 0;
+  pool.Submit(store, {}, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+    version = r->version();
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(version, 1u);
+}
+
+TEST(CompilePoolTest, IdleRequestsCoalesceIntoOneCompile) {
+  std::atomic<int> observed{0};
+  CompilePool pool(2, [&](const Store&, const auto&, bool automatic) {
+    EXPECT_TRUE(automatic);
+    ++observed;
+  });
+  auto store = std::make_shared<CountingStore>();
+  for (int i = 0; i < 20; ++i) pool.ScheduleAuto(store, absl::Milliseconds(50), false);
+  absl::SleepFor(absl::Milliseconds(400));
+  EXPECT_EQ(store->compiles.load(), 1);
+  EXPECT_EQ(observed.load(), 1);
+}
+
+TEST(CompilePoolTest, UrgentRequestIsNotPostponedByIdleOnes) {
+  CompilePool pool(1, nullptr);
+  auto store = std::make_shared<CountingStore>();
+  pool.ScheduleAuto(store, absl::ZeroDuration(), true);
+  pool.ScheduleAuto(store, absl::Seconds(60), false);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(store->compiles.load(), 1);
+}
+
+TEST(CompilePoolTest, DeletedStoreIsSkippedAndStopAnswersUnavailable) {
+  CompilePool pool(1, nullptr);
+  {
+    auto store = std::make_shared<CountingStore>();
+    pool.ScheduleAuto(store, absl::Milliseconds(20), false);
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  pool.Stop();
+  absl::Status status;
+  pool.Submit(std::make_shared<CountingStore>(), {},
+              [&](absl::StatusOr<adapt::v1::CompileResponse> r) { status = r.status(); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -1,0 +1,290 @@
+#include "server/core/engine.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/core/examples.h"
+#include "server/core/names.h"
+#include "server/core/snapshot_file.h"
+#include "server/core/status_macros.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+namespace {
+
+constexpr uint32_t kMaxTopK = 10000;
+
+absl::Status ValidateStoreNames(const std::string& tenant, const std::string& store) {
+  RETURN_IF_ERROR(ValidateName("tenant", tenant));
+  return ValidateName("store", store);
+}
+
+absl::Status Prefixed(int message, const absl::Status& status) {
+  if (status.ok() || message <= 1) return status;
+  return absl::Status(status.code(), absl::StrCat("message ", message, ": ", status.message()));
+}
+
+}  // namespace
+
+std::string KindName(adapt::v1::StoreKind kind) {
+  switch (kind) {
+    case adapt::v1::STORE_KIND_FAAST:
+      return "faast";
+    case adapt::v1::STORE_KIND_FALCON:
+      return "falcon";
+    case adapt::v1::STORE_KIND_FWPKM:
+      return "fwpkm";
+    default:
+      return "unspecified";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
+                                                       kernels::Backend* backend,
+                                                       Metrics* metrics) {
+  ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders()));
+  return std::unique_ptr<Engine>(new Engine(config, backend, metrics, std::move(encoders)));
+}
+
+Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
+               std::unique_ptr<EncoderSet> encoders)
+    : max_dim_(config.max_dim() > 0 ? config.max_dim() : 8192),
+      backend_(backend),
+      metrics_(metrics),
+      encoders_(std::move(encoders)),
+      compile_pool_(static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
+                    [metrics](const Store&, const absl::StatusOr<adapt::v1::CompileResponse>& r,
+                              bool automatic) {
+                      if (metrics == nullptr) return;
+                      metrics->RecordCompile(r.ok(), automatic,
+                                             r.ok() ? r->faast().compile_seconds() : 0.0);
+                    }) {}
+
+Engine::~Engine() { Shutdown(); }
+
+void Engine::Shutdown() { compile_pool_.Stop(); }
+
+absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
+                                                    const std::string& store) const {
+  RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
+  return registry_.Find(tenant, store);
+}
+
+const Encoder& Engine::EncoderOf(const Store& store) const {
+  // Stores are only created or imported with an encoder this server hosts.
+  return *encoders_->Find(store.spec().encoder());
+}
+
+adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::string& name,
+                                      const Store& store) const {
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  info.set_tenant(tenant);
+  info.set_store(name);
+  return info;
+}
+
+absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
+    const adapt::v1::CreateStoreRequest& request) {
+  RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
+  adapt::v1::StoreSpec spec = request.spec();
+  if (spec.encoder().empty()) spec.set_encoder("identity");
+  const Encoder* encoder = encoders_->Find(spec.encoder());
+  if (encoder == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& info : encoders_->List().encoders()) names.push_back(info.name());
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.encoder: unknown encoder '", spec.encoder(),
+                     "' (this server hosts: ", absl::StrJoin(names, ", "), ")"));
+  }
+  const uint32_t encoder_dim = encoder->info().dim();
+  if (encoder_dim > 0) {
+    if (spec.dim() != 0 && spec.dim() != encoder_dim) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.dim: ", spec.dim(), " differs from ",
+                                                     "encoder '", spec.encoder(),
+                                                     "' output dimension ", encoder_dim));
+    }
+    spec.set_dim(encoder_dim);
+  }
+  if (spec.dim() > max_dim_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.dim: ", spec.dim(), " exceeds the server's maximum ", max_dim_));
+  }
+  if (spec.output().kind() == adapt::v1::OutputSpec::KIND_UNSPECIFIED) {
+    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(spec, backend_));
+  std::shared_ptr<Store> store = std::move(created);
+  RETURN_IF_ERROR(registry_.Insert(request.tenant(), request.store(), store));
+  if (metrics_ != nullptr) metrics_->AddStores(KindName(spec.kind()), 1);
+  return Describe(request.tenant(), request.store(), *store);
+}
+
+absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
+    const adapt::v1::GetStoreRequest& request) const {
+  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
+  return Describe(request.tenant(), request.store(), *store);
+}
+
+absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
+    const adapt::v1::ListStoresRequest& request) const {
+  RETURN_IF_ERROR(ValidateName("tenant", request.tenant()));
+  adapt::v1::ListStoresResponse response;
+  for (const auto& [name, store] : registry_.List(request.tenant())) {
+    *response.add_stores() = Describe(request.tenant(), name, *store);
+  }
+  return response;
+}
+
+absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
+  RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(auto removed, registry_.Remove(request.tenant(), request.store()));
+  if (metrics_ != nullptr) metrics_->AddStores(KindName(removed->spec().kind()), -1);
+  return absl::OkStatus();
+}
+
+std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
+  return std::unique_ptr<WriteSession>(new WriteSession(this, kind));
+}
+
+absl::Status WriteSession::Add(
+    const std::string& tenant, const std::string& store,
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+  ++messages_;
+  if (store_ == nullptr) {
+    if (tenant.empty() || store.empty()) {
+      return Prefixed(messages_, absl::InvalidArgumentError(absl::StrCat(
+                                     tenant.empty() ? "tenant" : "store",
+                                     ": required in the first message of the stream")));
+    }
+    ASSIGN_OR_RETURN(store_, engine_->Find(tenant, store));
+    tenant_ = tenant;
+    store_name_ = store;
+    txn_ = store_->Begin(kind_);
+  } else if ((!tenant.empty() && tenant != tenant_) || (!store.empty() && store != store_name_)) {
+    return Prefixed(messages_, absl::InvalidArgumentError(
+                                   absl::StrCat("store: a stream writes to one store; got ", tenant,
+                                                "/", store, " after ", tenant_, "/", store_name_)));
+  }
+  const adapt::v1::StoreSpec spec = store_->spec();
+  auto batch = EncodeExamples(examples, spec.output(), engine_->EncoderOf(*store_), store_->dim(),
+                              engine_->max_dim_);
+  if (!batch.ok()) return Prefixed(messages_, batch.status());
+  return Prefixed(messages_, txn_->Add(*batch));
+}
+
+absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
+  if (store_ == nullptr) {
+    return absl::InvalidArgumentError(
+        "the stream carried no message: the first must name tenant and store");
+  }
+  ASSIGN_OR_RETURN(CommitResult result, store_->Commit(*txn_));
+  auto current = engine_->registry_.Find(tenant_, store_name_);
+  if (!current.ok() || current->get() != store_.get()) {
+    return absl::NotFoundError(
+        absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
+  }
+  engine_->AfterCommit(store_, result, kind_);
+  adapt::v1::AdaptResponse response;
+  response.set_accepted(result.examples);
+  response.set_version(result.version);
+  const PrequentialStats& p = result.prequential;
+  response.set_evaluated(p.evaluated);
+  response.set_correct(p.correct);
+  if (p.evaluated > 0) {
+    response.set_accuracy(static_cast<double>(p.correct) / p.evaluated);
+    response.set_loss(p.loss_sum / p.evaluated);
+  }
+  return response;
+}
+
+void Engine::AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result,
+                         TxnKind kind) {
+  if (metrics_ != nullptr && kind == TxnKind::kAdapt) {
+    metrics_->AddExamples(KindName(store->spec().kind()), static_cast<double>(result.examples));
+  }
+  if (result.compile_now) {
+    compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/true);
+  } else if (result.compile_after > absl::ZeroDuration()) {
+    compile_pool_.ScheduleAuto(store, result.compile_after, /*urgent=*/false);
+  }
+}
+
+absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
+    const adapt::v1::PredictRequest& request) const {
+  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
+  if (request.inputs().empty()) {
+    return absl::InvalidArgumentError("inputs: at least one input is required");
+  }
+  if (request.top_k() > kMaxTopK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
+  }
+  std::vector<const adapt::v1::Input*> inputs;
+  inputs.reserve(request.inputs_size());
+  for (const auto& input : request.inputs()) inputs.push_back(&input);
+  ASSIGN_OR_RETURN(EncodedBatch batch,
+                   EncoderOf(*store).Encode(inputs, store->dim(), max_dim_, [](size_t i) {
+                     return absl::StrCat("inputs[", i, "]");
+                   }));
+  const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
+  ASSIGN_OR_RETURN(Predictions p, store->Predict(batch.keys.data(), batch.rows, batch.dim, top_k));
+  adapt::v1::PredictResponse response;
+  response.set_version(p.version);
+  response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
+  for (int64_t r = 0; r < p.rows; ++r) {
+    adapt::v1::Prediction* out = response.add_predictions();
+    if (p.top_k > 0) {
+      for (int j = 0; j < p.top_k; ++j) {
+        adapt::v1::LabelScore* ls = out->add_labels();
+        ls->set_label((*p.label_names)[p.label_ids[r * p.top_k + j]]);
+        ls->set_score(p.scores[r * p.top_k + j]);
+      }
+    } else {
+      out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
+                                 p.vectors.begin() + (r + 1) * p.out_dim);
+    }
+  }
+  return response;
+}
+
+void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done) {
+  auto store = Find(request.tenant(), request.store());
+  if (!store.ok()) {
+    done(store.status());
+    return;
+  }
+  compile_pool_.Submit(*std::move(store), request, std::move(done));
+}
+
+absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& request) const {
+  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, store->Snapshot());
+  return EncodeSnapshotFile(snapshot);
+}
+
+absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
+                                                    const std::string& name,
+                                                    std::string_view file) {
+  RETURN_IF_ERROR(ValidateStoreNames(tenant, name));
+  if (registry_.Find(tenant, name).ok()) {
+    return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
+  }
+  ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, DecodeSnapshotFile(file));
+  if (encoders_->Find(snapshot.spec().encoder()) == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the snapshot's encoder '", snapshot.spec().encoder(), "' is not hosted by this server"));
+  }
+  if (snapshot.spec().dim() > max_dim_) {
+    return absl::InvalidArgumentError(absl::StrCat("data: dimension ", snapshot.spec().dim(),
+                                                   " exceeds the server's maximum ", max_dim_));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> restored, RestoreStore(snapshot, backend_));
+  std::shared_ptr<Store> store = std::move(restored);
+  RETURN_IF_ERROR(registry_.Insert(tenant, name, store));
+  if (metrics_ != nullptr) metrics_->AddStores(KindName(store->spec().kind()), 1);
+  return Describe(tenant, name, *store);
+}
+
+}  // namespace adaptd

@@ -1,0 +1,110 @@
+// Engine: the core of adaptd behind the gRPC edge. It takes API messages, validates them
+// (errors are absl::Status with codes chosen by their gRPC meaning and messages naming the
+// field), encodes inputs, and runs store operations. It never includes a gRPC header; the
+// edge maps its statuses one to one.
+//
+// Thread safety: every method may be called concurrently. Calls block only for their own
+// compute; Compile hands its work to the compile pool and answers through a callback.
+#ifndef ADAPTD_SERVER_CORE_ENGINE_H_
+#define ADAPTD_SERVER_CORE_ENGINE_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/adapt.pb.h"
+#include "adapt/v1/config.pb.h"
+#include "kernels/backend.h"
+#include "server/core/compile_pool.h"
+#include "server/core/registry.h"
+#include "server/encoders/encoder_set.h"
+#include "server/metrics/metrics.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+class Engine;
+
+// One Adapt or Forget call: messages are staged as they arrive, and Finish commits them all
+// at once. Belongs to one thread at a time.
+class WriteSession {
+ public:
+  // Stages one message. The first names the store; later ones may repeat the same name.
+  absl::Status Add(const std::string& tenant, const std::string& store,
+                   const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
+  // Commits everything staged: accepted count, version and prequential figures (a Forget
+  // call reads `accepted` as the count forgotten).
+  absl::StatusOr<adapt::v1::AdaptResponse> Finish();
+
+ private:
+  friend class Engine;
+  WriteSession(Engine* engine, TxnKind kind) : engine_(engine), kind_(kind) {}
+
+  Engine* engine_;
+  TxnKind kind_;
+  int messages_ = 0;
+  std::string tenant_, store_name_;
+  std::shared_ptr<Store> store_;
+  std::unique_ptr<Txn> txn_;
+};
+
+class Engine {
+ public:
+  // `backend` and `metrics` (nullable) must outlive the engine.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const adapt::v1::ServerConfig& config,
+                                                        kernels::Backend* backend,
+                                                        Metrics* metrics);
+  ~Engine();
+
+  absl::StatusOr<adapt::v1::StoreInfo> CreateStore(const adapt::v1::CreateStoreRequest& request);
+  absl::StatusOr<adapt::v1::StoreInfo> GetStore(const adapt::v1::GetStoreRequest& request) const;
+  absl::StatusOr<adapt::v1::ListStoresResponse> ListStores(
+      const adapt::v1::ListStoresRequest& request) const;
+  absl::Status DeleteStore(const adapt::v1::DeleteStoreRequest& request);
+
+  std::unique_ptr<WriteSession> StartWrite(TxnKind kind);
+
+  absl::StatusOr<adapt::v1::PredictResponse> Predict(
+      const adapt::v1::PredictRequest& request) const;
+
+  // Runs on the compile pool; `done` is called there (or at once on a validation error).
+  void Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done);
+
+  // The store's snapshot file (see snapshot_file.h).
+  absl::StatusOr<std::string> Export(const adapt::v1::ExportStoreRequest& request) const;
+  // Creates tenant/store from a snapshot file; the store must not exist.
+  absl::StatusOr<adapt::v1::StoreInfo> Import(const std::string& tenant, const std::string& store,
+                                              std::string_view file);
+
+  adapt::v1::ListEncodersResponse ListEncoders() const { return encoders_->List(); }
+
+  // Stops the compile pool (queued explicit compiles finish; pending auto compiles drop).
+  void Shutdown();
+
+ private:
+  friend class WriteSession;
+  Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
+         std::unique_ptr<EncoderSet> encoders);
+
+  absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
+                                              const std::string& store) const;
+  const Encoder& EncoderOf(const Store& store) const;
+  adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
+                                const Store& store) const;
+  void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
+
+  const int64_t max_dim_;
+  kernels::Backend* backend_;
+  Metrics* metrics_;
+  std::unique_ptr<EncoderSet> encoders_;
+  Registry registry_;
+  CompilePool compile_pool_;
+};
+
+// The metric label of a store kind ("faast", "falcon", "fwpkm").
+std::string KindName(adapt::v1::StoreKind kind);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_ENGINE_H_

@@ -1,0 +1,108 @@
+#include "server/core/examples.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t extra;
+    uint32_t min;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      extra = 1, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      extra = 2, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      extra = 3, min = 0x10000;
+    } else {
+      return false;
+    }
+    if (i + extra >= text.size()) return false;
+    uint32_t cp = c & (0x3f >> extra);
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(text[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+absl::StatusOr<ExampleBatch> EncodeExamples(
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
+    const adapt::v1::OutputSpec& output, const Encoder& encoder, int64_t expected_dim,
+    int64_t max_dim) {
+  ExampleBatch batch;
+  const bool labels = output.kind() == adapt::v1::OutputSpec::KIND_LABELS;
+  const int64_t m = output.dim();
+  std::vector<const adapt::v1::Input*> inputs;
+  inputs.reserve(examples.size());
+  for (int i = 0; i < examples.size(); ++i) {
+    const adapt::v1::Example& example = examples[i];
+    if (!example.has_input()) {
+      return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].input: required"));
+    }
+    inputs.push_back(&example.input());
+    if (labels) {
+      if (example.target_case() != adapt::v1::Example::kLabel) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("examples[", i, "].label: required by a label store"));
+      }
+      const std::string& label = example.label();
+      if (label.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: empty"));
+      }
+      if (label.size() > kMaxLabelBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: ", label.size(),
+                                                       " bytes, at most ", kMaxLabelBytes));
+      }
+      if (!IsValidUtf8(label)) {
+        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: not valid UTF-8"));
+      }
+    } else {
+      if (example.target_case() != adapt::v1::Example::kVector) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("examples[", i, "].vector: required by a vector:", m, " store"));
+      }
+      const auto& values = example.vector().values();
+      if (values.size() != m) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("examples[", i, "].vector: ", values.size(), " values, expected ", m));
+      }
+      for (int j = 0; j < values.size(); ++j) {
+        if (!std::isfinite(values[j])) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("examples[", i, "].vector.values[", j, "]: not a finite number"));
+        }
+      }
+    }
+  }
+  auto encoded = encoder.Encode(inputs, expected_dim, max_dim,
+                                [](size_t i) { return absl::StrCat("examples[", i, "].input"); });
+  if (!encoded.ok()) return encoded.status();
+  batch.rows = encoded->rows;
+  batch.dim = encoded->dim;
+  batch.keys = std::move(encoded->keys);
+  if (labels) {
+    batch.labels.reserve(examples.size());
+    for (const auto& example : examples) batch.labels.push_back(example.label());
+  } else {
+    batch.targets.reserve(static_cast<size_t>(m) * examples.size());
+    for (const auto& example : examples) {
+      batch.targets.insert(batch.targets.end(), example.vector().values().begin(),
+                           example.vector().values().end());
+    }
+  }
+  return batch;
+}
+
+}  // namespace adaptd

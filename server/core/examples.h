@@ -1,0 +1,30 @@
+// Turning API examples into encoded ExampleBatches: target validation and encoding. Pure
+// functions; thread-safe.
+#ifndef ADAPTD_SERVER_CORE_EXAMPLES_H_
+#define ADAPTD_SERVER_CORE_EXAMPLES_H_
+
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/adapt.pb.h"
+#include "google/protobuf/repeated_field.h"
+#include "server/encoders/encoder.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+inline constexpr size_t kMaxLabelBytes = 256;
+
+bool IsValidUtf8(std::string_view text);
+
+// Validates every example's target against `output` and encodes the inputs with `encoder`.
+// `expected_dim` is the store's dimension (0 while unfixed). Errors are InvalidArgument naming
+// `examples[i]...`.
+absl::StatusOr<ExampleBatch> EncodeExamples(
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
+    const adapt::v1::OutputSpec& output, const Encoder& encoder, int64_t expected_dim,
+    int64_t max_dim);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_EXAMPLES_H_

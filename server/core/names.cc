@@ -1,0 +1,30 @@
+#include "server/core/names.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+
+absl::Status ValidateName(absl::string_view field, absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": required"));
+  if (name.size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": longer than ", kMaxNameLength, " characters (", name.size(), ")"));
+  }
+  if (!absl::ascii_isalnum(static_cast<unsigned char>(name[0]))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must start with a letter or a digit, got \"", name, "\""));
+  }
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!absl::ascii_isalnum(u) && c != '.' && c != '_' && c != '-') {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": only letters, digits, '.', '_' and '-' are allowed, got \"",
+                       absl::CHexEscape(name), "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace adaptd

@@ -1,0 +1,18 @@
+// Validation of tenant and store names: 1-63 characters of [A-Za-z0-9._-], starting with a
+// letter or a digit. Names appear in paths and metric labels, so the alphabet is kept small.
+#ifndef ADAPTD_SERVER_CORE_NAMES_H_
+#define ADAPTD_SERVER_CORE_NAMES_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace adaptd {
+
+inline constexpr size_t kMaxNameLength = 63;
+
+// InvalidArgument naming `field` and the reason when `name` is not a valid name.
+absl::Status ValidateName(absl::string_view field, absl::string_view name);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_NAMES_H_

@@ -1,0 +1,64 @@
+#include "server/core/registry.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+namespace {
+
+absl::Status NotFound(const std::string& tenant, const std::string& store) {
+  return absl::NotFoundError(absl::StrCat("store ", tenant, "/", store, " does not exist"));
+}
+
+}  // namespace
+
+absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
+                              std::shared_ptr<Store> value) {
+  absl::MutexLock lock(&mu_);
+  auto& stores = tenants_[tenant];
+  if (!stores.emplace(store, std::move(value)).second) {
+    return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", store, " already exists"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
+                                                      const std::string& store) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return NotFound(tenant, store);
+  auto s = t->second.find(store);
+  if (s == t->second.end()) return NotFound(tenant, store);
+  return s->second;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
+                                                        const std::string& store) {
+  absl::MutexLock lock(&mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return NotFound(tenant, store);
+  auto s = t->second.find(store);
+  if (s == t->second.end()) return NotFound(tenant, store);
+  std::shared_ptr<Store> removed = std::move(s->second);
+  t->second.erase(s);
+  if (t->second.empty()) tenants_.erase(t);
+  return removed;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Store>>> Registry::List(
+    const std::string& tenant) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<std::pair<std::string, std::shared_ptr<Store>>> out;
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return out;
+  for (const auto& [name, store] : t->second) out.emplace_back(name, store);
+  return out;
+}
+
+size_t Registry::size() const {
+  absl::ReaderMutexLock lock(&mu_);
+  size_t n = 0;
+  for (const auto& [tenant, stores] : tenants_) n += stores.size();
+  return n;
+}
+
+}  // namespace adaptd

@@ -1,0 +1,41 @@
+// Registry: the stores of every tenant, by name. Thread-safe; lookups take a shared lock.
+// Stores are shared_ptr so a call that found a store keeps it alive if it is deleted meanwhile.
+#ifndef ADAPTD_SERVER_CORE_REGISTRY_H_
+#define ADAPTD_SERVER_CORE_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+class Registry {
+ public:
+  // AlreadyExists when tenant/store is taken.
+  absl::Status Insert(const std::string& tenant, const std::string& store,
+                      std::shared_ptr<Store> value);
+  // NotFound naming tenant/store.
+  absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
+                                              const std::string& store) const;
+  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
+                                                const std::string& store);
+  // The tenant's stores in name order (empty for an unknown tenant).
+  std::vector<std::pair<std::string, std::shared_ptr<Store>>> List(const std::string& tenant) const;
+  size_t size() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::map<std::string, std::shared_ptr<Store>>> tenants_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_REGISTRY_H_

@@ -1,0 +1,44 @@
+// Encoder: a frozen function from API inputs (vectors, texts) to key vectors. Encoders are
+// built once at start-up from the server config and never change; every method is const and
+// safe to call from many threads.
+//
+// Layout: Encode returns rows × dim floats, row-major, one input per row.
+#ifndef ADAPTD_SERVER_ENCODERS_ENCODER_H_
+#define ADAPTD_SERVER_ENCODERS_ENCODER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/adapt.pb.h"
+
+namespace adaptd {
+
+struct EncodedBatch {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  std::vector<float> keys;  // rows × dim
+};
+
+// Names input i in error messages, e.g. "examples[3].input" or "inputs[3]".
+using FieldNamer = std::function<std::string(size_t)>;
+
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+
+  virtual const adapt::v1::EncoderInfo& info() const = 0;
+
+  // Encodes a batch. `expected_dim` > 0 demands that dimension (a store's fixed one); 0 lets
+  // the first input set it for an encoder of any dimension. `max_dim` bounds it. Errors are
+  // InvalidArgument naming the input's field.
+  virtual absl::StatusOr<EncodedBatch> Encode(const std::vector<const adapt::v1::Input*>& inputs,
+                                              int64_t expected_dim, int64_t max_dim,
+                                              const FieldNamer& field) const = 0;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_ENCODERS_ENCODER_H_

@@ -1,0 +1,33 @@
+// The encoders a server hosts, built from the config at start-up and immutable afterwards
+// (safe to read from any thread).
+#ifndef ADAPTD_SERVER_ENCODERS_ENCODER_SET_H_
+#define ADAPTD_SERVER_ENCODERS_ENCODER_SET_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/config.pb.h"
+#include "server/encoders/encoder.h"
+
+namespace adaptd {
+
+class EncoderSet {
+ public:
+  // Builds every configured encoder; an unknown type or a duplicate name is InvalidArgument
+  // naming `encoders[i]`.
+  static absl::StatusOr<std::unique_ptr<EncoderSet>> Create(
+      const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs);
+
+  // nullptr when no encoder has that name.
+  const Encoder* Find(const std::string& name) const;
+  adapt::v1::ListEncodersResponse List() const;
+
+ private:
+  std::map<std::string, std::unique_ptr<Encoder>> encoders_;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_ENCODERS_ENCODER_SET_H_

@@ -1,0 +1,114 @@
+// adaptd: the test-time adaptation server. Configuration comes from the embedded default,
+// then `--config FILE`, then flags (each later source overrides the earlier).
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "grpc/support/log.h"
+#include "server/config/config.h"
+#include "server/rpc/server.h"
+
+namespace {
+
+// Flags are spelled with dashes (--metrics-listen); the underscore spelling of the same name
+// (--metrics_listen) is accepted too.
+std::vector<std::string> NormalizeFlagSpelling(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {  // CLI11 wants the arguments in reverse order
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t k = 2; k < end; ++k) {
+        if (arg[k] == '_') arg[k] = '-';
+      }
+    }
+    args.push_back(std::move(arg));
+  }
+  return args;
+}
+
+// gRPC's own log lines (e.g. a failed bind) are dropped unless GRPC_VERBOSITY asks for them:
+// adaptd reports every failure itself, in one line.
+void DropGrpcLog(gpr_log_func_args*) {}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "adaptd: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"adaptd: a gRPC service for test-time adaptation (FAAST, Falcon, FwPKM stores)",
+               "adaptd"};
+  std::string config_path, listen, metrics_listen, data_dir;
+  uint64_t max_message_bytes = 0;
+  uint32_t worker_threads = 0, compile_threads = 0, max_dim = 0;
+  app.add_option("--config", config_path,
+                 "Server config file: JSON or protobuf text format of adapt.v1.ServerConfig");
+  app.add_option("--listen", listen, "gRPC listen address HOST:PORT [default 127.0.0.1:50051]");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "Prometheus metrics address HOST:PORT, served at /metrics; 'off' disables "
+                 "[default 127.0.0.1:9464]");
+  app.add_option("--data-dir", data_dir, "Directory for the server's data [default ./adaptd-data]");
+  app.add_option("--max-message-bytes", max_message_bytes,
+                 "Largest gRPC message received or sent [default 67108864]");
+  app.add_option("--worker-threads", worker_threads,
+                 "Threads running requests; 0 = one per core [default 0]");
+  app.add_option("--compile-threads", compile_threads, "Threads running compiles [default 1]");
+  app.add_option("--max-dim", max_dim, "Largest key dimension a store may have [default 8192]");
+  app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
+  try {
+    app.parse(NormalizeFlagSpelling(argc, argv));
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      std::cout << app.help();
+      return 0;
+    }
+    return Fail(std::string(e.what()) + " (see adaptd --help)");
+  }
+
+  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
+
+  adapt::v1::ServerConfig config = adaptd::DefaultConfig();
+  if (!config_path.empty()) {
+    auto file = adaptd::ParseConfigFile(config_path);
+    if (!file.ok()) return Fail(std::string(file.status().message()));
+    config = adaptd::MergeConfig(config, *file);
+  }
+  if (!listen.empty()) config.set_listen(listen);
+  if (!metrics_listen.empty())
+    config.set_metrics_listen(metrics_listen == "off" ? "" : metrics_listen);
+  if (!data_dir.empty()) config.set_data_dir(data_dir);
+  if (max_message_bytes > 0) config.set_max_message_bytes(max_message_bytes);
+  if (worker_threads > 0) config.set_worker_threads(worker_threads);
+  if (compile_threads > 0) config.set_compile_threads(compile_threads);
+  if (max_dim > 0) config.set_max_dim(max_dim);
+
+  // Block the stop signals before any thread starts, so only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto server = adaptd::AdaptdServer::Start(config);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  std::fprintf(stderr, "adaptd: serving gRPC on %s, metrics on %s, data in %s\n",
+               (*server)->address().c_str(),
+               (*server)->metrics_address().empty()
+                   ? "(off)"
+                   : ((*server)->metrics_address() + "/metrics").c_str(),
+               config.data_dir().c_str());
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  std::fprintf(stderr, "adaptd: %s received, shutting down\n",
+               signal == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Shutdown();
+  return 0;
+}

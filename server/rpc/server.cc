@@ -1,0 +1,108 @@
+#include "server/rpc/server.h"
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "server/config/config.h"
+#include "server/core/status_macros.h"
+
+namespace adaptd {
+namespace {
+
+constexpr char kServiceName[] = "adapt.v1.Adaptation";
+
+absl::StatusOr<std::string> StartExposer(const std::string& listen,
+                                         std::unique_ptr<prometheus::Exposer>* exposer) {
+  try {
+    *exposer = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen,
+                                               ": the address is in use or not available (",
+                                               e.what(), ")"));
+  }
+  const auto ports = (*exposer)->GetListeningPorts();
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  return absl::StrCat(host, ":", ports.empty() ? 0 : ports.front());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
+    const adapt::v1::ServerConfig& config) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  std::unique_ptr<AdaptdServer> s(new AdaptdServer());
+
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir(), ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data_dir ", config.data_dir(), ": cannot be created: ", ec.message()));
+  }
+
+  s->backend_ = kernels::MakeCpuBackend();
+  s->metrics_ = std::make_unique<Metrics>();
+  if (!config.metrics_listen().empty()) {
+    ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));
+    s->exposer_->RegisterCollectable(s->metrics_->registry());
+  }
+  ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
+  const int workers = config.worker_threads() > 0
+                          ? static_cast<int>(config.worker_threads())
+                          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  s->executor_ = std::make_unique<Executor>(workers);
+
+  ServiceContext ctx;
+  ctx.engine = s->engine_.get();
+  ctx.executor = s->executor_.get();
+  ctx.metrics = s->metrics_.get();
+  ctx.max_import_bytes = size_t{4} << 30;
+  ctx.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
+  s->service_ = std::make_unique<AdaptationService>(ctx);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen(), grpc::InsecureServerCredentials(), &port);
+  // Without this, Linux lets a second server bind the same port (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes()));
+  builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes()));
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (s->server_ == nullptr || port == 0) {
+    s->engine_->Shutdown();
+    s->executor_->Stop();
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen(),
+                                               ": the address is in use or not available"));
+  }
+  s->address_ = absl::StrCat(config.listen().substr(0, config.listen().rfind(':')), ":", port);
+  auto* health = s->server_->GetHealthCheckService();
+  health->SetServingStatus(kServiceName, true);
+  health->SetServingStatus("", true);
+  return s;
+}
+
+void AdaptdServer::Shutdown(absl::Duration grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (server_ != nullptr) {
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+  }
+  if (engine_ != nullptr) engine_->Shutdown();
+  if (executor_ != nullptr) executor_->Stop();
+}
+
+void AdaptdServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+AdaptdServer::~AdaptdServer() { Shutdown(absl::ZeroDuration()); }
+
+}  // namespace adaptd

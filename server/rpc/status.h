@@ -1,0 +1,25 @@
+// absl::Status ⇄ grpc::Status: the codes map one to one (both follow the canonical codes).
+#ifndef ADAPTD_SERVER_RPC_STATUS_H_
+#define ADAPTD_SERVER_RPC_STATUS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/support/status.h"
+
+namespace adaptd {
+
+inline grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+// The canonical name of a gRPC code, e.g. "INVALID_ARGUMENT", for metric labels.
+inline std::string CodeName(grpc::StatusCode code) {
+  std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+  return name.empty() ? "UNKNOWN" : name;
+}
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_RPC_STATUS_H_

@@ -1,0 +1,216 @@
+#include "server/rpc/stream_reactors.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+namespace {
+
+void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::AdaptResponse* response) {
+  *response = result;
+}
+
+void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::ForgetResponse* response) {
+  response->set_forgotten(result.accepted());
+  response->set_version(result.version());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+template <typename Request, typename Response>
+WriteReactor<Request, Response>::WriteReactor(ServiceContext ctx,
+                                              grpc::CallbackServerContext* context,
+                                              Response* response, TxnKind kind, const char* method)
+    : ctx_(ctx),
+      context_(context),
+      response_(response),
+      method_(method),
+      start_(absl::Now()),
+      session_(ctx.engine->StartWrite(kind)) {
+  this->StartRead(&request_);
+}
+
+template <typename Request, typename Response>
+void WriteReactor<Request, Response>::Complete(const grpc::Status& status) {
+  ctx_.Record(method_, status, start_);
+  this->Finish(status);
+}
+
+template <typename Request, typename Response>
+void WriteReactor<Request, Response>::OnReadDone(bool ok) {
+  if (!ok) {
+    // End of the client's stream (or a broken one: then the commit is moot but harmless to
+    // skip). Commit only when the call is still wanted.
+    if (!ctx_.executor->Submit([this] { Commit(); })) Complete(ShuttingDown());
+    return;
+  }
+  const bool queued = ctx_.executor->Submit([this] {
+    grpc::Status wanted = CallStillWanted(context_);
+    if (!wanted.ok()) {
+      Complete(wanted);
+      return;
+    }
+    absl::Status status = session_->Add(request_.tenant(), request_.store(), request_.examples());
+    if (!status.ok()) {
+      Complete(ToGrpc(status));
+      return;
+    }
+    this->StartRead(&request_);
+  });
+  if (!queued) Complete(ShuttingDown());
+}
+
+template <typename Request, typename Response>
+void WriteReactor<Request, Response>::Commit() {
+  grpc::Status wanted = CallStillWanted(context_);
+  if (!wanted.ok()) {
+    Complete(wanted);
+    return;
+  }
+  auto result = session_->Finish();
+  if (result.ok()) Fill(*result, response_);
+  Complete(ToGrpc(result.status()));
+}
+
+template class WriteReactor<adapt::v1::AdaptRequest, adapt::v1::AdaptResponse>;
+template class WriteReactor<adapt::v1::ForgetRequest, adapt::v1::ForgetResponse>;
+
+// ---------------------------------------------------------------------------------------------
+
+PredictStreamReactor::PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context)
+    : ctx_(ctx), context_(context), start_(absl::Now()) {
+  StartRead(&request_);
+}
+
+void PredictStreamReactor::Complete(const grpc::Status& status) {
+  ctx_.Record("PredictStream", status, start_);
+  Finish(status);
+}
+
+void PredictStreamReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    Complete(grpc::Status::OK);
+    return;
+  }
+  const bool queued = ctx_.executor->Submit([this] {
+    grpc::Status wanted = CallStillWanted(context_);
+    if (!wanted.ok()) {
+      Complete(wanted);
+      return;
+    }
+    auto result = ctx_.engine->Predict(request_);
+    if (!result.ok()) {
+      Complete(ToGrpc(result.status()));
+      return;
+    }
+    response_ = *std::move(result);
+    StartWrite(&response_);
+  });
+  if (!queued) Complete(ShuttingDown());
+}
+
+void PredictStreamReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Complete(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
+    return;
+  }
+  StartRead(&request_);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+                             adapt::v1::ExportStoreRequest request)
+    : ctx_(ctx), start_(absl::Now()) {
+  const bool queued = ctx_.executor->Submit([this, context, request] {
+    grpc::Status wanted = CallStillWanted(context);
+    if (!wanted.ok()) {
+      Complete(wanted);
+      return;
+    }
+    auto file = ctx_.engine->Export(request);
+    if (!file.ok()) {
+      Complete(ToGrpc(file.status()));
+      return;
+    }
+    file_ = *std::move(file);
+    WriteNext();
+  });
+  if (!queued) Complete(ShuttingDown());
+}
+
+void ExportReactor::Complete(const grpc::Status& status) {
+  ctx_.Record("ExportStore", status, start_);
+  Finish(status);
+}
+
+void ExportReactor::WriteNext() {
+  if (offset_ >= file_.size()) {
+    Complete(grpc::Status::OK);
+    return;
+  }
+  const size_t n = std::min(ctx_.export_chunk_bytes, file_.size() - offset_);
+  chunk_.set_data(file_.substr(offset_, n));
+  offset_ += n;
+  StartWrite(&chunk_);
+}
+
+void ExportReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Complete(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
+    return;
+  }
+  WriteNext();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ImportReactor::ImportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+                             adapt::v1::StoreInfo* response)
+    : ctx_(ctx), context_(context), response_(response), start_(absl::Now()) {
+  StartRead(&chunk_);
+}
+
+void ImportReactor::Complete(const grpc::Status& status) {
+  ctx_.Record("ImportStore", status, start_);
+  Finish(status);
+}
+
+void ImportReactor::OnReadDone(bool ok) {
+  if (ok) {
+    if (tenant_.empty() && store_.empty()) {
+      tenant_ = chunk_.tenant();
+      store_ = chunk_.store();
+    } else if ((!chunk_.tenant().empty() && chunk_.tenant() != tenant_) ||
+               (!chunk_.store().empty() && chunk_.store() != store_)) {
+      Complete(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                            "store: later chunks must name the same store as the first"));
+      return;
+    }
+    if (file_.size() + chunk_.data().size() > ctx_.max_import_bytes) {
+      Complete(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            absl::StrCat("data: the snapshot exceeds the import limit of ",
+                                         ctx_.max_import_bytes, " bytes")));
+      return;
+    }
+    file_.append(chunk_.data());
+    StartRead(&chunk_);
+    return;
+  }
+  const bool queued = ctx_.executor->Submit([this] {
+    grpc::Status wanted = CallStillWanted(context_);
+    if (!wanted.ok()) {
+      Complete(wanted);
+      return;
+    }
+    auto info = ctx_.engine->Import(tenant_, store_, file_);
+    if (info.ok()) *response_ = *std::move(info);
+    Complete(ToGrpc(info.status()));
+  });
+  if (!queued) Complete(ShuttingDown());
+}
+
+}  // namespace adaptd

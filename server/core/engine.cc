@@ -93,7 +93,8 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   const Encoder* encoder = encoders_->Find(spec.encoder());
   if (encoder == nullptr) {
     std::vector<std::string> names;
-    for (const auto& info : encoders_->List().encoders()) names.push_back(info.name());
+    const adapt::v1::ListEncodersResponse hosted = encoders_->List();
+    for (const auto& info : hosted.encoders()) names.push_back(info.name());
     return absl::InvalidArgumentError(
         absl::StrCat("spec.encoder: unknown encoder '", spec.encoder(),
                      "' (this server hosts: ", absl::StrJoin(names, ", "), ")"));

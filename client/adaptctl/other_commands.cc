@@ -1,0 +1,142 @@
+// compile, export, import and encoders.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/adaptctl/commands.h"
+#include "client/adaptctl/files.h"
+#include "client/adaptctl/settings.h"
+
+namespace adaptctl {
+namespace {
+
+struct CompileOptions {
+  std::string store_ref;
+  std::vector<std::string> settings;
+};
+
+// TENANT/STORE and a FILE.
+struct TransferOptions {
+  std::string store_ref;
+  std::string file;
+};
+
+absl::Status RunCompile(const CompileOptions& options, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(options.store_ref);
+  if (!ref.ok()) return ref.status();
+  adapt::v1::CompileRequest request;
+  request.set_tenant(ref->tenant);
+  request.set_store(ref->store);
+  absl::Status settings = ApplyCompileSettings(options.settings, request);
+  if (!settings.ok()) return UsageError(settings.message());
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::CompileResponse> response = (*client)->Compile(request);
+  if (!response.ok()) return response.status();
+  Json summary = {{"version", response->version()}};
+  if (response->has_faast()) summary.update(MessageToJson(response->faast()));
+  PrintSummary(summary);
+  return absl::OkStatus();
+}
+
+absl::Status RunExport(const TransferOptions& options, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(options.store_ref);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::string> snapshot = (*client)->ExportStore(ref->tenant, ref->store);
+  if (!snapshot.ok()) return snapshot.status();
+  absl::Status written = WriteBytes(options.file, *snapshot);
+  if (!written.ok()) return written;
+  PrintSummary({{"tenant", ref->tenant}, {"store", ref->store}, {"bytes", snapshot->size()}},
+               /*to_stderr=*/IsStdio(options.file));
+  return absl::OkStatus();
+}
+
+absl::Status RunImport(const TransferOptions& options, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(options.store_ref);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<std::string> snapshot = ReadBytes(options.file);
+  if (!snapshot.ok()) return snapshot.status();
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::StoreInfo> info =
+      (*client)->ImportStore(ref->tenant, ref->store, *snapshot);
+  if (!info.ok()) return info.status();
+  PrintSummary({{"tenant", info->tenant()},
+                {"store", info->store()},
+                {"bytes", snapshot->size()},
+                {"version", info->version()},
+                {"examples", info->examples()}});
+  return absl::OkStatus();
+}
+
+absl::Status RunEncoders(const GlobalOptions& globals) {
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::ListEncodersResponse> encoders = (*client)->ListEncoders();
+  if (!encoders.ok()) return encoders.status();
+  PrintSummary(MessageToJson(*encoders));
+  return absl::OkStatus();
+}
+
+void AddCompile(CLI::App& app, Action* action) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* compile =
+      app.add_subcommand("compile", "faast: solve the statistics and publish a new version");
+  compile->add_option("store", options->store_ref, "The store")
+      ->type_name("TENANT/STORE")
+      ->required();
+  compile
+      ->add_option("--set", options->settings,
+                   "KEY=VALUE: a FaastParams override for this and later compiles (rcond, "
+                   "alpha, ridge); repeatable")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  compile->callback([options, action] {
+    *action = [options](const GlobalOptions& globals) { return RunCompile(*options, globals); };
+  });
+}
+
+void AddTransfer(CLI::App& app, Action* action) {
+  auto export_options = std::make_shared<TransferOptions>();
+  CLI::App* export_command =
+      app.add_subcommand("export", "Write a store's snapshot to a file (- for stdout)");
+  export_command->add_option("store", export_options->store_ref, "The store")
+      ->type_name("TENANT/STORE")
+      ->required();
+  export_command->add_option("--output", export_options->file, "Snapshot file")
+      ->type_name("FILE")
+      ->required();
+  export_command->callback([export_options, action] {
+    *action = [export_options](const GlobalOptions& globals) {
+      return RunExport(*export_options, globals);
+    };
+  });
+
+  auto import_options = std::make_shared<TransferOptions>();
+  CLI::App* import_command = app.add_subcommand(
+      "import", "Create a store from a snapshot file (- for stdin); the store must not exist");
+  import_command->add_option("store", import_options->store_ref, "The store")
+      ->type_name("TENANT/STORE")
+      ->required();
+  import_command->add_option("--input", import_options->file, "Snapshot file")
+      ->type_name("FILE")
+      ->required();
+  import_command->callback([import_options, action] {
+    *action = [import_options](const GlobalOptions& globals) {
+      return RunImport(*import_options, globals);
+    };
+  });
+}
+
+}  // namespace
+
+void AddOtherCommands(CLI::App& app, Action* action) {
+  AddCompile(app, action);
+  AddTransfer(app, action);
+  CLI::App* encoders = app.add_subcommand("encoders", "List the encoders the server hosts");
+  encoders->callback([action] { *action = RunEncoders; });
+}
+
+}  // namespace adaptctl

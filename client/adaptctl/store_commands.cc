@@ -1,0 +1,137 @@
+// store create | get | list | delete.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/adaptctl/commands.h"
+#include "client/adaptctl/settings.h"
+
+namespace adaptctl {
+namespace {
+
+struct CreateOptions {
+  std::string store_ref;
+  std::string kind;
+  std::string encoder = "identity";
+  std::string output = "labels";
+  std::vector<std::string> settings;
+};
+
+absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(options.store_ref);
+  if (!ref.ok()) return ref.status();
+  adapt::v1::CreateStoreRequest request;
+  request.set_tenant(ref->tenant);
+  request.set_store(ref->store);
+  adapt::v1::StoreSpec& spec = *request.mutable_spec();
+  absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(options.kind);
+  if (!kind.ok()) return UsageError(kind.status().message());
+  spec.set_kind(*kind);
+  spec.set_encoder(options.encoder);
+  absl::StatusOr<adapt::v1::OutputSpec> output = ParseOutputSpec(options.output);
+  if (!output.ok()) return UsageError(output.status().message());
+  *spec.mutable_output() = *output;
+  absl::Status settings = ApplyStoreSettings(options.settings, spec);
+  if (!settings.ok()) return UsageError(settings.message());
+
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::StoreInfo> info = (*client)->CreateStore(request);
+  if (!info.ok()) return info.status();
+  PrintSummary(MessageToJson(*info));
+  return absl::OkStatus();
+}
+
+absl::Status RunGet(const std::string& store_ref, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(store_ref);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::StoreInfo> info = (*client)->GetStore(ref->tenant, ref->store);
+  if (!info.ok()) return info.status();
+  PrintSummary(MessageToJson(*info));
+  return absl::OkStatus();
+}
+
+absl::Status RunList(const std::string& tenant, const GlobalOptions& globals) {
+  if (tenant.empty() || tenant.find('/') != std::string::npos) {
+    return UsageError(absl::StrCat("\"", tenant, "\": expected TENANT"));
+  }
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::ListStoresResponse> list = (*client)->ListStores(tenant);
+  if (!list.ok()) return list.status();
+  PrintSummary(MessageToJson(*list));
+  return absl::OkStatus();
+}
+
+absl::Status RunDelete(const std::string& store_ref, const GlobalOptions& globals) {
+  absl::StatusOr<StoreRef> ref = ParseStoreRef(store_ref);
+  if (!ref.ok()) return ref.status();
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::Status deleted = (*client)->DeleteStore(ref->tenant, ref->store);
+  if (!deleted.ok()) return deleted;
+  PrintSummary(Json{{"tenant", ref->tenant}, {"store", ref->store}, {"deleted", true}});
+  return absl::OkStatus();
+}
+
+void AddCreate(CLI::App& store, Action* action) {
+  auto options = std::make_shared<CreateOptions>();
+  CLI::App* create = store.add_subcommand("create", "Create a store");
+  create->add_option("store", options->store_ref, "The store")
+      ->type_name("TENANT/STORE")
+      ->required();
+  create->add_option("--kind", options->kind, "Store kind: faast, falcon or fwpkm")
+      ->type_name("KIND")
+      ->required();
+  create->add_option("--encoder", options->encoder, "Encoder name (see `encoders`)")
+      ->type_name("NAME")
+      ->capture_default_str();
+  create->add_option("--output", options->output, "Output: labels, vector:M or next")
+      ->type_name("OUTPUT")
+      ->capture_default_str();
+  create
+      ->add_option("--set", options->settings,
+                   "KEY=VALUE: a field of the kind's parameters (e.g. rcond=1e-6, "
+                   "variant=1a, beta=0.5,0.5), or dim=D; repeatable")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  create->callback([options, action] {
+    *action = [options](const GlobalOptions& globals) { return RunCreate(*options, globals); };
+  });
+}
+
+}  // namespace
+
+void AddStoreCommands(CLI::App& app, Action* action) {
+  CLI::App* store = app.add_subcommand("store", "Create, inspect, list and delete stores");
+  store->require_subcommand(1);
+  AddCreate(*store, action);
+
+  auto get_ref = std::make_shared<std::string>();
+  CLI::App* get = store->add_subcommand("get", "Print a store's spec, counts and statistics");
+  get->add_option("store", *get_ref, "The store")->type_name("TENANT/STORE")->required();
+  get->callback([get_ref, action] {
+    *action = [get_ref](const GlobalOptions& globals) { return RunGet(*get_ref, globals); };
+  });
+
+  auto tenant = std::make_shared<std::string>();
+  CLI::App* list = store->add_subcommand("list", "List a tenant's stores");
+  list->add_option("tenant", *tenant, "The tenant")->type_name("TENANT")->required();
+  list->callback([tenant, action] {
+    *action = [tenant](const GlobalOptions& globals) { return RunList(*tenant, globals); };
+  });
+
+  auto delete_ref = std::make_shared<std::string>();
+  CLI::App* remove = store->add_subcommand("delete", "Delete a store and its data");
+  remove->add_option("store", *delete_ref, "The store")->type_name("TENANT/STORE")->required();
+  remove->callback([delete_ref, action] {
+    *action = [delete_ref](const GlobalOptions& globals) {
+      return RunDelete(*delete_ref, globals);
+    };
+  });
+}
+
+}  // namespace adaptctl

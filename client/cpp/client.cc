@@ -1,0 +1,298 @@
+#include "client/cpp/client.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::AdaptRequest;
+using adapt::v1::AdaptResponse;
+using adapt::v1::CompileRequest;
+using adapt::v1::CompileResponse;
+using adapt::v1::ForgetRequest;
+using adapt::v1::ForgetResponse;
+using adapt::v1::ListEncodersResponse;
+using adapt::v1::ListStoresResponse;
+using adapt::v1::PredictRequest;
+using adapt::v1::PredictResponse;
+using adapt::v1::StoreChunk;
+using adapt::v1::StoreInfo;
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
+  return contents.str();
+}
+
+// The response when the call succeeded, its status otherwise. Callers finish the call before
+// passing the response: argument evaluation order is unspecified.
+template <typename T>
+absl::StatusOr<T> Reply(const grpc::Status& status, T response) {
+  if (!status.ok()) return FromGrpcStatus(status);
+  return response;
+}
+
+// One client-streaming call: every batch in order, then the server's single answer.
+template <typename Request, typename Response, typename StartFn>
+absl::StatusOr<Response> StreamBatches(grpc::ClientContext& context,
+                                       absl::Span<const Request> batches, StartFn start) {
+  Response response;
+  std::unique_ptr<grpc::ClientWriter<Request>> writer = start(&context, &response);
+  for (const Request& batch : batches) {
+    // A failed write means the server already ended the call; Finish says why.
+    if (!writer->Write(batch)) break;
+  }
+  writer->WritesDone();
+  const grpc::Status status = writer->Finish();
+  return Reply(status, std::move(response));
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  // Both enumerations carry the canonical codes with the same numbers.
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  if (options.address.empty()) return absl::InvalidArgumentError("empty server address");
+  if (options.max_message_bytes <= 0) {
+    return absl::InvalidArgumentError("max_message_bytes must be positive");
+  }
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.tls_ca_file.empty()) {
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    absl::StatusOr<std::string> ca = ReadWholeFile(options.tls_ca_file);
+    if (!ca.ok()) return ca.status();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = *std::move(ca);
+    credentials = grpc::SslCredentials(ssl);
+    if (!options.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls_server_name);
+    }
+  }
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateCustomChannel(options.address, credentials, args);
+  return std::unique_ptr<Client>(new Client(std::move(channel), options));
+}
+
+std::unique_ptr<Client> Client::FromChannel(std::shared_ptr<grpc::Channel> channel,
+                                            const ClientOptions& options) {
+  return std::unique_ptr<Client>(new Client(std::move(channel), options));
+}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
+    : options_(options),
+      channel_(std::move(channel)),
+      stub_(adapt::v1::Adaptation::NewStub(channel_)) {}
+
+Client::~Client() = default;
+
+void Client::Prepare(grpc::ClientContext& context, absl::Duration timeout) const {
+  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  if (!options_.token.empty()) {
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
+  }
+}
+
+absl::StatusOr<StoreInfo> Client::CreateStore(const adapt::v1::CreateStoreRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  StoreInfo response;
+  const grpc::Status status = stub_->CreateStore(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<StoreInfo> Client::GetStore(absl::string_view tenant, absl::string_view store) {
+  adapt::v1::GetStoreRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_store(std::string(store));
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  StoreInfo response;
+  const grpc::Status status = stub_->GetStore(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<ListStoresResponse> Client::ListStores(absl::string_view tenant) {
+  adapt::v1::ListStoresRequest request;
+  request.set_tenant(std::string(tenant));
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  ListStoresResponse response;
+  const grpc::Status status = stub_->ListStores(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
+absl::Status Client::DeleteStore(absl::string_view tenant, absl::string_view store) {
+  adapt::v1::DeleteStoreRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_store(std::string(store));
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  adapt::v1::DeleteStoreResponse response;
+  return FromGrpcStatus(stub_->DeleteStore(&context, request, &response));
+}
+
+absl::StatusOr<AdaptResponse> Client::Adapt(absl::Span<const AdaptRequest> batches) {
+  grpc::ClientContext context;
+  Prepare(context, options_.stream_timeout);
+  return StreamBatches<AdaptRequest, AdaptResponse>(
+      context, batches,
+      [this](grpc::ClientContext* c, AdaptResponse* r) { return stub_->Adapt(c, r); });
+}
+
+absl::StatusOr<ForgetResponse> Client::Forget(absl::Span<const ForgetRequest> batches) {
+  grpc::ClientContext context;
+  Prepare(context, options_.stream_timeout);
+  return StreamBatches<ForgetRequest, ForgetResponse>(
+      context, batches,
+      [this](grpc::ClientContext* c, ForgetResponse* r) { return stub_->Forget(c, r); });
+}
+
+absl::StatusOr<CompileResponse> Client::Compile(const CompileRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  CompileResponse response;
+  const grpc::Status status = stub_->Compile(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<PredictResponse> Client::Predict(const PredictRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  PredictResponse response;
+  const grpc::Status status = stub_->Predict(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<std::vector<PredictResponse>> Client::PredictStream(
+    absl::Span<const PredictRequest> requests) {
+  grpc::ClientContext context;
+  Prepare(context, options_.stream_timeout);
+  std::unique_ptr<grpc::ClientReaderWriter<PredictRequest, PredictResponse>> stream =
+      stub_->PredictStream(&context);
+  // Writes run beside the reads so that neither side's flow control can stall the other.
+  std::thread writer([&stream, requests] {
+    for (const PredictRequest& request : requests) {
+      if (!stream->Write(request)) break;
+    }
+    stream->WritesDone();
+  });
+  std::vector<PredictResponse> responses;
+  PredictResponse response;
+  while (stream->Read(&response)) responses.push_back(std::move(response));
+  writer.join();
+  grpc::Status status = stream->Finish();
+  if (!status.ok()) return FromGrpcStatus(status);
+  if (responses.size() != requests.size()) {
+    return absl::DataLossError(absl::StrCat("PredictStream: ", requests.size(), " requests but ",
+                                            responses.size(), " responses"));
+  }
+  return responses;
+}
+
+absl::Status Client::ExportStore(absl::string_view tenant, absl::string_view store,
+                                 const ChunkSink& sink) {
+  adapt::v1::ExportStoreRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_store(std::string(store));
+  grpc::ClientContext context;
+  Prepare(context, options_.stream_timeout);
+  std::unique_ptr<grpc::ClientReader<StoreChunk>> reader = stub_->ExportStore(&context, request);
+  StoreChunk chunk;
+  absl::Status sink_status;
+  while (reader->Read(&chunk)) {
+    sink_status = sink(chunk.data());
+    if (!sink_status.ok()) {
+      context.TryCancel();
+      while (reader->Read(&chunk)) {
+      }
+      break;
+    }
+  }
+  grpc::Status status = reader->Finish();
+  if (!sink_status.ok()) return sink_status;
+  return FromGrpcStatus(status);
+}
+
+absl::StatusOr<std::string> Client::ExportStore(absl::string_view tenant, absl::string_view store) {
+  std::string snapshot;
+  absl::Status status = ExportStore(tenant, store, [&snapshot](absl::string_view chunk) {
+    snapshot.append(chunk.data(), chunk.size());
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return snapshot;
+}
+
+absl::StatusOr<StoreInfo> Client::ImportStore(absl::string_view tenant, absl::string_view store,
+                                              const ChunkSource& source) {
+  grpc::ClientContext context;
+  Prepare(context, options_.stream_timeout);
+  StoreInfo response;
+  std::unique_ptr<grpc::ClientWriter<StoreChunk>> writer = stub_->ImportStore(&context, &response);
+  StoreChunk chunk;
+  chunk.set_tenant(std::string(tenant));
+  chunk.set_store(std::string(store));
+  absl::Status source_status;
+  bool first = true;
+  while (true) {
+    absl::StatusOr<bool> more = source(chunk.mutable_data());
+    if (!more.ok()) {
+      source_status = more.status();
+      context.TryCancel();
+      break;
+    }
+    // The first chunk goes out even when the snapshot is empty: it names the target.
+    if (!*more && !first) break;
+    if (!writer->Write(chunk)) break;
+    if (!*more) break;
+    first = false;
+    chunk.clear_tenant();
+    chunk.clear_store();
+    chunk.clear_data();
+  }
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  if (!source_status.ok()) return source_status;
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<StoreInfo> Client::ImportStore(absl::string_view tenant, absl::string_view store,
+                                              absl::string_view snapshot, size_t chunk_bytes) {
+  if (chunk_bytes == 0) return absl::InvalidArgumentError("chunk_bytes must be positive");
+  size_t offset = 0;
+  return ImportStore(tenant, store, [&](std::string* chunk) -> absl::StatusOr<bool> {
+    if (offset >= snapshot.size()) return false;
+    const size_t n = std::min(chunk_bytes, snapshot.size() - offset);
+    chunk->assign(snapshot.data() + offset, n);
+    offset += n;
+    return true;
+  });
+}
+
+absl::StatusOr<ListEncodersResponse> Client::ListEncoders() {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  ListEncodersResponse response;
+  const grpc::Status status =
+      stub_->ListEncoders(&context, adapt::v1::ListEncodersRequest(), &response);
+  return Reply(status, std::move(response));
+}
+
+}  // namespace adaptd

@@ -1,0 +1,117 @@
+// adaptd::Client: a thin synchronous C++ client for the adapt.v1.Adaptation service.
+//
+// Every method is one RPC with a deadline (ClientOptions::unary_timeout for unary calls,
+// stream_timeout for streaming ones) and, when a token is configured, the metadata
+// `authorization: Bearer <token>`. A grpc::Status maps one to one onto the returned
+// absl::Status (same code, same message); a client-side failure (an unreadable CA file, a sink
+// that fails) keeps its own code.
+//
+// Thread safety: a Client is safe to use from several threads at once; each call creates its
+// own grpc::ClientContext. The channel is shared and owned by the Client.
+#ifndef ADAPTD_CLIENT_CPP_CLIENT_H_
+#define ADAPTD_CLIENT_CPP_CLIENT_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "adapt/v1/adapt.grpc.pb.h"
+#include "adapt/v1/adapt.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace adaptd {
+
+struct ClientOptions {
+  // HOST:PORT, or any target gRPC understands (e.g. unix:/path).
+  std::string address = "127.0.0.1:50051";
+  // Sent as `authorization: Bearer <token>` on every call when not empty.
+  std::string token;
+  // PEM file of the CA that signed the server's certificate. Empty: plaintext channel.
+  std::string tls_ca_file;
+  // Overrides the name checked against the server certificate (TLS only; empty: from address).
+  std::string tls_server_name;
+  // Deadline of each unary call, and of each streaming call from its start to its end.
+  absl::Duration unary_timeout = absl::Seconds(30);
+  absl::Duration stream_timeout = absl::Minutes(5);
+  // Largest message sent or received, in bytes.
+  int max_message_bytes = 64 << 20;
+};
+
+// Maps a gRPC status onto an absl::Status with the same code and message.
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+class Client {
+ public:
+  // Called with each chunk of an exported snapshot, in order; a non-OK status cancels the call.
+  using ChunkSink = std::function<absl::Status(absl::string_view chunk)>;
+  // Fills *chunk with the next piece of a snapshot to import; returns false at the end.
+  using ChunkSource = std::function<absl::StatusOr<bool>(std::string* chunk)>;
+
+  // Creates the channel; no connection is attempted until the first call.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  // Uses an existing channel (tests, custom credentials); address and TLS options are ignored.
+  static std::unique_ptr<Client> FromChannel(std::shared_ptr<grpc::Channel> channel,
+                                             const ClientOptions& options);
+
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  absl::StatusOr<adapt::v1::StoreInfo> CreateStore(const adapt::v1::CreateStoreRequest& request);
+  absl::StatusOr<adapt::v1::StoreInfo> GetStore(absl::string_view tenant, absl::string_view store);
+  absl::StatusOr<adapt::v1::ListStoresResponse> ListStores(absl::string_view tenant);
+  absl::Status DeleteStore(absl::string_view tenant, absl::string_view store);
+
+  // Sends the batches as consecutive messages of one stream: the server applies them as one
+  // transaction. The first batch must name the tenant and the store.
+  absl::StatusOr<adapt::v1::AdaptResponse> Adapt(absl::Span<const adapt::v1::AdaptRequest> batches);
+  absl::StatusOr<adapt::v1::ForgetResponse> Forget(
+      absl::Span<const adapt::v1::ForgetRequest> batches);
+
+  absl::StatusOr<adapt::v1::CompileResponse> Compile(const adapt::v1::CompileRequest& request);
+  absl::StatusOr<adapt::v1::PredictResponse> Predict(const adapt::v1::PredictRequest& request);
+  // One response per request, in order, over one bidirectional stream.
+  absl::StatusOr<std::vector<adapt::v1::PredictResponse>> PredictStream(
+      absl::Span<const adapt::v1::PredictRequest> requests);
+
+  // Streams the store's snapshot into `sink`, chunk by chunk.
+  absl::Status ExportStore(absl::string_view tenant, absl::string_view store,
+                           const ChunkSink& sink);
+  // Collects the whole snapshot in memory.
+  absl::StatusOr<std::string> ExportStore(absl::string_view tenant, absl::string_view store);
+
+  // Creates `tenant/store` (which must not exist) from the chunks `source` yields.
+  absl::StatusOr<adapt::v1::StoreInfo> ImportStore(absl::string_view tenant,
+                                                   absl::string_view store,
+                                                   const ChunkSource& source);
+  // Imports a snapshot held in memory, sent in chunks of at most `chunk_bytes`.
+  absl::StatusOr<adapt::v1::StoreInfo> ImportStore(absl::string_view tenant,
+                                                   absl::string_view store,
+                                                   absl::string_view snapshot,
+                                                   size_t chunk_bytes = 1 << 20);
+
+  absl::StatusOr<adapt::v1::ListEncodersResponse> ListEncoders();
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& options);
+
+  // Sets the deadline and the credentials metadata of one call.
+  void Prepare(grpc::ClientContext& context, absl::Duration timeout) const;
+
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<adapt::v1::Adaptation::Stub> stub_;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_CLIENT_CPP_CLIENT_H_

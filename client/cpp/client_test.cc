@@ -1,0 +1,297 @@
+// Tests of adaptd::Client against an in-process fake of the Adaptation service.
+#include "client/cpp/client.h"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::AdaptRequest;
+using adapt::v1::AdaptResponse;
+
+// Records what the client sent and answers with canned replies.
+class FakeService final : public adapt::v1::Adaptation::Service {
+ public:
+  grpc::Status GetStore(grpc::ServerContext* context, const adapt::v1::GetStoreRequest* request,
+                        adapt::v1::StoreInfo* response) override {
+    Record(context);
+    if (!error_.ok()) return error_;
+    response->set_tenant(request->tenant());
+    response->set_store(request->store());
+    response->set_version(7);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Adapt(grpc::ServerContext* context, grpc::ServerReader<AdaptRequest>* reader,
+                     AdaptResponse* response) override {
+    Record(context);
+    AdaptRequest request;
+    uint64_t examples = 0;
+    while (reader->Read(&request)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++messages_;
+      examples += request.examples_size();
+      tenants_.push_back(request.tenant());
+    }
+    response->set_accepted(examples);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ExportStore(grpc::ServerContext* context,
+                           const adapt::v1::ExportStoreRequest* /*request*/,
+                           grpc::ServerWriter<adapt::v1::StoreChunk>* writer) override {
+    Record(context);
+    for (const char* piece : {"abc", "def", "g"}) {
+      adapt::v1::StoreChunk chunk;
+      chunk.set_data(piece);
+      if (!writer->Write(chunk)) break;
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ImportStore(grpc::ServerContext* context,
+                           grpc::ServerReader<adapt::v1::StoreChunk>* reader,
+                           adapt::v1::StoreInfo* response) override {
+    Record(context);
+    adapt::v1::StoreChunk chunk;
+    std::lock_guard<std::mutex> lock(mu_);
+    while (reader->Read(&chunk)) {
+      chunks_.push_back(chunk);
+    }
+    response->set_tenant(chunks_.empty() ? "" : chunks_[0].tenant());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PredictStream(grpc::ServerContext* context,
+                             grpc::ServerReaderWriter<adapt::v1::PredictResponse,
+                                                      adapt::v1::PredictRequest>* stream) override {
+    Record(context);
+    adapt::v1::PredictRequest request;
+    while (stream->Read(&request)) {
+      adapt::v1::PredictResponse response;
+      response.set_version(request.top_k());
+      stream->Write(response);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListEncoders(grpc::ServerContext* context, const adapt::v1::ListEncodersRequest*,
+                            adapt::v1::ListEncodersResponse*) override {
+    Record(context);
+    // Waits for the client's deadline to pass.
+    for (int i = 0; i < 500 && !context->IsCancelled(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return grpc::Status::OK;
+  }
+
+  void set_error(grpc::Status error) { error_ = std::move(error); }
+  std::string authorization() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return authorization_;
+  }
+  std::chrono::system_clock::time_point deadline() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deadline_;
+  }
+  int messages() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return messages_;
+  }
+  std::vector<std::string> tenants() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return tenants_;
+  }
+  std::vector<adapt::v1::StoreChunk> chunks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return chunks_;
+  }
+
+ private:
+  void Record(grpc::ServerContext* context) {
+    std::lock_guard<std::mutex> lock(mu_);
+    deadline_ = context->deadline();
+    authorization_.clear();
+    auto it = context->client_metadata().find("authorization");
+    if (it != context->client_metadata().end()) {
+      authorization_.assign(it->second.data(), it->second.size());
+    }
+  }
+
+  grpc::Status error_;
+  std::mutex mu_;
+  std::string authorization_;
+  std::chrono::system_clock::time_point deadline_;
+  int messages_ = 0;
+  std::vector<std::string> tenants_;
+  std::vector<adapt::v1::StoreChunk> chunks_;
+};
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override { server_->Shutdown(); }
+
+  std::unique_ptr<Client> MakeClient(ClientOptions options) {
+    options.address = "127.0.0.1:" + std::to_string(port_);
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  FakeService service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+TEST_F(ClientTest, SendsBearerTokenAndDeadline) {
+  ClientOptions options;
+  options.token = "secret";
+  options.unary_timeout = absl::Seconds(12);
+  std::unique_ptr<Client> client = MakeClient(options);
+  const auto before = std::chrono::system_clock::now();
+  absl::StatusOr<adapt::v1::StoreInfo> info = client->GetStore("acme", "s1");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->tenant(), "acme");
+  EXPECT_EQ(info->store(), "s1");
+  EXPECT_EQ(info->version(), 7u);
+  EXPECT_EQ(service_.authorization(), "Bearer secret");
+  const double seconds = std::chrono::duration<double>(service_.deadline() - before).count();
+  EXPECT_GT(seconds, 10.0);
+  EXPECT_LT(seconds, 13.0);
+}
+
+TEST_F(ClientTest, NoTokenSendsNoAuthorization) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  ASSERT_TRUE(client->GetStore("acme", "s1").ok());
+  EXPECT_EQ(service_.authorization(), "");
+}
+
+TEST_F(ClientTest, MapsStatusCodeAndMessage) {
+  service_.set_error(grpc::Status(grpc::StatusCode::NOT_FOUND, "store acme/s1 not found"));
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<adapt::v1::StoreInfo> info = client->GetStore("acme", "s1");
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(info.status().message(), "store acme/s1 not found");
+}
+
+TEST(FromGrpcStatusTest, EveryCodeMapsOneToOne) {
+  for (int code = 0; code <= 16; ++code) {
+    absl::Status status =
+        FromGrpcStatus(grpc::Status(static_cast<grpc::StatusCode>(code), code ? "m" : ""));
+    EXPECT_EQ(static_cast<int>(status.code()), code);
+    EXPECT_EQ(absl::StatusCodeToString(status.code()),
+              absl::StatusCodeToString(static_cast<absl::StatusCode>(code)));
+  }
+}
+
+TEST_F(ClientTest, AdaptSendsAllBatchesInOneStream) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  std::vector<AdaptRequest> batches(3);
+  batches[0].set_tenant("acme");
+  batches[0].set_store("s1");
+  for (AdaptRequest& batch : batches) {
+    batch.add_examples()->set_label("a");
+    batch.add_examples()->set_label("b");
+  }
+  absl::StatusOr<AdaptResponse> response = client->Adapt(batches);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 6u);
+  EXPECT_EQ(service_.messages(), 3);
+  EXPECT_EQ(service_.tenants(), (std::vector<std::string>{"acme", "", ""}));
+}
+
+TEST_F(ClientTest, StreamDeadlineUsesStreamTimeout) {
+  ClientOptions options;
+  options.stream_timeout = absl::Seconds(100);
+  std::unique_ptr<Client> client = MakeClient(options);
+  const auto before = std::chrono::system_clock::now();
+  ASSERT_TRUE(client->Adapt({}).ok());
+  const double seconds = std::chrono::duration<double>(service_.deadline() - before).count();
+  EXPECT_GT(seconds, 98.0);
+  EXPECT_LT(seconds, 101.0);
+}
+
+TEST_F(ClientTest, ExportCollectsChunksInOrder) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<std::string> snapshot = client->ExportStore("acme", "s1");
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(*snapshot, "abcdefg");
+}
+
+TEST_F(ClientTest, ExportSinkErrorIsReturned) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::Status status = client->ExportStore(
+      "acme", "s1", [](absl::string_view) { return absl::DataLossError("disk full"); });
+  EXPECT_EQ(status, absl::DataLossError("disk full"));
+}
+
+TEST_F(ClientTest, ImportSendsChunksAndNamesTargetFirst) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<adapt::v1::StoreInfo> info = client->ImportStore("acme", "s2", "abcdefg", 3);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->tenant(), "acme");
+  std::vector<adapt::v1::StoreChunk> chunks = service_.chunks();
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[0].store(), "s2");
+  EXPECT_EQ(chunks[0].data(), "abc");
+  EXPECT_EQ(chunks[1].tenant(), "");
+  EXPECT_EQ(chunks[1].data(), "def");
+  EXPECT_EQ(chunks[2].data(), "g");
+}
+
+TEST_F(ClientTest, ImportOfEmptySnapshotStillNamesTarget) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  ASSERT_TRUE(client->ImportStore("acme", "s2", "").ok());
+  std::vector<adapt::v1::StoreChunk> chunks = service_.chunks();
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(chunks[0].tenant(), "acme");
+  EXPECT_EQ(chunks[0].data(), "");
+}
+
+TEST_F(ClientTest, PredictStreamKeepsOrder) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  std::vector<adapt::v1::PredictRequest> requests(50);
+  for (size_t i = 0; i < requests.size(); ++i) requests[i].set_top_k(i + 1);
+  absl::StatusOr<std::vector<adapt::v1::PredictResponse>> responses =
+      client->PredictStream(requests);
+  ASSERT_TRUE(responses.ok()) << responses.status();
+  ASSERT_EQ(responses->size(), requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ((*responses)[i].version(), i + 1);
+}
+
+TEST_F(ClientTest, DeadlineExceeded) {
+  ClientOptions options;
+  options.unary_timeout = absl::Milliseconds(200);
+  std::unique_ptr<Client> client = MakeClient(options);
+  EXPECT_EQ(client->ListEncoders().status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(ConnectTest, MissingCaFileIsAnError) {
+  ClientOptions options;
+  options.tls_ca_file = "/nonexistent/ca.pem";
+  EXPECT_EQ(Client::Connect(options).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ConnectTest, EmptyAddressIsAnError) {
+  ClientOptions options;
+  options.address = "";
+  EXPECT_EQ(Client::Connect(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace adaptd

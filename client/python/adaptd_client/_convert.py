@@ -1,0 +1,196 @@
+"""Conversions between Python/numpy values and adapt.v1 messages.
+
+Inputs are either numeric (a rows × dim array, sent as packed float32 vectors) or texts (a
+sequence of str, for text encoders). Targets are labels (one str per row) or a rows × M array.
+"""
+
+import numbers
+
+import numpy as np
+from google.protobuf import descriptor
+
+from ._stubs import pb
+
+KINDS = {
+    "faast": pb.STORE_KIND_FAAST,
+    "falcon": pb.STORE_KIND_FALCON,
+    "fwpkm": pb.STORE_KIND_FWPKM,
+}
+KIND_NAMES = {number: name for name, number in KINDS.items()}
+
+
+def _is_text_sequence(values):
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind in ("U", "S", "O") and values.ndim == 1 and all(
+            isinstance(v, str) for v in values)
+    return isinstance(values, (list, tuple)) and len(values) > 0 and all(
+        isinstance(v, str) for v in values)
+
+
+def to_inputs(values):
+    """Returns a list of pb.Input: one per row of a 2-D numeric array, or one per text."""
+    if isinstance(values, str):
+        raise ValueError("inputs: give a sequence of texts, not one str")
+    if _is_text_sequence(values):
+        return [pb.Input(text=str(v)) for v in values]
+    array = np.asarray(values, dtype=np.float32)
+    if array.ndim != 2:
+        raise ValueError("inputs: expected a 2-D array (rows × dim) or a sequence of texts, "
+                         "got shape %s" % (array.shape,))
+    return [pb.Input(vector=pb.FloatVector(values=row.tolist())) for row in array]
+
+
+def to_examples(inputs, labels=None, targets=None, ids=None):
+    """Returns a list of pb.Example from inputs and exactly one of labels / targets."""
+    if (labels is None) == (targets is None):
+        raise ValueError("give exactly one of labels (label stores) or targets (vector stores)")
+    converted = to_inputs(inputs)
+    rows = len(converted)
+    if labels is not None:
+        if isinstance(labels, str):
+            raise ValueError("labels: give one label per row, not one str")
+        label_list = [str(v) for v in (labels.tolist() if isinstance(labels, np.ndarray)
+                                       else labels)]
+        if len(label_list) != rows:
+            raise ValueError("labels: %d given for %d input rows" % (len(label_list), rows))
+        examples = [pb.Example(input=x, label=y) for x, y in zip(converted, label_list)]
+    else:
+        array = np.asarray(targets, dtype=np.float32)
+        if array.ndim != 2 or array.shape[0] != rows:
+            raise ValueError("targets: expected a 2-D array with %d rows, got shape %s" %
+                             (rows, array.shape))
+        examples = [pb.Example(input=x, vector=pb.FloatVector(values=t.tolist()))
+                    for x, t in zip(converted, array)]
+    if ids is not None:
+        id_list = list(ids)
+        if len(id_list) != rows:
+            raise ValueError("ids: %d given for %d input rows" % (len(id_list), rows))
+        for example, example_id in zip(examples, id_list):
+            example.id = str(example_id)
+    return examples
+
+
+def parse_output(output):
+    """'labels', 'next' or 'vector:M' → pb.OutputSpec."""
+    if output == "labels":
+        return pb.OutputSpec(kind=pb.OutputSpec.KIND_LABELS)
+    if output == "next":
+        return pb.OutputSpec(kind=pb.OutputSpec.KIND_NEXT)
+    if isinstance(output, str) and output.startswith("vector:"):
+        width = output[len("vector:"):]
+        if width.isdigit() and int(width) > 0:
+            return pb.OutputSpec(kind=pb.OutputSpec.KIND_VECTOR, dim=int(width))
+    raise ValueError("output: expected 'labels', 'vector:M' (M > 0) or 'next', got %r" % (output,))
+
+
+def format_output(spec):
+    kind = spec.kind
+    if kind == pb.OutputSpec.KIND_LABELS:
+        return "labels"
+    if kind == pb.OutputSpec.KIND_VECTOR:
+        return "vector:%d" % spec.dim
+    if kind == pb.OutputSpec.KIND_NEXT:
+        return "next"
+    return "unspecified"
+
+
+def _enum_value(field, value):
+    """An enum field from its number, its full name or its short name ('l2' for KEY_NORM_L2)."""
+    enum = field.enum_type
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    wanted = str(value).upper()
+    for candidate in enum.values:
+        if candidate.name == wanted or candidate.name.endswith("_" + wanted):
+            if not candidate.name.endswith("_UNSPECIFIED") or wanted.endswith("UNSPECIFIED"):
+                return candidate.number
+    names = [v.name for v in enum.values if not v.name.endswith("_UNSPECIFIED")]
+    raise ValueError("%s: unknown value %r (one of %s)" % (field.name, value, ", ".join(names)))
+
+
+def fill_params(message, params, what):
+    """Sets the fields of a kind's parameter message (FaastParams, ...) from keyword values."""
+    fields = message.DESCRIPTOR.fields_by_name
+    for name, value in params.items():
+        field = fields.get(name)
+        if field is None:
+            raise ValueError("%s: unknown parameter %r (known: %s)" %
+                             (what, name, ", ".join(sorted(fields))))
+        if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+            values = [value] if isinstance(value, numbers.Number) else list(value)
+            getattr(message, name).extend(values)
+        elif field.type == descriptor.FieldDescriptor.TYPE_ENUM:
+            setattr(message, name, _enum_value(field, value))
+        elif field.type == descriptor.FieldDescriptor.TYPE_BOOL:
+            setattr(message, name, bool(value))
+        else:
+            setattr(message, name, value)
+    return message
+
+
+def build_spec(kind, encoder, output, dim, params):
+    if kind not in KINDS:
+        raise ValueError("kind: expected one of %s, got %r" % (", ".join(KINDS), kind))
+    spec = pb.StoreSpec(kind=KINDS[kind], encoder=encoder, output=parse_output(output), dim=dim)
+    fill_params(getattr(spec, kind), params, kind)
+    # An empty parameter message still selects the kind's oneof case.
+    getattr(spec, kind).SetInParent()
+    return spec
+
+
+def _field_has_value(message, field):
+    if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+        return True
+    presence = getattr(field, "has_presence",
+                       field.message_type is not None or field.containing_oneof is not None)
+    return not presence or message.HasField(field.name)
+
+
+def _scalar(field, value):
+    if field.type == descriptor.FieldDescriptor.TYPE_MESSAGE:
+        return message_to_dict(value)
+    if field.type == descriptor.FieldDescriptor.TYPE_ENUM:
+        known = field.enum_type.values_by_number.get(value)
+        return known.name if known is not None else value
+    return value
+
+
+def message_to_dict(message):
+    """A message as a dict keyed by field name; unset optional and oneof fields are left out,
+    enums become their names, repeated fields lists."""
+    out = {}
+    for field in message.DESCRIPTOR.fields:
+        if not _field_has_value(message, field):
+            continue
+        value = getattr(message, field.name)
+        if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+            out[field.name] = [_scalar(field, v) for v in value]
+        else:
+            out[field.name] = _scalar(field, value)
+    return out
+
+
+def spec_to_dict(spec):
+    """StoreSpec → dict: kind ('faast', ...), encoder, output ('labels', 'vector:M', 'next'),
+    dim and params (the kind's parameters that are set)."""
+    params_case = spec.WhichOneof("params")
+    return {
+        "kind": KIND_NAMES.get(spec.kind, "unspecified"),
+        "encoder": spec.encoder,
+        "output": format_output(spec.output),
+        "dim": spec.dim,
+        "params": message_to_dict(getattr(spec, params_case)) if params_case else {},
+    }
+
+
+def store_info_to_dict(info):
+    """StoreInfo → dict: the generic field mapping with the spec in the spec_to_dict form and
+    the kind's statistics under 'stats'."""
+    out = message_to_dict(info)
+    out["spec"] = spec_to_dict(info.spec)
+    stats_case = info.WhichOneof("stats")
+    out["stats"] = {}
+    if stats_case:
+        out.pop(stats_case, None)
+        out["stats"] = message_to_dict(getattr(info, stats_case))
+    return out

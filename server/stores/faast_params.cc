@@ -1,0 +1,146 @@
+#include "server/stores/faast_params.h"
+
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::FaastParams;
+using adapt::v1::OutputSpec;
+using adapt::v1::StoreSpec;
+
+absl::Status FieldError(absl::string_view prefix, absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(prefix, ".", field, ": ", what));
+}
+
+absl::Status ValidateOutput(const OutputSpec& output, OutputSpec* normalized) {
+  *normalized = output;
+  switch (output.kind()) {
+    case OutputSpec::KIND_UNSPECIFIED:
+    case OutputSpec::KIND_LABELS:
+      if (output.dim() != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.dim: must be 0 for a labels output, got ", output.dim()));
+      }
+      normalized->set_kind(OutputSpec::KIND_LABELS);
+      return absl::OkStatus();
+    case OutputSpec::KIND_VECTOR:
+      if (output.dim() < 1 || output.dim() > kFaastMaxOutputDim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ",
+                         kFaastMaxOutputDim, "], got ", output.dim()));
+      }
+      return absl::OkStatus();
+    case OutputSpec::KIND_NEXT:
+      return absl::InvalidArgumentError(
+          "spec.output.kind: output 'next' is not supported by faast (use labels or vector:M)");
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
+  }
+}
+
+}  // namespace
+
+absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_view prefix) {
+  if (params.has_rcond()) {
+    const double r = params.rcond();
+    if (!(r > 0 && r < 1))
+      return FieldError(prefix, "rcond", absl::StrCat("must be in (0, 1), got ", r));
+  }
+  if (params.has_alpha()) {
+    const double a = params.alpha();
+    if (!(a > 0) || !std::isfinite(a)) {
+      return FieldError(prefix, "alpha", absl::StrCat("must be finite and > 0, got ", a));
+    }
+  }
+  if (params.has_ridge()) {
+    const double r = params.ridge();
+    if (!(r >= 0) || !std::isfinite(r)) {
+      return FieldError(prefix, "ridge", absl::StrCat("must be finite and >= 0, got ", r));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
+  if (spec.kind() != adapt::v1::STORE_KIND_FAAST) {
+    return absl::InvalidArgumentError("spec.kind: must be faast");
+  }
+  if (spec.params_case() == StoreSpec::kFalcon) {
+    return absl::InvalidArgumentError("spec.falcon: parameters do not match store kind 'faast'");
+  }
+  if (spec.params_case() == StoreSpec::kFwpkm) {
+    return absl::InvalidArgumentError("spec.fwpkm: parameters do not match store kind 'faast'");
+  }
+  if (spec.dim() > kFaastMaxDim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.dim: must be at most ", kFaastMaxDim, ", got ", spec.dim()));
+  }
+  StoreSpec out = spec;
+  if (absl::Status s = ValidateOutput(spec.output(), out.mutable_output()); !s.ok()) return s;
+
+  const FaastParams& in = spec.faast();
+  if (absl::Status s = ValidateFaastSolverFields(in, "spec.faast"); !s.ok()) return s;
+  if (in.has_decay()) {
+    const double g = in.decay();
+    if (!(g > 0 && g <= 1)) {
+      return FieldError("spec.faast", "decay", absl::StrCat("must be in (0, 1], got ", g));
+    }
+  }
+  if (in.has_max_labels() && (in.max_labels() < 1 || in.max_labels() > kFaastMaxLabelsLimit)) {
+    return FieldError(
+        "spec.faast", "max_labels",
+        absl::StrCat("must be in [1, ", kFaastMaxLabelsLimit, "], got ", in.max_labels()));
+  }
+
+  FaastParams* p = out.mutable_faast();
+  if (!p->has_alpha()) p->set_alpha(kFaastDefaultAlpha);
+  if (!p->has_ridge()) p->set_ridge(kFaastDefaultRidge);
+  if (!p->has_decay()) p->set_decay(kFaastDefaultDecay);
+  if (!p->has_auto_compile_every()) p->set_auto_compile_every(kFaastDefaultAutoCompileEvery);
+  if (!p->has_auto_compile_delay_ms()) {
+    p->set_auto_compile_delay_ms(kFaastDefaultAutoCompileDelayMs);
+  }
+  if (!p->has_few_shot()) p->set_few_shot(kFaastDefaultFewShot);
+  if (!p->has_max_labels()) p->set_max_labels(kFaastDefaultMaxLabels);
+  return out;
+}
+
+absl::Status ValidateFaastOverrides(const FaastParams& overrides) {
+  if (absl::Status s = ValidateFaastSolverFields(overrides, "faast"); !s.ok()) return s;
+  const char* fixed = nullptr;
+  if (overrides.has_decay()) fixed = "decay";
+  if (overrides.has_auto_compile_every()) fixed = "auto_compile_every";
+  if (overrides.has_auto_compile_delay_ms()) fixed = "auto_compile_delay_ms";
+  if (overrides.has_few_shot()) fixed = "few_shot";
+  if (overrides.has_max_labels()) fixed = "max_labels";
+  if (fixed != nullptr) {
+    return FieldError("faast", fixed,
+                      "is fixed when the store is created; a compile may set rcond, alpha, ridge");
+  }
+  return absl::OkStatus();
+}
+
+FaastSolverParams SolverParamsOf(const FaastParams& params) {
+  FaastSolverParams out;
+  if (params.has_rcond()) out.rcond = params.rcond();
+  if (params.has_alpha()) out.alpha = params.alpha();
+  if (params.has_ridge()) out.ridge = params.ridge();
+  return out;
+}
+
+void ApplyFaastOverrides(const FaastParams& overrides, FaastParams* params) {
+  if (overrides.has_rcond()) {
+    params->set_rcond(overrides.rcond());
+  } else if (overrides.has_alpha()) {
+    params->clear_rcond();
+  }
+  if (overrides.has_alpha()) params->set_alpha(overrides.alpha());
+  if (overrides.has_ridge()) params->set_ridge(overrides.ridge());
+}
+
+}  // namespace adaptd

@@ -1,0 +1,228 @@
+#include "server/stores/faast_snapshot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/core/status_macros.h"
+#include "server/stores/faast_params.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::FaastState;
+using adapt::v1::StoreSpec;
+
+absl::Status Bad(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("snapshot.faast.", field, ": ", what));
+}
+
+template <typename Repeated>
+absl::Status CheckFinite(const Repeated& values, absl::string_view field) {
+  for (int i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) return Bad(field, absl::StrCat("entry ", i, " is not finite"));
+  }
+  return absl::OkStatus();
+}
+
+template <typename Repeated>
+absl::Status CheckSize(const Repeated& values, int64_t expected, absl::string_view field) {
+  if (values.size() != expected) {
+    return Bad(field, absl::StrCat("has ", values.size(), " entries, expected ", expected));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPersistent* out) {
+  const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
+  if (!labels) {
+    if (state.columns() != spec.output().dim()) {
+      return Bad("columns", absl::StrCat(state.columns(), " does not match the output width ",
+                                         spec.output().dim()));
+    }
+    if (state.labels_size() != 0) return Bad("labels", "must be empty for a vector store");
+    return absl::OkStatus();
+  }
+  if (state.columns() != static_cast<uint32_t>(state.labels_size())) {
+    return Bad("columns", absl::StrCat(state.columns(), " does not match the ", state.labels_size(),
+                                       " labels"));
+  }
+  if (state.labels_size() > static_cast<int>(spec.faast().max_labels())) {
+    return Bad("labels", absl::StrCat("holds ", state.labels_size(), " labels, more than ",
+                                      "spec.faast.max_labels = ", spec.faast().max_labels()));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (int i = 0; i < state.labels_size(); ++i) {
+    if (state.labels(i).empty()) return Bad(absl::StrCat("labels[", i, "]"), "is empty");
+    if (!seen.insert(state.labels(i)).second) {
+      return Bad(absl::StrCat("labels[", i, "]"), absl::StrCat("repeats '", state.labels(i), "'"));
+    }
+  }
+  out->labels.assign(state.labels().begin(), state.labels().end());
+  return absl::OkStatus();
+}
+
+absl::Status ReadMatrices(const FaastState& state, FaastStatistics* st) {
+  const int64_t d = st->dim, m = st->columns;
+  RETURN_IF_ERROR(CheckFinite(state.g(), "g"));
+  RETURN_IF_ERROR(CheckFinite(state.c(), "c"));
+  if (state.g().empty() != state.c().empty() && m > 0) {
+    return Bad("c", "g and c must both be present or both be empty");
+  }
+  if (state.g().empty()) {
+    if (state.examples() != 0 || state.weighted_examples() != 0 || (st->labels && m > 0)) {
+      return Bad("g", "is empty but the store holds examples or labels");
+    }
+    return absl::OkStatus();
+  }
+  if (d == 0) return Bad("g", "present while dim is 0");
+  RETURN_IF_ERROR(CheckSize(state.g(), d * d, "g"));
+  RETURN_IF_ERROR(CheckSize(state.c(), d * m, "c"));
+  double scale = 0;
+  for (double v : state.g()) scale = std::max(scale, std::abs(v));
+  st->Allocate(d);
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t j = i; j < d; ++j) {
+      const double a = state.g(i * d + j), b = state.g(j * d + i);
+      if (std::abs(a - b) > 1e-12 * scale) {
+        return Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
+      }
+      st->g[i * d + j] = a;
+    }
+  }
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t j = 0; j < m; ++j) st->ct[j * d + i] = state.c(i * m + j);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatistics* st) {
+  st->raw_kept = state.raw_kept();
+  if (!state.raw_kept()) {
+    if (!state.raw_keys().empty() || !state.raw_targets().empty() || !state.raw_weights().empty()) {
+      return Bad("raw_keys", "raw pairs present while raw_kept is false");
+    }
+    return absl::OkStatus();
+  }
+  if (!spec.faast().few_shot()) return Bad("raw_kept", "set while spec.faast.few_shot is false");
+  const int64_t rows = state.raw_weights_size(), d = st->dim, m = st->columns;
+  if (static_cast<uint64_t>(rows) != state.examples()) {
+    return Bad("raw_weights",
+               absl::StrCat("has ", rows, " pairs for ", state.examples(), " examples"));
+  }
+  if (rows > 0 && rows >= d) {
+    return Bad("raw_kept", absl::StrCat("raw pairs kept with ", rows, " examples >= dim ", d));
+  }
+  RETURN_IF_ERROR(CheckSize(state.raw_keys(), rows * d, "raw_keys"));
+  RETURN_IF_ERROR(CheckSize(state.raw_targets(), rows * m, "raw_targets"));
+  RETURN_IF_ERROR(CheckFinite(state.raw_keys(), "raw_keys"));
+  RETURN_IF_ERROR(CheckFinite(state.raw_targets(), "raw_targets"));
+  RETURN_IF_ERROR(CheckFinite(state.raw_weights(), "raw_weights"));
+  FaastRawPairs& raw = st->raw;
+  raw.rows = rows;
+  raw.keys.assign(state.raw_keys().begin(), state.raw_keys().end());
+  raw.weights.assign(state.raw_weights().begin(), state.raw_weights().end());
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!(raw.weights[r] > 0)) return Bad("raw_weights", absl::StrCat("entry ", r, " is not > 0"));
+  }
+  if (!st->labels) {
+    raw.targets.assign(state.raw_targets().begin(), state.raw_targets().end());
+    return absl::OkStatus();
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t hot = -1, ones = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const double v = state.raw_targets(r * m + j);
+      if (v == 1.0) {
+        hot = static_cast<int32_t>(j);
+        ++ones;
+      } else if (v != 0.0) {
+        ones = 2;
+      }
+    }
+    if (ones != 1) return Bad("raw_targets", absl::StrCat("row ", r, " is not one-hot"));
+    raw.label_ids.push_back(hot);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+FaastState FaastStateToProto(const FaastStatistics& st, const std::vector<std::string>& labels,
+                             uint64_t version, const PrequentialStats& prequential) {
+  FaastState out;
+  const int64_t d = st.dim, m = st.columns;
+  out.set_dim(static_cast<uint32_t>(d));
+  out.set_columns(static_cast<uint32_t>(m));
+  for (const std::string& l : labels) out.add_labels(l);
+  out.set_weighted_examples(st.weighted_examples);
+  out.set_examples(st.examples);
+  if (!st.g.empty()) {
+    out.mutable_g()->Resize(static_cast<int>(d * d), 0.0);
+    for (int64_t i = 0; i < d; ++i) {
+      for (int64_t j = i; j < d; ++j) {
+        out.set_g(i * d + j, st.g[i * d + j]);
+        out.set_g(j * d + i, st.g[i * d + j]);
+      }
+    }
+    out.mutable_c()->Resize(static_cast<int>(d * m), 0.0);
+    for (int64_t i = 0; i < d; ++i) {
+      for (int64_t j = 0; j < m; ++j) out.set_c(i * m + j, st.ct[j * d + i]);
+    }
+  }
+  out.set_raw_kept(st.raw_kept);
+  if (st.raw_kept) {
+    const FaastRawPairs& raw = st.raw;
+    out.mutable_raw_keys()->Add(raw.keys.begin(), raw.keys.end());
+    out.mutable_raw_weights()->Add(raw.weights.begin(), raw.weights.end());
+    if (st.labels) {
+      out.mutable_raw_targets()->Resize(static_cast<int>(raw.rows * m), 0.0);
+      for (int64_t r = 0; r < raw.rows; ++r) out.set_raw_targets(r * m + raw.label_ids[r], 1.0);
+    } else {
+      out.mutable_raw_targets()->Add(raw.targets.begin(), raw.targets.end());
+    }
+  }
+  out.set_version(version);
+  out.set_prequential_evaluated(prequential.evaluated);
+  out.set_prequential_correct(prequential.correct);
+  out.set_prequential_loss_sum(prequential.loss_sum);
+  return out;
+}
+
+absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
+                                 FaastPersistent* out) {
+  FaastStatistics& st = out->stats;
+  st.labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
+  if (state.dim() > kFaastMaxDim) {
+    return Bad("dim", absl::StrCat("must be at most ", kFaastMaxDim, ", got ", state.dim()));
+  }
+  if (spec.dim() != 0 && state.dim() != spec.dim()) {
+    return Bad("dim", absl::StrCat(state.dim(), " does not match spec.dim ", spec.dim()));
+  }
+  if (state.dim() == 0 && (state.examples() != 0 || state.version() != 0)) {
+    return Bad("dim", "is 0 but the store holds examples or a version");
+  }
+  RETURN_IF_ERROR(ReadLabels(state, spec, out));
+  st.dim = state.dim();
+  st.columns = state.columns();
+  if (!std::isfinite(state.weighted_examples())) {
+    return Bad("weighted_examples", "is not finite");
+  }
+  st.weighted_examples = state.weighted_examples();
+  st.examples = state.examples();
+  RETURN_IF_ERROR(ReadMatrices(state, &st));
+  RETURN_IF_ERROR(ReadRaw(state, spec, &st));
+  if (state.prequential_correct() > state.prequential_evaluated() ||
+      !(state.prequential_loss_sum() >= 0) || !std::isfinite(state.prequential_loss_sum())) {
+    return Bad("prequential_correct", "prequential totals do not hold together");
+  }
+  out->version = state.version();
+  out->prequential.evaluated = state.prequential_evaluated();
+  out->prequential.correct = state.prequential_correct();
+  out->prequential.loss_sum = state.prequential_loss_sum();
+  return absl::OkStatus();
+}
+
+}  // namespace adaptd

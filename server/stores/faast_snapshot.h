@@ -1,0 +1,41 @@
+// Conversion between a faast store's state and adapt.v1.FaastState (export / import), with the
+// validation of a snapshot read back. Pure functions; thread-compatible.
+//
+// Layout: the proto holds G complete (both triangles) and C as dim × columns, row-major; raw
+// targets as rows × columns (one-hot rows for label stores). FaastStatistics keeps G's upper
+// triangle and Cᵀ (see faast_state.h).
+#ifndef ADAPTD_SERVER_STORES_FAAST_SNAPSHOT_H_
+#define ADAPTD_SERVER_STORES_FAAST_SNAPSHOT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "adapt/v1/adapt.pb.h"
+#include "adapt/v1/snapshot.pb.h"
+#include "server/stores/faast_state.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+// Everything a faast store persists besides its spec.
+struct FaastPersistent {
+  FaastStatistics stats;
+  std::vector<std::string> labels;
+  uint64_t version = 0;
+  PrequentialStats prequential;
+};
+
+adapt::v1::FaastState FaastStateToProto(const FaastStatistics& stats,
+                                        const std::vector<std::string>& labels, uint64_t version,
+                                        const PrequentialStats& prequential);
+
+// Reads `state` for a store of the normalized `spec`. InvalidArgument naming the field
+// ("snapshot.faast.g: ...") when sizes, values or counts do not hold together.
+absl::Status FaastStateFromProto(const adapt::v1::FaastState& state,
+                                 const adapt::v1::StoreSpec& spec, FaastPersistent* out);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_FAAST_SNAPSHOT_H_

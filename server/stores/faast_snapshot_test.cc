@@ -1,0 +1,184 @@
+// Snapshot → RestoreStore round trips, and the validation of snapshots that do not hold
+// together.
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/stores/faast_store.h"
+#include "server/stores/faast_test_util.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::StoreSnapshot;
+using faast_test::Apply;
+using faast_test::CompileNow;
+using faast_test::LabelBatch;
+using faast_test::LabelSpec;
+using faast_test::MakeStore;
+using faast_test::VectorBatch;
+using faast_test::VectorSpec;
+
+std::unique_ptr<Store> Restore(const StoreSnapshot& snapshot, kernels::Backend* backend) {
+  absl::StatusOr<std::unique_ptr<Store>> store = RestoreStore(snapshot, backend);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? std::move(*store) : nullptr;
+}
+
+void ExpectSamePredictions(const Store& a, const Store& b, const std::vector<float>& keys,
+                           int64_t rows, int64_t dim) {
+  absl::StatusOr<Predictions> pa = a.Predict(keys.data(), rows, dim, 3);
+  absl::StatusOr<Predictions> pb = b.Predict(keys.data(), rows, dim, 3);
+  ASSERT_TRUE(pa.ok() && pb.ok());
+  EXPECT_EQ(pa->version, pb->version);
+  EXPECT_EQ(pa->label_ids, pb->label_ids);
+  EXPECT_EQ(pa->scores, pb->scores);
+  EXPECT_EQ(pa->vectors, pb->vectors);
+  if (pa->label_names != nullptr) {
+    EXPECT_EQ(*pa->label_names, *pb->label_names);
+  }
+}
+
+std::string Info(const Store& store) {
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  info.mutable_faast()->clear_compile_seconds();
+  // Vector capacities depend on how the state was built (appends vs one copy).
+  info.clear_memory_bytes();
+  return info.DebugString();
+}
+
+class FaastSnapshotTest : public ::testing::Test {
+ protected:
+  static constexpr int64_t kDim = 12;
+  void SetUp() override {
+    std::mt19937_64 rng(17);
+    keys_ = faast_test::RandomFloats(rng, 60 * kDim);
+    targets_ = faast_test::RandomFloats(rng, 60 * 2);
+    for (int r = 0; r < 60; ++r) labels_.push_back("k" + std::to_string(r % 5));
+  }
+  std::vector<float> keys_, targets_;
+  std::vector<std::string> labels_;
+  std::unique_ptr<kernels::Backend> backend_ = kernels::MakeCpuBackend();
+};
+
+TEST_F(FaastSnapshotTest, LabelStoreRoundTripKeepsVersionAndPredictions) {
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 0, 40)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 40, 20)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  absl::StatusOr<StoreSnapshot> snapshot = store->Snapshot();
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_EQ(snapshot->faast().version(), 2u);
+  EXPECT_EQ(snapshot->faast().g_size(), kDim * kDim);
+  std::unique_ptr<Store> restored = Restore(*snapshot, backend_.get());
+  ASSERT_NE(restored, nullptr);
+  ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+  EXPECT_EQ(Info(*store), Info(*restored));
+  EXPECT_EQ(restored->Snapshot()->SerializeAsString(), snapshot->SerializeAsString());
+  // Both go on identically.
+  for (Store* s : {static_cast<Store*>(store.get()), restored.get()}) {
+    ASSERT_TRUE(Apply(*s, TxnKind::kForget, {LabelBatch(keys_, kDim, labels_, 0, 10)}).ok());
+    absl::StatusOr<adapt::v1::CompileResponse> c = CompileNow(*s);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->version(), 3u);
+  }
+  ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+}
+
+TEST_F(FaastSnapshotTest, FewShotVectorStoreRoundTripKeepsRawPairs) {
+  adapt::v1::StoreSpec spec = VectorSpec(2);
+  spec.mutable_faast()->set_decay(0.9);
+  auto store = MakeStore(spec, backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt,
+                    {VectorBatch(keys_, kDim, targets_, 2, 0, 4),
+                     VectorBatch(keys_, kDim, targets_, 2, 4, 3)})
+                  .ok());
+  adapt::v1::FaastParams overrides;
+  overrides.set_rcond(1e-3);
+  ASSERT_TRUE(CompileNow(*store, overrides).ok());
+  absl::StatusOr<StoreSnapshot> snapshot = store->Snapshot();
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_TRUE(snapshot->faast().raw_kept());
+  EXPECT_EQ(snapshot->faast().raw_weights_size(), 7);
+  EXPECT_DOUBLE_EQ(snapshot->spec().faast().rcond(), 1e-3);
+  std::unique_ptr<Store> restored = Restore(*snapshot, backend_.get());
+  ASSERT_NE(restored, nullptr);
+  ExpectSamePredictions(*store, *restored, keys_, 10, kDim);
+  EXPECT_EQ(Info(*store), Info(*restored));
+}
+
+TEST_F(FaastSnapshotTest, UncompiledAndEmptyStoresRoundTrip) {
+  auto empty = MakeStore(LabelSpec(), backend_.get());
+  std::unique_ptr<Store> restored = Restore(*empty->Snapshot(), backend_.get());
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->dim(), 0);
+  EXPECT_EQ(CompileNow(*restored).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 0, 30)}).ok());
+  restored = Restore(*store->Snapshot(), backend_.get());
+  ASSERT_NE(restored, nullptr);
+  EXPECT_EQ(restored->Predict(keys_.data(), 1, kDim, 1).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(CompileNow(*store).ok());
+  ASSERT_TRUE(CompileNow(*restored).ok());
+  ExpectSamePredictions(*store, *restored, keys_, 5, kDim);
+}
+
+// Each mutation of a good snapshot must be refused with InvalidArgument naming the field.
+TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 0, 8)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  const StoreSnapshot good = *store->Snapshot();
+  ASSERT_TRUE(good.faast().raw_kept());
+  struct Mutation {
+    std::string field;
+    std::function<void(StoreSnapshot*)> apply;
+  };
+  const std::vector<Mutation> mutations = {
+      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->mutable_g()->RemoveLast(); }},
+      {"snapshot.faast.c", [](StoreSnapshot* s) { s->mutable_faast()->add_c(1.0); }},
+      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->set_g(1, NAN); }},
+      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->set_g(1, 123.0); }},
+      {"snapshot.faast.columns", [](StoreSnapshot* s) { s->mutable_faast()->add_labels("x"); }},
+      {"snapshot.faast.labels[1]",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_labels(1, s->faast().labels(0)); }},
+      {"snapshot.faast.raw_weights", [](StoreSnapshot* s) { s->mutable_faast()->set_examples(9); }},
+      {"snapshot.faast.raw_keys",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_raw_keys()->RemoveLast(); }},
+      {"snapshot.faast.raw_targets",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_raw_targets(0, 0.5); }},
+      {"snapshot.faast.raw_weights",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_raw_weights(0, -1.0); }},
+      {"snapshot.faast.raw_keys",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_raw_kept(false); }},
+      {"snapshot.faast.dim", [](StoreSnapshot* s) { s->mutable_faast()->set_dim(kDim + 1); }},
+      {"snapshot.faast.weighted_examples",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_weighted_examples(INFINITY); }},
+      {"snapshot.faast.prequential",
+       [](StoreSnapshot* s) { s->mutable_faast()->set_prequential_correct(5); }},
+      {"snapshot.faast", [](StoreSnapshot* s) { s->clear_faast(); }},
+      {"spec.faast.rcond",
+       [](StoreSnapshot* s) { s->mutable_spec()->mutable_faast()->set_rcond(3); }},
+  };
+  for (const Mutation& m : mutations) {
+    StoreSnapshot bad = good;
+    m.apply(&bad);
+    absl::StatusOr<std::unique_ptr<Store>> r = RestoreStore(bad, backend_.get());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << m.field;
+    EXPECT_NE(r.status().message().find(m.field), std::string::npos)
+        << m.field << " vs " << r.status();
+  }
+  StoreSnapshot falcon = good;
+  falcon.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+  EXPECT_EQ(RestoreStore(falcon, backend_.get()).status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace adaptd

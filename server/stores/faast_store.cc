@@ -1,0 +1,319 @@
+#include "server/stores/faast_store.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/core/status_macros.h"
+#include "server/stores/faast_params.h"
+#include "server/stores/faast_solver.h"
+#include "server/stores/faast_txn.h"
+
+namespace adaptd {
+
+using adapt::v1::CompileRequest;
+using adapt::v1::CompileResponse;
+using adapt::v1::StoreSpec;
+
+FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
+    : backend_(backend),
+      labels_(spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS),
+      out_dim_(spec.output().dim()),
+      decay_(spec.faast().decay()),
+      few_shot_(spec.faast().few_shot()),
+      max_labels_(spec.faast().max_labels()),
+      auto_compile_every_(spec.faast().auto_compile_every()),
+      auto_compile_delay_ms_(spec.faast().auto_compile_delay_ms()),
+      spec_(spec),
+      label_names_(std::make_shared<const std::vector<std::string>>()) {
+  stats_.labels = labels_;
+  stats_.dim = spec.dim();
+  stats_.columns = labels_ ? 0 : out_dim_;
+  stats_.raw_kept = few_shot_;
+}
+
+absl::StatusOr<std::unique_ptr<FaastStore>> FaastStore::Restore(const StoreSpec& spec,
+                                                                FaastPersistent state,
+                                                                kernels::Backend* backend) {
+  StoreSpec with_dim = spec;
+  with_dim.set_dim(static_cast<uint32_t>(state.stats.dim));
+  auto store = std::make_unique<FaastStore>(with_dim, backend);
+  {
+    absl::MutexLock lock(&store->mu_);
+    store->stats_ = std::move(state.stats);
+    for (size_t i = 0; i < state.labels.size(); ++i) {
+      store->label_index_.emplace(state.labels[i], static_cast<int32_t>(i));
+    }
+    store->label_names_ = std::make_shared<const std::vector<std::string>>(std::move(state.labels));
+    store->prequential_ = state.prequential;
+  }
+  if (state.version > 0) {
+    RETURN_IF_ERROR(store->CompileAndPublish(adapt::v1::FaastParams(), state.version).status());
+  }
+  return store;
+}
+
+StoreSpec FaastStore::spec() const {
+  absl::MutexLock lock(&mu_);
+  return spec_;
+}
+
+int64_t FaastStore::dim() const {
+  absl::MutexLock lock(&mu_);
+  return stats_.dim;
+}
+
+std::unique_ptr<Txn> FaastStore::Begin(TxnKind kind) {
+  return std::make_unique<FaastTxn>(this, kind);
+}
+
+FaastStore::TxnView FaastStore::ViewForTxn(const std::vector<std::string>& names) const {
+  absl::MutexLock lock(&mu_);
+  TxnView view;
+  view.dim = stats_.dim;
+  view.examples = stats_.examples;
+  view.raw_kept = stats_.raw_kept;
+  view.labels = static_cast<int64_t>(label_names_->size());
+  view.known.reserve(names.size());
+  for (const std::string& name : names) view.known.push_back(label_index_.contains(name));
+  return view;
+}
+
+std::shared_ptr<const FaastWeights> FaastStore::published() const {
+  absl::MutexLock lock(&pub_mu_);
+  return published_;
+}
+
+uint64_t FaastStore::version() const {
+  absl::MutexLock lock(&pub_mu_);
+  return published_ == nullptr ? 0 : published_->version;
+}
+
+absl::Status FaastStore::MapColumns(const FaastTxn& txn, std::vector<int32_t>* column,
+                                    std::vector<std::string>* fresh) const {
+  const int64_t columns = txn.delta_.columns;
+  column->resize(columns);
+  if (!labels_) {
+    for (int64_t j = 0; j < columns; ++j) (*column)[j] = static_cast<int32_t>(j);
+    return absl::OkStatus();
+  }
+  const int32_t base = static_cast<int32_t>(label_names_->size());
+  for (int64_t j = 0; j < columns; ++j) {
+    const std::string& name = txn.labels_[j];
+    if (auto it = label_index_.find(name); it != label_index_.end()) {
+      (*column)[j] = it->second;
+    } else {
+      (*column)[j] = base + static_cast<int32_t>(fresh->size());
+      fresh->push_back(name);
+    }
+  }
+  if (txn.kind_ == TxnKind::kForget && !fresh->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("examples: label '", (*fresh)[0], "' was never adapted to this store"));
+  }
+  const int64_t total = base + static_cast<int64_t>(fresh->size());
+  if (total > max_labels_) {
+    return absl::ResourceExhaustedError(absl::StrCat("spec.faast.max_labels: the store would hold ",
+                                                     total, " labels, more than its limit of ",
+                                                     max_labels_));
+  }
+  return absl::OkStatus();
+}
+
+void FaastStore::AppendLabels(const std::vector<std::string>& fresh) {
+  if (fresh.empty()) return;
+  auto names = std::make_shared<std::vector<std::string>>(*label_names_);
+  for (const std::string& name : fresh) {
+    label_index_.emplace(name, static_cast<int32_t>(names->size()));
+    names->push_back(name);
+  }
+  label_names_ = std::move(names);
+  stats_.AddColumns(static_cast<int64_t>(fresh.size()));
+}
+
+absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
+  auto* t = dynamic_cast<FaastTxn*>(&txn);
+  if (t == nullptr || t->store_ != this) {
+    return absl::InvalidArgumentError("the transaction belongs to another store");
+  }
+  if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+  if (t->broken_) {
+    return absl::FailedPreconditionError("the transaction failed earlier; nothing was applied");
+  }
+  const FaastDelta& delta = t->delta_;
+  CommitResult result;
+  absl::MutexLock lock(&mu_);
+  if (delta.examples > 0) {
+    if (stats_.dim != 0 && stats_.dim != delta.dim) {
+      return absl::InvalidArgumentError(absl::StrCat("examples[0].input: dimension ", delta.dim,
+                                                     " does not match the store's dimension ",
+                                                     stats_.dim));
+    }
+    std::vector<int32_t> column;
+    std::vector<std::string> fresh;
+    RETURN_IF_ERROR(MapColumns(*t, &column, &fresh));
+    if (t->kind_ == TxnKind::kForget) {
+      if (delta.examples > stats_.examples) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("examples: cannot forget ", delta.examples, " examples, the store holds ",
+                         stats_.examples));
+      }
+      MergeForget(delta, column, &stats_);
+    } else {
+      if (stats_.g.empty()) {
+        stats_.Allocate(delta.dim);
+        spec_.set_dim(static_cast<uint32_t>(delta.dim));
+      }
+      AppendLabels(fresh);
+      MergeAdapt(delta, column, decay_, &stats_);
+    }
+    prequential_.evaluated += t->prequential_.evaluated;
+    prequential_.correct += t->prequential_.correct;
+    prequential_.loss_sum += t->prequential_.loss_sum;
+    pending_ += delta.examples;
+  }
+  result.examples = delta.examples;
+  result.prequential = t->prequential_;
+  result.compile_now = auto_compile_every_ > 0 && pending_ >= auto_compile_every_;
+  if (auto_compile_delay_ms_ > 0 && pending_ > 0) {
+    result.compile_after = absl::Milliseconds(auto_compile_delay_ms_);
+  }
+  result.version = version();
+  t->done_ = true;
+  t->delta_ = FaastDelta();  // the staged memory is not needed any more
+  return result;
+}
+
+absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows, int64_t dim,
+                                                int top_k) const {
+  std::shared_ptr<const FaastWeights> w = published();
+  if (w == nullptr) {
+    return absl::FailedPreconditionError(
+        "the store has no compiled version yet: call Compile (or wait for the auto-compile)");
+  }
+  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
+  if (rows > 0 && dim != w->dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", w->dim));
+  }
+  const std::vector<double> x = ToDouble(keys, rows * (rows > 0 ? dim : 0));
+  ASSIGN_OR_RETURN(std::vector<double> outputs, FaastOutputs(*w, x.data(), rows, backend_));
+  Predictions out;
+  FaastFillPredictions(*w, outputs, rows, top_k, &out);
+  return out;
+}
+
+absl::StatusOr<CompileResponse> FaastStore::Compile(const CompileRequest& request) {
+  RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
+  return CompileAndPublish(request.faast(), std::nullopt);
+}
+
+absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
+    const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version) {
+  absl::MutexLock compile_lock(&compile_mu_);
+  FaastStatistics problem;
+  adapt::v1::FaastParams params;
+  std::shared_ptr<const std::vector<std::string>> names;
+  uint64_t taken = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value()) {
+      return absl::FailedPreconditionError(
+          "the store holds no examples: adapt some examples first");
+    }
+    params = spec_.faast();
+    ApplyFaastOverrides(overrides, &params);
+    problem.labels = stats_.labels;
+    problem.dim = stats_.dim;
+    problem.columns = stats_.columns;
+    problem.weighted_examples = stats_.weighted_examples;
+    problem.examples = stats_.examples;
+    problem.raw_kept = stats_.raw_kept && stats_.raw.rows > 0;
+    if (problem.raw_kept) {
+      problem.raw = stats_.raw;
+    } else {
+      problem.g = stats_.g;
+      problem.ct = stats_.ct;
+    }
+    names = label_names_;
+    taken = pending_;
+    pending_ = 0;
+  }
+  const double compiled_examples = problem.weighted_examples;
+  const int64_t dim = problem.dim, columns = problem.columns;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<FaastSolution> solution =
+      SolveFaast(std::move(problem), SolverParamsOf(params), backend_);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (!solution.ok()) {
+    absl::MutexLock lock(&mu_);
+    pending_ += taken;
+    return solution.status();
+  }
+  auto weights = std::make_shared<FaastWeights>();
+  weights->labels = labels_;
+  weights->dim = dim;
+  weights->columns = columns;
+  weights->s = std::move(solution->s);
+  if (labels_) weights->label_names = names;
+
+  adapt::v1::FaastStats stats;
+  stats.set_compiled_examples(compiled_examples);
+  stats.set_effective_rank(solution->effective_rank);
+  stats.set_cutoff(solution->cutoff);
+  stats.set_condition_number(solution->condition_number);
+  stats.set_solver(solution->solver);
+  stats.set_compile_seconds(seconds);
+
+  CompileResponse response;
+  absl::MutexLock lock(&mu_);
+  *spec_.mutable_faast() = params;
+  {
+    absl::MutexLock pub_lock(&pub_mu_);
+    weights->version =
+        fixed_version.value_or((published_ == nullptr ? 0 : published_->version) + 1);
+    published_ = std::move(weights);
+    response.set_version(published_->version);
+  }
+  last_stats_ = stats;
+  stats.set_pending_examples(pending_);
+  *response.mutable_faast() = std::move(stats);
+  return response;
+}
+
+void FaastStore::Describe(adapt::v1::StoreInfo* info) const {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<const FaastWeights> w = published();
+  *info->mutable_spec() = spec_;
+  info->set_version(w == nullptr ? 0 : w->version);
+  info->set_examples(stats_.examples);
+  info->set_weighted_examples(stats_.weighted_examples);
+  info->clear_labels();
+  for (const std::string& name : *label_names_) info->add_labels(name);
+  info->set_memory_bytes(stats_.bytes() + (w == nullptr ? 0 : w->bytes()));
+  info->set_prequential_evaluated(prequential_.evaluated);
+  info->set_prequential_correct(prequential_.correct);
+  info->set_prequential_loss_sum(prequential_.loss_sum);
+  adapt::v1::FaastStats* stats = info->mutable_faast();
+  *stats = last_stats_;
+  stats->set_pending_examples(pending_);
+}
+
+absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
+  adapt::v1::StoreSnapshot snapshot;
+  absl::MutexLock lock(&mu_);
+  // A serialized protobuf message holds at most 2 GiB (and repeated fields index with int).
+  const uint64_t doubles = stats_.dim * stats_.dim + stats_.dim * stats_.columns +
+                           stats_.raw.rows * (stats_.dim + stats_.columns + 1);
+  constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
+  if (doubles * sizeof(double) > kMaxSnapshotBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the store's state needs ", doubles * sizeof(double), " bytes, more than the ",
+                     kMaxSnapshotBytes, " a snapshot can hold (dimension ", stats_.dim, ")"));
+  }
+  *snapshot.mutable_spec() = spec_;
+  *snapshot.mutable_faast() = FaastStateToProto(stats_, *label_names_, version(), prequential_);
+  return snapshot;
+}
+
+}  // namespace adaptd

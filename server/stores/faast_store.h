@@ -1,0 +1,107 @@
+// FaastStore: closed-form fast weights (ALGORITHMS.md section 1, exact streaming). Adapt and
+// Forget add or subtract float64 statistics G = Σ w x xᵀ, C = Σ w x yᵀ, N; Compile solves
+// S = G⁺C (or the ridge / few-shot forms, faast_solver.h) and publishes it; Predict reads the
+// last published S.
+//
+// Thread safety: every public method may be called concurrently. Locks, always taken in this
+// order: compile_mu_ (serializes compiles; held while solving), mu_ (statistics, spec, labels,
+// counters; held only for copies and O(dim²) merges), pub_mu_ (the published weights pointer;
+// Predict takes only this one, so readers never wait for a compile).
+// Layout: see faast_state.h (statistics) and faast_weights.h (published weights).
+#ifndef ADAPTD_SERVER_STORES_FAAST_STORE_H_
+#define ADAPTD_SERVER_STORES_FAAST_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "kernels/backend.h"
+#include "server/stores/faast_snapshot.h"
+#include "server/stores/faast_state.h"
+#include "server/stores/faast_weights.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+class FaastTxn;
+
+class FaastStore final : public Store {
+ public:
+  // `spec` must come from NormalizeFaastSpec; `backend` must outlive the store.
+  FaastStore(const adapt::v1::StoreSpec& spec, kernels::Backend* backend);
+  // Rebuilds a store from a validated snapshot; publishes the snapshot's version again.
+  static absl::StatusOr<std::unique_ptr<FaastStore>> Restore(const adapt::v1::StoreSpec& spec,
+                                                             FaastPersistent state,
+                                                             kernels::Backend* backend);
+
+  adapt::v1::StoreSpec spec() const override;
+  int64_t dim() const override;
+  std::unique_ptr<Txn> Begin(TxnKind kind) override;
+  absl::StatusOr<CommitResult> Commit(Txn& txn) override;
+  absl::StatusOr<Predictions> Predict(const float* keys, int64_t rows, int64_t dim,
+                                      int top_k) const override;
+  absl::StatusOr<adapt::v1::CompileResponse> Compile(
+      const adapt::v1::CompileRequest& request) override;
+  void Describe(adapt::v1::StoreInfo* info) const override;
+  absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+
+  // The last published weights (null before the first compile), for tests and tools.
+  std::shared_ptr<const FaastWeights> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);
+
+ private:
+  friend class FaastTxn;
+
+  // What Txn::Add needs from the store, read in one locked section.
+  struct TxnView {
+    int64_t dim = 0;
+    uint64_t examples = 0;
+    bool raw_kept = false;
+    int64_t labels = 0;
+    std::vector<bool> known;  // per queried name
+  };
+  TxnView ViewForTxn(const std::vector<std::string>& names) const ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t version() const ABSL_LOCKS_EXCLUDED(pub_mu_);
+
+  // Maps the transaction's columns to store columns; names the labels the store lacks.
+  absl::Status MapColumns(const FaastTxn& txn, std::vector<int32_t>* column,
+                          std::vector<std::string>* fresh) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AppendLabels(const std::vector<std::string>& fresh) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Compiles with `overrides` and publishes as `version` (default: the next version).
+  absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
+      const adapt::v1::FaastParams& overrides, std::optional<uint64_t> version)
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+
+  kernels::Backend* const backend_;
+  // Fixed at creation.
+  const bool labels_;
+  const int64_t out_dim_;  // M for vector stores
+  const double decay_;
+  const bool few_shot_;
+  const uint32_t max_labels_;
+  const uint64_t auto_compile_every_;
+  const uint32_t auto_compile_delay_ms_;
+
+  absl::Mutex compile_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_BEFORE(pub_mu_);
+  adapt::v1::StoreSpec spec_ ABSL_GUARDED_BY(mu_);
+  FaastStatistics stats_ ABSL_GUARDED_BY(mu_);
+  // Copy-on-write, so compiles and published weights share a label list cheaply.
+  std::shared_ptr<const std::vector<std::string>> label_names_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int32_t> label_index_ ABSL_GUARDED_BY(mu_);
+  uint64_t pending_ ABSL_GUARDED_BY(mu_) = 0;  // examples changed since the last compile start
+  PrequentialStats prequential_ ABSL_GUARDED_BY(mu_);
+  adapt::v1::FaastStats last_stats_ ABSL_GUARDED_BY(mu_);
+
+  mutable absl::Mutex pub_mu_;
+  std::shared_ptr<const FaastWeights> published_ ABSL_GUARDED_BY(pub_mu_);
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_FAAST_STORE_H_

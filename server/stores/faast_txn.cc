@@ -1,0 +1,232 @@
+#include "server/stores/faast_txn.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/status_macros.h"
+#include "server/stores/faast_store.h"
+#include "server/stores/faast_weights.h"
+
+namespace adaptd {
+namespace {
+
+void ScaleAll(std::vector<double>& v, double factor) {
+  for (double& x : v) x *= factor;
+}
+
+absl::Status DimensionError(int64_t got, int64_t expected) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "examples[0].input: dimension ", got, " does not match the store's dimension ", expected));
+}
+
+}  // namespace
+
+absl::Status FaastTxn::CheckShape(const ExampleBatch& b) const {
+  if (b.dim < 1 || b.keys.size() != static_cast<size_t>(b.rows * b.dim)) {
+    return absl::InvalidArgumentError(absl::StrCat("examples: ", b.keys.size(), " key values for ",
+                                                   b.rows, " rows of dimension ", b.dim));
+  }
+  for (size_t i = 0; i < b.keys.size(); ++i) {
+    if (!std::isfinite(b.keys[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("examples[", i / b.dim, "].input: value ", i % b.dim, " is not finite"));
+    }
+  }
+  if (store_->labels_) {
+    if (b.labels.size() != static_cast<size_t>(b.rows)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("examples: ", b.labels.size(), " labels for ", b.rows, " rows"));
+    }
+    for (int64_t r = 0; r < b.rows; ++r) {
+      if (b.labels[r].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("examples[", r, "].label: is empty"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  const int64_t m = store_->out_dim_;
+  if (b.targets.size() != static_cast<size_t>(b.rows * m)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "examples: ", b.targets.size(), " target values for ", b.rows, " rows of width ", m));
+  }
+  for (size_t i = 0; i < b.targets.size(); ++i) {
+    if (!std::isfinite(b.targets[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("examples[", i / m, "].vector: value ", i % m, " is not finite"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+FaastTxn::ColumnPlan FaastTxn::PlanColumns(const ExampleBatch& b) const {
+  ColumnPlan plan;
+  if (!store_->labels_) return plan;
+  plan.row_column.resize(b.rows);
+  absl::flat_hash_map<std::string, int32_t> fresh_index;
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const std::string& name = b.labels[r];
+    if (auto it = column_of_.find(name); it != column_of_.end()) {
+      plan.row_column[r] = it->second;
+      continue;
+    }
+    auto [it, inserted] = fresh_index.try_emplace(name, static_cast<int32_t>(plan.fresh.size()));
+    if (inserted) plan.fresh.push_back(name);
+    plan.row_column[r] = static_cast<int32_t>(labels_.size()) + it->second;
+  }
+  return plan;
+}
+
+void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
+                        PrequentialStats* stats) const {
+  std::shared_ptr<const FaastWeights> w = store_->published();
+  if (w == nullptr || w->dim != b.dim) return;
+  absl::StatusOr<std::vector<double>> out = FaastOutputs(*w, keys.data(), b.rows, store_->backend_);
+  if (!out.ok()) return;  // evaluation is advisory; the adapt itself goes on
+  const int64_t m = w->columns;
+  for (int64_t r = 0; r < b.rows; ++r) {
+    const double* row = out->data() + r * m;
+    ++stats->evaluated;
+    if (store_->labels_) {
+      int64_t best = -1;
+      for (int64_t j = 0; j < m; ++j) {
+        if (best < 0 || row[j] > row[best]) best = j;
+      }
+      const bool hit = best >= 0 && (*w->label_names)[best] == b.labels[r];
+      stats->correct += hit ? 1 : 0;
+      stats->loss_sum += hit ? 0.0 : 1.0;
+    } else {
+      double se = 0;
+      for (int64_t j = 0; j < m; ++j) {
+        const double e = row[j] - b.targets[r * m + j];
+        se += e * e;
+      }
+      stats->loss_sum += se / static_cast<double>(m);
+    }
+  }
+}
+
+absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& keys,
+                             const ColumnPlan& plan, bool keep_raw) {
+  const int64_t d = b.dim, rows = b.rows;
+  const bool adapt = kind_ == TxnKind::kAdapt;
+  if (delta_.dim == 0) {
+    delta_.dim = d;
+    delta_.g.assign(d * d, 0.0);
+    delta_.columns = store_->labels_ ? 0 : store_->out_dim_;
+    delta_.ct.assign(delta_.columns * d, 0.0);
+  }
+  for (const std::string& name : plan.fresh) {
+    column_of_.emplace(name, static_cast<int32_t>(labels_.size()));
+    labels_.push_back(name);
+  }
+  if (store_->labels_) {
+    delta_.columns = static_cast<int64_t>(labels_.size());
+    delta_.ct.resize(delta_.columns * d, 0.0);
+  }
+  if (adapt && store_->decay_ != 1.0 && delta_.batches > 0) {
+    ScaleAll(delta_.g, store_->decay_);
+    ScaleAll(delta_.ct, store_->decay_);
+    delta_.weighted_examples *= store_->decay_;
+    delta_.raw.ScaleWeights(store_->decay_);
+  }
+  if (adapt) ++delta_.batches;
+
+  absl::Status s =
+      store_->backend_->SyrkUpper(d, rows, 1.0, keys.data(), d, 1.0, delta_.g.data(), d);
+  if (s.ok() && store_->labels_) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double* dst = delta_.ct.data() + plan.row_column[r] * d;
+      const double* x = keys.data() + r * d;
+      for (int64_t i = 0; i < d; ++i) dst[i] += x[i];
+    }
+  } else if (s.ok()) {
+    const int64_t m = store_->out_dim_;
+    const std::vector<double> y = ToDouble(b.targets.data(), rows * m);
+    s = store_->backend_->Gemm(kernels::Trans::kYes, kernels::Trans::kNo, m, d, rows, 1.0, y.data(),
+                               m, keys.data(), d, 1.0, delta_.ct.data(), d);
+  }
+  if (!s.ok()) {
+    broken_ = true;
+    return s;
+  }
+  delta_.weighted_examples += static_cast<double>(rows);
+  delta_.examples += rows;
+
+  if (!keep_raw) {
+    delta_.raw_complete = false;
+    delta_.raw.Clear();
+    return absl::OkStatus();
+  }
+  FaastRawPairs& raw = delta_.raw;
+  raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
+  if (store_->labels_) {
+    raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
+  } else {
+    raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
+  }
+  raw.weights.insert(raw.weights.end(), rows, 1.0);
+  raw.rows += rows;
+  return absl::OkStatus();
+}
+
+absl::Status FaastTxn::Add(const ExampleBatch& b) {
+  if (done_) return absl::FailedPreconditionError("the transaction was already committed");
+  if (broken_) {
+    return absl::FailedPreconditionError("the transaction failed earlier and cannot go on");
+  }
+  if (b.rows == 0) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckShape(b));
+  const bool adapt = kind_ == TxnKind::kAdapt;
+  ColumnPlan plan = PlanColumns(b);
+
+  std::vector<std::string> query = adapt ? maybe_new_ : std::vector<std::string>();
+  query.insert(query.end(), plan.fresh.begin(), plan.fresh.end());
+  const FaastStore::TxnView view = store_->ViewForTxn(query);
+
+  if (view.dim > 0 && b.dim != view.dim) return DimensionError(b.dim, view.dim);
+  if (delta_.dim > 0 && b.dim != delta_.dim) return DimensionError(b.dim, delta_.dim);
+
+  std::vector<std::string> still_new;
+  if (adapt) {
+    for (size_t i = 0; i < query.size(); ++i) {
+      if (!view.known[i]) still_new.push_back(query[i]);
+    }
+    const int64_t total = view.labels + static_cast<int64_t>(still_new.size());
+    if (total > store_->max_labels_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("spec.faast.max_labels: the store would hold ", total,
+                       " labels, more than its limit of ", store_->max_labels_));
+    }
+  } else {
+    for (size_t i = 0; i < query.size(); ++i) {
+      if (view.known[i]) continue;
+      int64_t row = 0;
+      while (b.labels[row] != query[i]) ++row;
+      return absl::InvalidArgumentError(absl::StrCat("examples[", row, "].label: label '", query[i],
+                                                     "' was never adapted to this store"));
+    }
+    if (delta_.examples + b.rows > view.examples) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("examples: cannot forget ", delta_.examples + b.rows,
+                       " examples, the store holds ", view.examples));
+    }
+  }
+
+  const std::vector<double> keys = ToDouble(b.keys.data(), b.rows * b.dim);
+  PrequentialStats batch_stats;
+  if (adapt) Evaluate(b, keys, &batch_stats);
+  const uint64_t after = delta_.examples + static_cast<uint64_t>(b.rows);
+  const bool keep_raw = store_->few_shot_ && view.raw_kept && delta_.raw_complete &&
+                        (!adapt || view.examples + after < static_cast<uint64_t>(b.dim));
+  RETURN_IF_ERROR(Stage(b, keys, plan, keep_raw));
+  if (adapt) {
+    maybe_new_ = std::move(still_new);
+    prequential_.evaluated += batch_stats.evaluated;
+    prequential_.correct += batch_stats.correct;
+    prequential_.loss_sum += batch_stats.loss_sum;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace adaptd

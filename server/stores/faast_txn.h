@@ -1,0 +1,62 @@
+// A faast transaction: validates each batch against the store, evaluates adapt examples
+// prequentially against the published weights, and stages them in a FaastDelta (decayed per
+// batch) without touching the store. FaastStore::Commit merges the delta.
+//
+// Thread safety: one thread at a time (Txn contract); it reads the store through the store's
+// own locks. New labels get transaction columns in first-seen order; the store maps them to
+// its columns at commit.
+// Layout: the staged delta is laid out like the store's statistics (faast_state.h).
+#ifndef ADAPTD_SERVER_STORES_FAAST_TXN_H_
+#define ADAPTD_SERVER_STORES_FAAST_TXN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "server/stores/faast_state.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+class FaastStore;
+
+class FaastTxn final : public Txn {
+ public:
+  FaastTxn(FaastStore* store, TxnKind kind) : store_(store), kind_(kind) {}
+
+  absl::Status Add(const ExampleBatch& batch) override;
+  uint64_t staged() const override { return delta_.examples; }
+
+ private:
+  friend class FaastStore;
+
+  // The batch's rows mapped to transaction columns, with the labels new to this transaction.
+  struct ColumnPlan {
+    std::vector<int32_t> row_column;
+    std::vector<std::string> fresh;
+  };
+
+  absl::Status CheckShape(const ExampleBatch& batch) const;
+  ColumnPlan PlanColumns(const ExampleBatch& batch) const;
+  void Evaluate(const ExampleBatch& batch, const std::vector<double>& keys,
+                PrequentialStats* stats) const;
+  absl::Status Stage(const ExampleBatch& batch, const std::vector<double>& keys,
+                     const ColumnPlan& plan, bool keep_raw);
+
+  FaastStore* const store_;
+  const TxnKind kind_;
+  FaastDelta delta_;
+  std::vector<std::string> labels_;  // transaction columns (label stores)
+  absl::flat_hash_map<std::string, int32_t> column_of_;
+  // Transaction labels the store did not know at the last look (labels are never removed).
+  std::vector<std::string> maybe_new_;
+  PrequentialStats prequential_;
+  bool done_ = false;    // committed
+  bool broken_ = false;  // a backend call failed mid-stage; the delta is unusable
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_FAAST_TXN_H_

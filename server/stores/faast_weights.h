@@ -1,0 +1,47 @@
+// A published faast version: the float64 weights S and the label names they were compiled
+// with, plus the scoring shared by Predict and prequential evaluation.
+//
+// Thread safety: immutable once published (held as shared_ptr<const FaastWeights>); the free
+// functions are thread-safe.
+// Layout: row-major; S is dim × columns, keys rows × dim, outputs rows × columns.
+#ifndef ADAPTD_SERVER_STORES_FAAST_WEIGHTS_H_
+#define ADAPTD_SERVER_STORES_FAAST_WEIGHTS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+struct FaastWeights {
+  uint64_t version = 0;
+  bool labels = true;
+  int64_t dim = 0;
+  int64_t columns = 0;
+  std::vector<double> s;  // dim × columns
+  // Label stores: the names of the columns (size == columns).
+  std::shared_ptr<const std::vector<std::string>> label_names;
+
+  size_t bytes() const { return s.capacity() * sizeof(double); }
+};
+
+// outputs (rows × columns) = keys · S, keys already in float64 (rows × dim).
+absl::StatusOr<std::vector<double>> FaastOutputs(const FaastWeights& weights, const double* keys,
+                                                 int64_t rows, kernels::Backend* backend);
+
+// Fills `out` with the predictions of `outputs` (label stores: top-k ids and scores, k clamped
+// to [1, columns]; vector stores: the rows as floats).
+void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>& outputs,
+                          int64_t rows, int top_k, Predictions* out);
+
+// float keys → float64.
+std::vector<double> ToDouble(const float* values, int64_t count);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_FAAST_WEIGHTS_H_

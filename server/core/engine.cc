@@ -20,6 +20,37 @@ absl::Status ValidateStoreNames(const std::string& tenant, const std::string& st
   return ValidateName("store", store);
 }
 
+constexpr uint32_t kMaxPasses = 64;
+
+// What a write message may carry for this store: examples or a sequence (next stores only),
+// and passes (fwpkm only).
+absl::Status CheckShape(const adapt::v1::StoreSpec& spec, int examples, int sequence,
+                        uint32_t passes) {
+  const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
+  if (examples > 0 && sequence > 0) {
+    return absl::InvalidArgumentError(
+        "sequence: a message carries examples or a sequence, not both");
+  }
+  if (sequence > 0 && !next) {
+    return absl::InvalidArgumentError(
+        "sequence: only stores whose output is 'next' learn from sequences; send examples");
+  }
+  if (examples > 0 && next) {
+    return absl::InvalidArgumentError(
+        "examples: a store whose output is 'next' learns from sequences; send the items in "
+        "the sequence field");
+  }
+  if (passes > 1 && spec.kind() != adapt::v1::STORE_KIND_FWPKM) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("passes: only fwpkm stores re-read examples, got ", passes));
+  }
+  if (passes > kMaxPasses) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("passes: at most ", kMaxPasses, ", got ", passes));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Prefixed(int message, const absl::Status& status) {
   if (status.ok() || message <= 1) return status;
   return absl::Status(status.code(), absl::StrCat("message ", message, ": ", status.message()));
@@ -151,7 +182,8 @@ std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
 
 absl::Status WriteSession::Add(
     const std::string& tenant, const std::string& store,
-    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
+    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, uint32_t passes) {
   ++messages_;
   if (store_ == nullptr) {
     if (tenant.empty() || store.empty()) {
@@ -169,9 +201,14 @@ absl::Status WriteSession::Add(
                                                 "/", store, " after ", tenant_, "/", store_name_)));
   }
   const adapt::v1::StoreSpec spec = store_->spec();
-  auto batch = EncodeExamples(examples, spec.output(), engine_->EncoderOf(*store_), store_->dim(),
-                              engine_->max_dim_);
+  RETURN_IF_ERROR(Prefixed(messages_, CheckShape(spec, examples.size(), sequence.size(), passes)));
+  auto batch =
+      sequence.empty()
+          ? EncodeExamples(examples, spec.output(), engine_->EncoderOf(*store_), store_->dim(),
+                           engine_->max_dim_)
+          : EncodeSequence(sequence, engine_->EncoderOf(*store_), store_->dim(), engine_->max_dim_);
   if (!batch.ok()) return Prefixed(messages_, batch.status());
+  batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
   return Prefixed(messages_, txn_->Add(*batch));
 }
 
@@ -246,6 +283,7 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
       out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
                                  p.vectors.begin() + (r + 1) * p.out_dim);
     }
+    if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
   }
   return response;
 }

@@ -105,4 +105,21 @@ absl::StatusOr<ExampleBatch> EncodeExamples(
   return batch;
 }
 
+absl::StatusOr<ExampleBatch> EncodeSequence(
+    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, const Encoder& encoder,
+    int64_t expected_dim, int64_t max_dim) {
+  std::vector<const adapt::v1::Input*> inputs;
+  inputs.reserve(sequence.size());
+  for (const auto& input : sequence) inputs.push_back(&input);
+  auto encoded = encoder.Encode(inputs, expected_dim, max_dim,
+                                [](size_t i) { return absl::StrCat("sequence[", i, "]"); });
+  if (!encoded.ok()) return encoded.status();
+  ExampleBatch batch;
+  batch.rows = encoded->rows;
+  batch.dim = encoded->dim;
+  batch.keys = std::move(encoded->keys);
+  batch.sequence = true;
+  return batch;
+}
+
 }  // namespace adaptd

@@ -25,6 +25,12 @@ absl::StatusOr<ExampleBatch> EncodeExamples(
     const adapt::v1::OutputSpec& output, const Encoder& encoder, int64_t expected_dim,
     int64_t max_dim);
 
+// Encodes the items of a sequence for a `next` store (ExampleBatch::sequence). Errors name
+// `sequence[i]`.
+absl::StatusOr<ExampleBatch> EncodeSequence(
+    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, const Encoder& encoder,
+    int64_t expected_dim, int64_t max_dim);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_CORE_EXAMPLES_H_

@@ -16,6 +16,15 @@ void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::ForgetResponse* res
   response->set_version(result.version());
 }
 
+absl::Status Stage(WriteSession& session, const adapt::v1::AdaptRequest& request) {
+  return session.Add(request.tenant(), request.store(), request.examples(), request.sequence(),
+                     request.passes());
+}
+
+absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& request) {
+  return session.Add(request.tenant(), request.store(), request.examples());
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -53,7 +62,7 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
       Complete(wanted);
       return;
     }
-    absl::Status status = session_->Add(request_.tenant(), request_.store(), request_.examples());
+    absl::Status status = Stage(*session_, request_);
     if (!status.ok()) {
       Complete(ToGrpc(status));
       return;

@@ -32,6 +32,11 @@ struct ExampleBatch {
   std::vector<float> keys;          // rows × dim
   std::vector<std::string> labels;  // label stores: `rows` names
   std::vector<float> targets;       // vector stores: rows × M
+  // `next` stores: the keys are consecutive items of a sequence (no labels or targets); the
+  // store forms the pairs (previous item → item) itself.
+  bool sequence = false;
+  // fwpkm: iterative reading, the batch fed this many times (≥ 1; 1 for other kinds).
+  int passes = 1;
 };
 
 // Prequential ("predict, then learn") evaluation of examples before their update.
@@ -59,9 +64,11 @@ struct Predictions {
   std::vector<int32_t> label_ids;
   std::vector<float> scores;
   std::shared_ptr<const std::vector<std::string>> label_names;
-  // Vector stores: rows × out_dim outputs.
+  // Vector and next stores: rows × out_dim outputs.
   int64_t out_dim = 0;
   std::vector<float> vectors;
+  // Kinds that report one (fwpkm): a confidence in [0, 1] per row; empty otherwise.
+  std::vector<float> confidence;
 };
 
 enum class TxnKind { kAdapt, kForget };

@@ -14,40 +14,14 @@ namespace {
 
 using adapt::v1::StoreSpec;
 
-// Checks the kind; only faast is built so far.
-absl::Status CheckKind(const StoreSpec& spec, absl::string_view field) {
-  switch (spec.kind()) {
-    case adapt::v1::STORE_KIND_FAAST:
-      return absl::OkStatus();
-    case adapt::v1::STORE_KIND_FALCON:
-      return absl::UnimplementedError(
-          absl::StrCat(field, ": store kind 'falcon' is not available yet"));
-    case adapt::v1::STORE_KIND_FWPKM:
-      return absl::UnimplementedError(
-          absl::StrCat(field, ": store kind 'fwpkm' is not available yet"));
-    case adapt::v1::STORE_KIND_UNSPECIFIED:
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": must be set (faast, falcon or fwpkm)"));
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": unknown store kind ", static_cast<int>(spec.kind())));
-  }
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Store>> CreateStore(const StoreSpec& spec,
+absl::StatusOr<std::unique_ptr<Store>> CreateFaast(const StoreSpec& spec,
                                                    kernels::Backend* backend) {
-  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
-  RETURN_IF_ERROR(CheckKind(spec, "spec.kind"));
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFaastSpec(spec));
   return std::make_unique<FaastStore>(normalized, backend);
 }
 
-absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
+absl::StatusOr<std::unique_ptr<Store>> RestoreFaast(const adapt::v1::StoreSnapshot& snapshot,
                                                     kernels::Backend* backend) {
-  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
-  RETURN_IF_ERROR(CheckKind(snapshot.spec(), "snapshot.spec.kind"));
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFaastSpec(snapshot.spec()));
   if (snapshot.state_case() != adapt::v1::StoreSnapshot::kFaast) {
     return absl::InvalidArgumentError("snapshot.faast: missing for a faast store");
@@ -57,6 +31,52 @@ absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapsh
   ASSIGN_OR_RETURN(std::unique_ptr<FaastStore> store,
                    FaastStore::Restore(normalized, std::move(state), backend));
   return std::unique_ptr<Store>(std::move(store));
+}
+
+absl::Status NotAvailable(absl::string_view field, absl::string_view kind) {
+  return absl::UnimplementedError(
+      absl::StrCat(field, ": store kind '", kind, "' is not available yet"));
+}
+
+absl::Status BadKind(absl::string_view field, adapt::v1::StoreKind kind) {
+  if (kind == adapt::v1::STORE_KIND_UNSPECIFIED) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": must be set (faast, falcon or fwpkm)"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": unknown store kind ", static_cast<int>(kind)));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> CreateStore(const StoreSpec& spec,
+                                                   kernels::Backend* backend) {
+  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
+  switch (spec.kind()) {
+    case adapt::v1::STORE_KIND_FAAST:
+      return CreateFaast(spec, backend);
+    case adapt::v1::STORE_KIND_FALCON:
+      return NotAvailable("spec.kind", "falcon");
+    case adapt::v1::STORE_KIND_FWPKM:
+      return NotAvailable("spec.kind", "fwpkm");
+    default:
+      return BadKind("spec.kind", spec.kind());
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                    kernels::Backend* backend) {
+  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
+  switch (snapshot.spec().kind()) {
+    case adapt::v1::STORE_KIND_FAAST:
+      return RestoreFaast(snapshot, backend);
+    case adapt::v1::STORE_KIND_FALCON:
+      return NotAvailable("snapshot.spec.kind", "falcon");
+    case adapt::v1::STORE_KIND_FWPKM:
+      return NotAvailable("snapshot.spec.kind", "fwpkm");
+    default:
+      return BadKind("snapshot.spec.kind", snapshot.spec().kind());
+  }
 }
 
 }  // namespace adaptd

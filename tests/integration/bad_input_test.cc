@@ -112,6 +112,24 @@ TEST_F(BadInputTest, BadMessageLaterInTheStreamCommitsNothing) {
             grpc::StatusCode::INVALID_ARGUMENT);
 }
 
+TEST_F(BadInputTest, SequencesAndPassesOnlyWhereTheKindTakesThem) {
+  adapt::v1::AdaptRequest m;
+  m.set_tenant("t");
+  m.set_store("s");
+  m.add_sequence()->mutable_vector()->add_values(1);
+  adapt::v1::AdaptResponse r;
+  grpc::Status status = AdaptStream(stub(), {m}, &r);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message().rfind("sequence:", 0), 0u) << status.error_message();
+  *m.add_examples() = LabelExample({1, 0, 0}, "a");
+  EXPECT_EQ(AdaptStream(stub(), {m}, &r).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  m.clear_sequence();
+  m.set_passes(2);
+  status = AdaptStream(stub(), {m}, &r);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message().rfind("passes:", 0), 0u) << status.error_message();
+}
+
 TEST_F(BadInputTest, UnknownStoreAndTenant) {
   adapt::v1::AdaptRequest m;
   m.set_tenant("t");

@@ -156,7 +156,8 @@ class Client:
 
         inputs: rows × dim numbers or a sequence of texts; labels: one per row (label stores,
         converted with str) or targets: rows × M numbers (vector stores); ids: optional, one
-        per row. Returns {accepted, version, evaluated, correct, accuracy, loss}.
+        per row. Returns {accepted, version, evaluated, correct, accuracy, loss}; accuracy and
+        loss are None when no example was evaluated (nothing was published before the call).
         """
         examples = _convert.to_examples(inputs, labels, targets, ids)
         response = self._call("Adapt", self._example_stream(
@@ -166,8 +167,8 @@ class Client:
             "version": response.version,
             "evaluated": response.evaluated,
             "correct": response.correct,
-            "accuracy": response.accuracy,
-            "loss": response.loss,
+            "accuracy": response.accuracy if response.evaluated else None,
+            "loss": response.loss if response.evaluated else None,
         }
 
     def forget(self, tenant, store, inputs, labels=None, targets=None, batch=256, ids=None):

@@ -71,6 +71,8 @@ class PythonClientEndToEnd(unittest.TestCase):
                                         output="labels", ridge=1.0, **MANUAL, **params)
         result = self.client.adapt(TENANT, name, self.x_train, labels=self.y_train, batch=64)
         self.assertEqual(result["accepted"], len(self.x_train))
+        self.assertEqual(result["evaluated"], 0, "nothing was published before the first adapt")
+        self.assertIsNone(result["accuracy"])
         compiled = self.client.compile(TENANT, name)
         self.assertGreaterEqual(compiled["version"], 1)
         return info, compiled

@@ -52,7 +52,13 @@ TEST(CompilePoolTest, IdleRequestsCoalesceIntoOneCompile) {
   });
   auto store = std::make_shared<CountingStore>();
   for (int i = 0; i < 20; ++i) pool.ScheduleAuto(store, absl::Milliseconds(50), false);
-  absl::SleepFor(absl::Milliseconds(400));
+  // Bounded wait for the one compile (a loaded machine may be slow to wake the pool), then
+  // time for any duplicate to show up.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (store->compiles.load() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  absl::SleepFor(absl::Milliseconds(300));
   EXPECT_EQ(store->compiles.load(), 1);
   EXPECT_EQ(observed.load(), 1);
 }

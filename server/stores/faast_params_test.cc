@@ -93,9 +93,9 @@ TEST(FaastParamsTest, InvalidSpecsNameTheField) {
       {[](StoreSpec* s) { s->set_kind(adapt::v1::STORE_KIND_UNSPECIFIED); },
        absl::StatusCode::kInvalidArgument, "spec.kind"},
       {[](StoreSpec* s) { s->set_kind(adapt::v1::STORE_KIND_FALCON); },
-       absl::StatusCode::kUnimplemented, "store kind 'falcon' is not available yet"},
+       absl::StatusCode::kInvalidArgument, "parameters do not match store kind 'falcon'"},
       {[](StoreSpec* s) { s->set_kind(adapt::v1::STORE_KIND_FWPKM); },
-       absl::StatusCode::kUnimplemented, "store kind 'fwpkm' is not available yet"},
+       absl::StatusCode::kInvalidArgument, "parameters do not match store kind 'fwpkm'"},
   };
   for (const BadSpec& c : cases) {
     StoreSpec spec = LabelSpec();

@@ -8,6 +8,8 @@
 #include "server/stores/faast_params.h"
 #include "server/stores/faast_snapshot.h"
 #include "server/stores/faast_store.h"
+#include "server/stores/falcon_store.h"
+#include "server/stores/fwpkm_store.h"
 
 namespace adaptd {
 namespace {
@@ -33,11 +35,6 @@ absl::StatusOr<std::unique_ptr<Store>> RestoreFaast(const adapt::v1::StoreSnapsh
   return std::unique_ptr<Store>(std::move(store));
 }
 
-absl::Status NotAvailable(absl::string_view field, absl::string_view kind) {
-  return absl::UnimplementedError(
-      absl::StrCat(field, ": store kind '", kind, "' is not available yet"));
-}
-
 absl::Status BadKind(absl::string_view field, adapt::v1::StoreKind kind) {
   if (kind == adapt::v1::STORE_KIND_UNSPECIFIED) {
     return absl::InvalidArgumentError(
@@ -56,9 +53,9 @@ absl::StatusOr<std::unique_ptr<Store>> CreateStore(const StoreSpec& spec,
     case adapt::v1::STORE_KIND_FAAST:
       return CreateFaast(spec, backend);
     case adapt::v1::STORE_KIND_FALCON:
-      return NotAvailable("spec.kind", "falcon");
+      return CreateFalconStore(spec, backend);
     case adapt::v1::STORE_KIND_FWPKM:
-      return NotAvailable("spec.kind", "fwpkm");
+      return CreateFwpkmStore(spec, backend);
     default:
       return BadKind("spec.kind", spec.kind());
   }
@@ -71,9 +68,9 @@ absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapsh
     case adapt::v1::STORE_KIND_FAAST:
       return RestoreFaast(snapshot, backend);
     case adapt::v1::STORE_KIND_FALCON:
-      return NotAvailable("snapshot.spec.kind", "falcon");
+      return RestoreFalconStore(snapshot, backend);
     case adapt::v1::STORE_KIND_FWPKM:
-      return NotAvailable("snapshot.spec.kind", "fwpkm");
+      return RestoreFwpkmStore(snapshot, backend);
     default:
       return BadKind("snapshot.spec.kind", snapshot.spec().kind());
   }

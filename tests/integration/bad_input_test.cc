@@ -175,11 +175,12 @@ TEST_F(BadInputTest, BadParametersAndKinds) {
   spec = FaastSpec();
   spec.set_dim(1 << 20);
   EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // faast parameters under another kind.
   spec = FaastSpec();
   spec.set_kind(adapt::v1::STORE_KIND_FALCON);
-  EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   spec.set_kind(adapt::v1::STORE_KIND_FWPKM);
-  EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   spec.set_kind(adapt::v1::STORE_KIND_UNSPECIFIED);
   EXPECT_EQ(CreateStore(stub(), "t", "p", spec).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 

@@ -1,0 +1,122 @@
+// fwpkm_bench: (1) capacity curve: M random key → value pairs written into N = 2^16 slots,
+// recall@1 of the readout's nearest stored value (cosine, over a sample of 1000 keys against
+// all M values); (2) read and write cost per query for N = 2^12 … 2^24, as ratios to N = 2^12.
+// Usage: fwpkm_bench [capacity|cost]. Prints one line per point.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "server/stores/fwpkm_params.h"
+#include "server/stores/fwpkm_store.h"
+
+namespace adaptd {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<float> Gaussian(std::mt19937_64& rng, int64_t n) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> out(n);
+  for (float& x : out) x = normal(rng);
+  return out;
+}
+
+std::unique_ptr<FwpkmStore> Make(uint32_t sub_keys, int dim, int m, double addressing_lr) {
+  adapt::v1::StoreSpec spec;
+  spec.set_kind(adapt::v1::STORE_KIND_FWPKM);
+  spec.set_dim(dim);
+  spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_VECTOR);
+  spec.mutable_output()->set_dim(m);
+  spec.mutable_fwpkm()->set_sub_keys(sub_keys);
+  spec.mutable_fwpkm()->set_addressing_lr(addressing_lr);
+  return std::make_unique<FwpkmStore>(*NormalizeFwpkmSpec(spec));
+}
+
+bool Write(Store& store, const std::vector<float>& keys, int dim, const std::vector<float>& y) {
+  ExampleBatch b;
+  b.dim = dim;
+  b.rows = static_cast<int64_t>(keys.size()) / dim;
+  b.keys = keys;
+  b.targets = y;
+  auto txn = store.Begin(TxnKind::kAdapt);
+  return txn->Add(b).ok() && store.Commit(*txn).ok();
+}
+
+void Capacity() {
+  const int dim = 32, m = 32, sample = 1000;
+  for (double lr : {1.0, 0.0}) {
+    for (int pairs : {1024, 2048, 4096, 8192, 16384, 32768, 65536}) {
+      std::mt19937_64 rng(pairs);
+      const std::vector<float> keys = Gaussian(rng, int64_t{pairs} * dim);
+      const std::vector<float> values = Gaussian(rng, int64_t{pairs} * m);
+      auto store = Make(256, dim, m, lr);
+      if (!Write(*store, keys, dim, values) || !store->Compile(adapt::v1::CompileRequest()).ok()) {
+        std::printf("write failed\n");
+        return;
+      }
+      std::vector<double> norm(pairs);
+      for (int u = 0; u < pairs; ++u) {
+        double s = 0;
+        for (int j = 0; j < m; ++j) s += values[int64_t{u} * m + j] * values[int64_t{u} * m + j];
+        norm[u] = std::sqrt(s);
+      }
+      auto p = store->Predict(keys.data(), sample, dim, 1);
+      int hits = 0;
+      for (int t = 0; t < sample; ++t) {
+        const float* out = p->vectors.data() + t * m;
+        int best = -1;
+        double best_cos = -2;
+        for (int u = 0; u < pairs; ++u) {
+          double dot = 0;
+          for (int j = 0; j < m; ++j) dot += out[j] * values[int64_t{u} * m + j];
+          if (dot / norm[u] > best_cos) best_cos = dot / norm[u], best = u;
+        }
+        hits += best == t ? 1 : 0;
+      }
+      adapt::v1::StoreInfo info;
+      store->Describe(&info);
+      std::printf("capacity addressing_lr=%.0f N=65536 M=%d M/N=%.4f recall=%.4f slots_used=%llu\n",
+                  lr, pairs, pairs / 65536.0, static_cast<double>(hits) / sample,
+                  static_cast<unsigned long long>(info.fwpkm().slots_used()));
+      std::fflush(stdout);
+    }
+  }
+}
+
+void Cost() {
+  const int dim = 32, m = 32, writes = 4096, reads = 4096;
+  double base_read = 0, base_write = 0;
+  for (uint32_t sub_keys : {64u, 128u, 256u, 512u, 1024u, 2048u, 4096u}) {
+    std::mt19937_64 rng(sub_keys);
+    const std::vector<float> keys = Gaussian(rng, int64_t{writes} * dim);
+    const std::vector<float> values = Gaussian(rng, int64_t{writes} * m);
+    auto store = Make(sub_keys, dim, m, 1.0);
+    const auto w0 = Clock::now();
+    Write(*store, keys, dim, values);
+    const double write_us =
+        std::chrono::duration<double, std::micro>(Clock::now() - w0).count() / writes;
+    const auto r0 = Clock::now();
+    auto p = store->Predict(keys.data(), reads, dim, 1);
+    const double read_us =
+        std::chrono::duration<double, std::micro>(Clock::now() - r0).count() / reads;
+    if (base_read == 0) base_read = read_us, base_write = write_us;
+    std::printf("cost N=2^%d read_us=%.2f write_us=%.2f read_ratio=%.2f write_ratio=%.2f\n",
+                static_cast<int>(std::lround(2 * std::log2(sub_keys))), read_us, write_us,
+                read_us / base_read, write_us / base_write);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+}  // namespace adaptd
+
+int main(int argc, char** argv) {
+  const bool capacity = argc < 2 || std::strcmp(argv[1], "capacity") == 0;
+  const bool cost = argc < 2 || std::strcmp(argv[1], "cost") == 0;
+  if (capacity) adaptd::Capacity();
+  if (cost) adaptd::Cost();
+  return 0;
+}

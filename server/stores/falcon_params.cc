@@ -1,0 +1,195 @@
+#include "server/stores/falcon_params.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::FalconParams;
+using adapt::v1::OutputSpec;
+using adapt::v1::StoreSpec;
+
+absl::Status FieldError(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("spec.falcon.", field, ": ", what));
+}
+
+bool HasWindow(FalconParams::Variant v) {
+  return v == FalconParams::VARIANT_3 || v == FalconParams::VARIANT_3A;
+}
+
+bool PerColumn(FalconParams::Variant v) {
+  return v == FalconParams::VARIANT_2 || v == FalconParams::VARIANT_2A;
+}
+
+absl::Status ValidateOutput(const StoreSpec& spec, OutputSpec* normalized) {
+  const OutputSpec& output = spec.output();
+  *normalized = output;
+  switch (output.kind()) {
+    case OutputSpec::KIND_UNSPECIFIED:
+    case OutputSpec::KIND_LABELS:
+    case OutputSpec::KIND_NEXT:
+      if (output.dim() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "spec.output.dim: must be 0 for a labels or next output, got ", output.dim()));
+      }
+      if (output.kind() == OutputSpec::KIND_UNSPECIFIED) {
+        normalized->set_kind(OutputSpec::KIND_LABELS);
+      }
+      return absl::OkStatus();
+    case OutputSpec::KIND_VECTOR:
+      if (output.dim() < 1 || output.dim() > kFalconMaxOutputDim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ",
+                         kFalconMaxOutputDim, "], got ", output.dim()));
+      }
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
+  }
+}
+
+// β: one value in (0, 2), or (variants 2 and 2A) one per output column of a fixed width.
+absl::Status ValidateBeta(const FalconParams& p, const StoreSpec& spec, const OutputSpec& out) {
+  for (int i = 0; i < p.beta_size(); ++i) {
+    const double b = p.beta(i);
+    if (!(b > 0 && b < 2)) {
+      return FieldError(absl::StrCat("beta[", i, "]"), absl::StrCat("must be in (0, 2), got ", b));
+    }
+  }
+  if (p.beta_size() <= 1) return absl::OkStatus();
+  if (!PerColumn(p.variant())) {
+    return FieldError("beta", "one value per column is only for variants 2 and 2A");
+  }
+  int64_t width = 0;
+  if (out.kind() == OutputSpec::KIND_VECTOR) width = out.dim();
+  if (out.kind() == OutputSpec::KIND_NEXT) width = spec.dim();
+  if (out.kind() == OutputSpec::KIND_LABELS) {
+    return FieldError("beta", "a labels output grows columns; give one value");
+  }
+  if (width == 0) {
+    return FieldError("beta", "one value per column of a next output needs spec.dim set");
+  }
+  if (p.beta_size() != width) {
+    return FieldError("beta", absl::StrCat("needs 1 or ", width,
+                                           " values (one per output column), got ", p.beta_size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateScalars(const FalconParams& p) {
+  if (p.has_lambda() && !(p.lambda() >= 0 && std::isfinite(p.lambda()))) {
+    return FieldError("lambda", absl::StrCat("must be finite and >= 0, got ", p.lambda()));
+  }
+  if (p.has_eps() && !(p.eps() > 0 && std::isfinite(p.eps()))) {
+    return FieldError("eps", absl::StrCat("must be finite and > 0, got ", p.eps()));
+  }
+  if (p.has_eps_gamma() && !(p.eps_gamma() > 0 && p.eps_gamma() < 1)) {
+    return FieldError("eps_gamma", absl::StrCat("must be in (0, 1), got ", p.eps_gamma()));
+  }
+  if (p.has_window()) {
+    if (HasWindow(p.variant())) {
+      if (p.window() < 1 || p.window() > kFalconMaxWindow) {
+        return FieldError("window",
+                          absl::StrCat("must be in [1, ", kFalconMaxWindow, "], got ", p.window()));
+      }
+    } else if (p.window() != 1) {
+      return FieldError("window", "only variants 3 and 3A use a window");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
+  if (spec.kind() != adapt::v1::STORE_KIND_FALCON) {
+    return absl::InvalidArgumentError("spec.kind: must be falcon");
+  }
+  if (spec.params_case() == StoreSpec::kFaast) {
+    return absl::InvalidArgumentError("spec.faast: parameters do not match store kind 'falcon'");
+  }
+  if (spec.params_case() == StoreSpec::kFwpkm) {
+    return absl::InvalidArgumentError("spec.fwpkm: parameters do not match store kind 'falcon'");
+  }
+  if (spec.dim() > kFalconMaxDim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.dim: must be at most ", kFalconMaxDim, ", got ", spec.dim()));
+  }
+  StoreSpec out = spec;
+  if (absl::Status s = ValidateOutput(spec, out.mutable_output()); !s.ok()) return s;
+  const FalconParams& in = spec.falcon();
+  if (in.variant() == FalconParams::VARIANT_UNSPECIFIED) {
+    return FieldError("variant", "must be set (1, 2, 3, 1A, 2A or 3A)");
+  }
+  if (!FalconParams::Variant_IsValid(in.variant())) {
+    return FieldError("variant", absl::StrCat("unknown variant ", in.variant()));
+  }
+  if (!FalconParams::KeyNorm_IsValid(in.key_norm())) {
+    return FieldError("key_norm", absl::StrCat("unknown key normalisation ", in.key_norm()));
+  }
+  if (absl::Status s = ValidateBeta(in, spec, out.output()); !s.ok()) return s;
+  if (absl::Status s = ValidateScalars(in); !s.ok()) return s;
+
+  FalconParams* p = out.mutable_falcon();
+  if (p->beta_size() == 0) p->add_beta(kFalconDefaultBeta);
+  if (!p->has_lambda()) p->set_lambda(kFalconDefaultLambda);
+  if (!p->has_eps()) p->set_eps(kFalconDefaultEps);
+  if (!p->has_eps_gamma()) p->set_eps_gamma(kFalconDefaultEpsGamma);
+  if (!p->has_window()) p->set_window(HasWindow(p->variant()) ? kFalconDefaultWindow : 1);
+  if (!p->has_scale_coupled_lambda()) p->set_scale_coupled_lambda(false);
+  if (p->key_norm() == FalconParams::KEY_NORM_UNSPECIFIED) {
+    p->set_key_norm(FalconParams::KEY_NORM_NONE);
+  }
+  return out;
+}
+
+FalconConfig FalconConfigOf(const FalconParams& p) {
+  FalconConfig c;
+  switch (p.variant()) {
+    case FalconParams::VARIANT_2:
+      c.variant = FalconVariant::k2;
+      break;
+    case FalconParams::VARIANT_3:
+      c.variant = FalconVariant::k3;
+      break;
+    case FalconParams::VARIANT_1A:
+      c.variant = FalconVariant::k1A;
+      break;
+    case FalconParams::VARIANT_2A:
+      c.variant = FalconVariant::k2A;
+      break;
+    case FalconParams::VARIANT_3A:
+      c.variant = FalconVariant::k3A;
+      break;
+    default:
+      c.variant = FalconVariant::k1;
+  }
+  if (p.beta_size() > 0) c.beta.assign(p.beta().begin(), p.beta().end());
+  if (p.has_lambda()) c.lambda = p.lambda();
+  if (p.has_eps()) c.eps = p.eps();
+  if (p.has_eps_gamma()) c.eps_gamma = p.eps_gamma();
+  c.window = HasWindow(p.variant()) ? (p.has_window() ? p.window() : kFalconDefaultWindow) : 1;
+  c.scale_coupled_lambda = p.scale_coupled_lambda();
+  if (p.key_norm() == FalconParams::KEY_NORM_L2) c.key_norm = FalconKeyNorm::kL2;
+  if (p.key_norm() == FalconParams::KEY_NORM_RMS) c.key_norm = FalconKeyNorm::kRms;
+  return c;
+}
+
+void NormalizeKeys(FalconKeyNorm norm, int64_t rows, int64_t dim, double* keys) {
+  if (norm == FalconKeyNorm::kNone || dim == 0) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    double* x = keys + r * dim;
+    double sq = 0;
+    for (int64_t i = 0; i < dim; ++i) sq += x[i] * x[i];
+    if (norm == FalconKeyNorm::kRms) sq /= static_cast<double>(dim);
+    if (!(sq > 0)) continue;
+    const double inv = 1.0 / std::sqrt(sq);
+    for (int64_t i = 0; i < dim; ++i) x[i] *= inv;
+  }
+}
+
+}  // namespace adaptd

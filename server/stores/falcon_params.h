@@ -1,0 +1,64 @@
+// Falcon parameters: defaults and validation of a store spec, and the resolved settings the
+// update rules read (ALGORITHMS.md section 2). Pure functions; thread-compatible.
+#ifndef ADAPTD_SERVER_STORES_FALCON_PARAMS_H_
+#define ADAPTD_SERVER_STORES_FALCON_PARAMS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/adapt.pb.h"
+
+namespace adaptd {
+
+inline constexpr double kFalconDefaultBeta = 1.0;
+inline constexpr double kFalconDefaultLambda = 0.0;
+inline constexpr double kFalconDefaultEps = 1e-6;
+inline constexpr double kFalconDefaultEpsGamma = 1e-3;
+inline constexpr uint32_t kFalconDefaultWindow = 4;
+// The window's energy μ_t is the top eigenvalue of a B×B Gram (Jacobi, B³ per step).
+inline constexpr uint32_t kFalconMaxWindow = 64;
+inline constexpr uint32_t kFalconMaxDim = 65536;
+inline constexpr uint32_t kFalconMaxOutputDim = 65536;
+// S holds dim × labels doubles; a label store stops growing here (ResourceExhausted).
+inline constexpr int64_t kFalconMaxLabels = 10000;
+// Pairs per chunk of the chunk-parallel ingest.
+inline constexpr int64_t kFalconChunk = 64;
+
+enum class FalconVariant { k1, k2, k3, k1A, k2A, k3A };
+enum class FalconKeyNorm { kNone, kL2, kRms };
+
+// The resolved settings of a normalized spec.
+struct FalconConfig {
+  FalconVariant variant = FalconVariant::k1;
+  // One value, or one per output column (variants 2 and 2A).
+  std::vector<double> beta = {kFalconDefaultBeta};
+  double lambda = kFalconDefaultLambda;
+  double eps = kFalconDefaultEps;
+  double eps_gamma = kFalconDefaultEpsGamma;
+  int64_t window = 1;  // B; 1 for the variants without a window
+  bool scale_coupled_lambda = false;
+  FalconKeyNorm key_norm = FalconKeyNorm::kNone;
+
+  // Variants 1, 2, 3 step on the residual; 1A, 2A, 3A on the target alone.
+  bool residual() const {
+    return variant == FalconVariant::k1 || variant == FalconVariant::k2 ||
+           variant == FalconVariant::k3;
+  }
+  // β of output column `j`.
+  double BetaOf(int64_t j) const { return beta.size() == 1 ? beta[0] : beta[j]; }
+};
+
+// Validates a falcon spec (errors name the field, e.g. "spec.falcon.beta") and returns it with
+// every default filled in.
+absl::StatusOr<adapt::v1::StoreSpec> NormalizeFalconSpec(const adapt::v1::StoreSpec& spec);
+
+// The settings of a normalized spec.
+FalconConfig FalconConfigOf(const adapt::v1::FalconParams& params);
+
+// Applies the key normalisation in place to `rows` keys of `dim` values (zero keys stay zero).
+void NormalizeKeys(FalconKeyNorm norm, int64_t rows, int64_t dim, double* keys);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_STORES_FALCON_PARAMS_H_

@@ -1,0 +1,131 @@
+#include "server/stores/falcon_snapshot.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "server/stores/falcon_params.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::FalconState;
+using adapt::v1::OutputSpec;
+
+absl::Status Bad(absl::string_view field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("snapshot.falcon.", field, ": ", what));
+}
+
+absl::Status ReadDoubles(const google::protobuf::RepeatedField<double>& in, int64_t expected,
+                         absl::string_view field, std::vector<double>* out) {
+  if (in.size() != expected) {
+    return Bad(field, absl::StrCat("holds ", in.size(), " values, expected ", expected));
+  }
+  for (int i = 0; i < in.size(); ++i) {
+    if (!std::isfinite(in[i])) return Bad(field, absl::StrCat("value ", i, " is not finite"));
+  }
+  out->assign(in.begin(), in.end());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+FalconState FalconStateToProto(const FalconVersion& v) {
+  FalconState p;
+  const FalconMemory& mem = v.memory;
+  p.set_dim(static_cast<uint32_t>(mem.dim));
+  p.set_columns(static_cast<uint32_t>(mem.columns));
+  for (const std::string& name : *v.labels) p.add_labels(name);
+  p.mutable_s()->Add(mem.s.begin(), mem.s.end());
+  p.mutable_last_key()->Add(v.last_key.begin(), v.last_key.end());
+  p.set_history(static_cast<uint32_t>(mem.history));
+  p.mutable_history_keys()->Add(mem.history_keys.begin(), mem.history_keys.end());
+  p.mutable_history_targets()->Add(mem.history_targets.begin(), mem.history_targets.end());
+  p.set_examples(v.examples);
+  p.set_steps(v.steps);
+  p.set_version(v.version);
+  p.set_prequential_evaluated(v.prequential.evaluated);
+  p.set_prequential_correct(v.prequential.correct);
+  p.set_prequential_loss_sum(v.prequential.loss_sum);
+  p.set_residual_norm(v.residual_norm);
+  p.set_residual_norm_avg(v.residual_norm_avg);
+  return p;
+}
+
+absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSpec& spec,
+                                  FalconVersion* out) {
+  const OutputSpec::Kind kind = spec.output().kind();
+  const int64_t dim = p.dim(), columns = p.columns();
+  if (spec.dim() != 0 && dim != 0 && dim != spec.dim()) {
+    return Bad("dim", absl::StrCat(dim, " does not match spec.dim ", spec.dim()));
+  }
+  if (dim > kFalconMaxDim) return Bad("dim", absl::StrCat("must be at most ", kFalconMaxDim));
+  if (kind == OutputSpec::KIND_LABELS) {
+    if (columns != p.labels_size()) {
+      return Bad("columns", absl::StrCat(columns, " columns for ", p.labels_size(), " labels"));
+    }
+    if (columns > kFalconMaxLabels) {
+      return Bad("labels", absl::StrCat("more than ", kFalconMaxLabels, " labels"));
+    }
+    absl::flat_hash_set<std::string> seen;
+    for (int i = 0; i < p.labels_size(); ++i) {
+      if (p.labels(i).empty() || !seen.insert(p.labels(i)).second) {
+        return Bad(absl::StrCat("labels[", i, "]"), "is empty or repeated");
+      }
+    }
+  } else {
+    if (p.labels_size() != 0) return Bad("labels", "only label stores hold labels");
+    const int64_t want = dim == 0 ? 0 : (kind == OutputSpec::KIND_NEXT ? dim : spec.output().dim());
+    if (columns != want) {
+      return Bad("columns", absl::StrCat("is ", columns, ", expected ", want));
+    }
+  }
+  if (dim == 0 && (columns != 0 || p.examples() != 0)) {
+    return Bad("dim", "is 0 but the state holds columns or examples");
+  }
+  FalconVersion v;
+  v.spec = spec;
+  if (dim != 0) v.spec.set_dim(static_cast<uint32_t>(dim));
+  FalconMemory& mem = v.memory;
+  mem.Reset(dim, columns);
+  absl::Status s = ReadDoubles(p.s(), dim * columns, "s", &mem.s);
+  if (!s.ok()) return s;
+  const int64_t window = FalconConfigOf(spec.falcon()).window;
+  if (p.history() > window - 1 || (dim == 0 && p.history() != 0)) {
+    return Bad("history",
+               absl::StrCat(p.history(), " pairs; the window keeps at most ", window - 1));
+  }
+  mem.history = p.history();
+  s = ReadDoubles(p.history_keys(), mem.history * dim, "history_keys", &mem.history_keys);
+  if (!s.ok()) return s;
+  s = ReadDoubles(p.history_targets(), mem.history * columns, "history_targets",
+                  &mem.history_targets);
+  if (!s.ok()) return s;
+  if (p.last_key_size() != 0) {
+    if (kind != OutputSpec::KIND_NEXT) return Bad("last_key", "only next stores keep one");
+    s = ReadDoubles(p.last_key(), dim, "last_key", &v.last_key);
+    if (!s.ok()) return s;
+  }
+  if (p.prequential_correct() > p.prequential_evaluated()) {
+    return Bad("prequential_correct", "exceeds prequential_evaluated");
+  }
+  for (double x : {p.prequential_loss_sum(), p.residual_norm(), p.residual_norm_avg()}) {
+    if (!std::isfinite(x) || x < 0) return Bad("statistics", "must be finite and >= 0");
+  }
+  v.labels = std::make_shared<const std::vector<std::string>>(p.labels().begin(), p.labels().end());
+  v.examples = p.examples();
+  v.steps = p.steps();
+  v.version = p.version();
+  v.prequential.evaluated = p.prequential_evaluated();
+  v.prequential.correct = p.prequential_correct();
+  v.prequential.loss_sum = p.prequential_loss_sum();
+  v.residual_norm = p.residual_norm();
+  v.residual_norm_avg = p.residual_norm_avg();
+  *out = std::move(v);
+  return absl::OkStatus();
+}
+
+}  // namespace adaptd

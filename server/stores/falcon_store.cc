@@ -1,0 +1,317 @@
+#include "server/stores/falcon_store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/status_macros.h"
+#include "server/stores/falcon_chunked.h"
+#include "server/stores/falcon_txn.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::OutputSpec;
+using adapt::v1::StoreSpec;
+
+constexpr double kResidualAverageDecay = 0.99;
+
+int64_t ColumnsFor(const StoreSpec& spec, int64_t dim) {
+  switch (spec.output().kind()) {
+    case OutputSpec::KIND_NEXT:
+      return dim;
+    case OutputSpec::KIND_VECTOR:
+      return spec.output().dim();
+    default:
+      return 0;  // labels: columns arrive with the labels
+  }
+}
+
+// Best first, ties to the earlier column; k clamped to [1, columns].
+void FillTopK(const std::vector<double>& out, int64_t rows, int64_t m, int top_k, Predictions* p) {
+  const int k = static_cast<int>(std::clamp<int64_t>(top_k, 1, m));
+  p->top_k = k;
+  p->label_ids.resize(rows * k);
+  p->scores.resize(rows * k);
+  std::vector<int32_t> order(m);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = out.data() + r * m;
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
+      return row[a] > row[b] || (row[a] == row[b] && a < b);
+    });
+    for (int i = 0; i < k; ++i) {
+      p->label_ids[r * k + i] = order[i];
+      p->scores[r * k + i] = static_cast<float>(row[order[i]]);
+    }
+  }
+}
+
+}  // namespace
+
+FalconStore::FalconStore(const StoreSpec& spec, kernels::Backend* backend)
+    : backend_(backend),
+      config_(FalconConfigOf(spec.falcon())),
+      labels_(spec.output().kind() == OutputSpec::KIND_LABELS),
+      next_(spec.output().kind() == OutputSpec::KIND_NEXT),
+      out_dim_(spec.output().dim()) {
+  auto v = std::make_shared<FalconVersion>();
+  v->spec = spec;
+  if (spec.dim() > 0) v->memory.Reset(spec.dim(), ColumnsFor(spec, spec.dim()));
+  published_ = std::move(v);
+}
+
+FalconStore::FalconStore(FalconVersion state, kernels::Backend* backend)
+    : FalconStore(state.spec, backend) {
+  absl::MutexLock lock(&mu_);
+  for (size_t i = 0; i < state.labels->size(); ++i) {
+    label_index_.emplace((*state.labels)[i], static_cast<int64_t>(i));
+  }
+  absl::MutexLock pub_lock(&pub_mu_);
+  published_ = std::make_shared<const FalconVersion>(std::move(state));
+}
+
+std::shared_ptr<const FalconVersion> FalconStore::published() const {
+  absl::MutexLock lock(&pub_mu_);
+  return published_;
+}
+
+StoreSpec FalconStore::spec() const { return published()->spec; }
+
+int64_t FalconStore::dim() const { return published()->memory.dim; }
+
+std::unique_ptr<Txn> FalconStore::Begin(TxnKind kind) {
+  return std::make_unique<FalconTxn>(this, kind);
+}
+
+absl::Status FalconStore::BuildPairs(const FalconTxn& txn, FalconVersion* next, Pairs* pairs) {
+  const int64_t d = txn.dim_, n = txn.rows_;
+  FalconMemory& mem = next->memory;
+  if (mem.dim == 0) {
+    mem.Reset(d, ColumnsFor(next->spec, d));
+    next->spec.set_dim(static_cast<uint32_t>(d));
+  }
+  if (next_) {
+    // x_t = φ(k_{t−1}), y_t = k_t; the very first item has no predecessor (x_1 = 0, η_1 = 0).
+    const double* prev = next->last_key.empty() ? nullptr : next->last_key.data();
+    std::vector<double> items(txn.keys_.begin(), txn.keys_.end());
+    pairs->rows = prev == nullptr ? n - 1 : n;
+    pairs->x.reserve(pairs->rows * d);
+    if (prev != nullptr) pairs->x.insert(pairs->x.end(), prev, prev + d);
+    pairs->x.insert(pairs->x.end(), items.begin(), items.end() - d);
+    pairs->y.assign(items.end() - pairs->rows * d, items.end());
+    next->last_key.assign(items.end() - d, items.end());
+  } else {
+    pairs->rows = n;
+    pairs->x.assign(txn.keys_.begin(), txn.keys_.end());
+    if (!labels_) pairs->y.assign(txn.targets_.begin(), txn.targets_.end());
+  }
+  NormalizeKeys(config_.key_norm, pairs->rows, d, pairs->x.data());
+  if (!labels_) return absl::OkStatus();
+
+  const int64_t base = static_cast<int64_t>(next->labels->size());
+  auto names = std::make_shared<std::vector<std::string>>(*next->labels);
+  absl::flat_hash_map<std::string, int64_t> fresh;
+  pairs->label_column.resize(n);
+  pairs->visible.resize(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const std::string& name = txn.labels_[r];
+    pairs->visible[r] = static_cast<int64_t>(names->size());
+    if (auto it = label_index_.find(name); it != label_index_.end()) {
+      pairs->label_column[r] = it->second;
+      continue;
+    }
+    auto [it, inserted] = fresh.try_emplace(name, static_cast<int64_t>(names->size()));
+    if (inserted) names->push_back(name);
+    pairs->label_column[r] = it->second;
+  }
+  const int64_t total = static_cast<int64_t>(names->size());
+  if (total > kFalconMaxLabels) {
+    return absl::ResourceExhaustedError(absl::StrCat("examples: the store would hold ", total,
+                                                     " labels, more than its limit of ",
+                                                     kFalconMaxLabels));
+  }
+  mem.AddColumns(total - base);
+  pairs->y.assign(n * total, 0.0);
+  for (int64_t r = 0; r < n; ++r) pairs->y[r * total + pairs->label_column[r]] = 1.0;
+  next->labels = std::move(names);
+  return absl::OkStatus();
+}
+
+void FalconStore::Account(const Pairs& pairs, const std::vector<double>& pred, FalconVersion* next,
+                          PrequentialStats* stats) {
+  const int64_t m = next->memory.columns;
+  const bool labels = !pairs.label_column.empty();
+  for (int64_t t = 0; t < pairs.rows; ++t) {
+    const double* p = pred.data() + t * m;
+    const double* y = pairs.y.data() + t * m;
+    double sq = 0;
+    for (int64_t j = 0; j < m; ++j) sq += (y[j] - p[j]) * (y[j] - p[j]);
+    const double norm = std::sqrt(sq);
+    ++next->steps;
+    next->residual_norm = norm;
+    next->residual_norm_avg = next->steps == 1 ? norm
+                                               : kResidualAverageDecay * next->residual_norm_avg +
+                                                     (1 - kResidualAverageDecay) * norm;
+    ++stats->evaluated;
+    if (!labels) {
+      stats->loss_sum += sq / static_cast<double>(m);
+      continue;
+    }
+    // Top-1 among the labels known before this example (a label's first example is a miss).
+    int64_t best = -1;
+    for (int64_t j = 0; j < pairs.visible[t]; ++j) {
+      if (best < 0 || p[j] > p[best]) best = j;
+    }
+    const bool hit = best >= 0 && best == pairs.label_column[t];
+    stats->correct += hit ? 1 : 0;
+    stats->loss_sum += hit ? 0.0 : 1.0;
+  }
+}
+
+absl::StatusOr<CommitResult> FalconStore::Commit(Txn& txn) {
+  auto* t = dynamic_cast<FalconTxn*>(&txn);
+  if (t == nullptr || t->store_ != this) {
+    return absl::InvalidArgumentError("the transaction belongs to another store");
+  }
+  if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<const FalconVersion> current = published();
+  CommitResult result;
+  result.version = current->version;
+  if (t->rows_ == 0) {
+    t->done_ = true;
+    return result;
+  }
+  if (current->memory.dim != 0 && t->dim_ != current->memory.dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(next_ ? "sequence" : "examples", "[0]: dimension ", t->dim_,
+                     " does not match the store's dimension ", current->memory.dim));
+  }
+  auto next = std::make_shared<FalconVersion>(*current);
+  Pairs pairs;
+  RETURN_IF_ERROR(BuildPairs(*t, next.get(), &pairs));
+  std::vector<double> pred(pairs.rows * next->memory.columns);
+  RETURN_IF_ERROR(FalconChunked(config_, kFalconChunk, pairs.x.data(), pairs.y.data(), pairs.rows,
+                                &next->memory, pred.data(), backend_));
+  Account(pairs, pred, next.get(), &result.prequential);
+  next->prequential.evaluated += result.prequential.evaluated;
+  next->prequential.correct += result.prequential.correct;
+  next->prequential.loss_sum += result.prequential.loss_sum;
+  next->examples += static_cast<uint64_t>(t->rows_);
+  next->version = current->version + 1;
+  for (size_t i = label_index_.size(); i < next->labels->size(); ++i) {
+    label_index_.emplace((*next->labels)[i], static_cast<int64_t>(i));
+  }
+  result.examples = static_cast<uint64_t>(t->rows_);
+  result.version = next->version;
+  {
+    absl::MutexLock pub_lock(&pub_mu_);
+    published_ = std::move(next);
+  }
+  t->done_ = true;
+  t->keys_ = {};
+  t->labels_ = {};
+  t->targets_ = {};
+  return result;
+}
+
+absl::StatusOr<Predictions> FalconStore::Predict(const float* keys, int64_t rows, int64_t dim,
+                                                 int top_k) const {
+  std::shared_ptr<const FalconVersion> v = published();
+  const FalconMemory& mem = v->memory;
+  if (mem.dim == 0) {
+    return absl::FailedPreconditionError(
+        "the store has no examples yet, so its key dimension is not fixed: adapt first");
+  }
+  if (labels_ && mem.columns == 0) {
+    return absl::FailedPreconditionError("the store has no labels yet: adapt some examples first");
+  }
+  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
+  if (rows > 0 && dim != mem.dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", mem.dim));
+  }
+  const int64_t m = mem.columns;
+  std::vector<double> x(keys, keys + rows * (rows > 0 ? dim : 0));
+  NormalizeKeys(config_.key_norm, rows, mem.dim, x.data());
+  std::vector<double> out(rows * m, 0.0);
+  if (rows > 0) {
+    RETURN_IF_ERROR(backend_->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, m, mem.dim, 1.0,
+                                   x.data(), mem.dim, mem.s.data(), m, 0.0, out.data(), m));
+  }
+  Predictions p;
+  p.version = v->version;
+  p.rows = rows;
+  if (labels_) {
+    p.label_names = v->labels;
+    FillTopK(out, rows, m, top_k, &p);
+  } else {
+    p.out_dim = m;
+    p.vectors.assign(out.begin(), out.end());
+  }
+  return p;
+}
+
+absl::StatusOr<adapt::v1::CompileResponse> FalconStore::Compile(const adapt::v1::CompileRequest&) {
+  return absl::FailedPreconditionError("falcon stores learn online; there is nothing to compile");
+}
+
+void FalconStore::Describe(adapt::v1::StoreInfo* info) const {
+  std::shared_ptr<const FalconVersion> v = published();
+  *info->mutable_spec() = v->spec;
+  info->set_version(v->version);
+  info->set_examples(v->examples);
+  info->set_weighted_examples(static_cast<double>(v->examples));
+  info->clear_labels();
+  for (const std::string& name : *v->labels) info->add_labels(name);
+  info->set_memory_bytes(v->bytes());
+  info->set_prequential_evaluated(v->prequential.evaluated);
+  info->set_prequential_correct(v->prequential.correct);
+  info->set_prequential_loss_sum(v->prequential.loss_sum);
+  adapt::v1::FalconStats* stats = info->mutable_falcon();
+  stats->set_steps(v->steps);
+  stats->set_residual_norm(v->residual_norm);
+  stats->set_residual_norm_avg(v->residual_norm_avg);
+  double sq = 0;
+  for (double s : v->memory.s) sq += s * s;
+  stats->set_state_norm(std::sqrt(sq));
+}
+
+absl::StatusOr<adapt::v1::StoreSnapshot> FalconStore::Snapshot() const {
+  std::shared_ptr<const FalconVersion> v = published();
+  // A serialized protobuf message holds at most 2 GiB.
+  const uint64_t doubles = v->memory.s.size() + v->memory.history_keys.size() +
+                           v->memory.history_targets.size() + v->last_key.size();
+  constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
+  if (doubles * sizeof(double) > kMaxSnapshotBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the store's state needs ", doubles * sizeof(double), " bytes, more than the ",
+                     kMaxSnapshotBytes, " a snapshot can hold"));
+  }
+  adapt::v1::StoreSnapshot snapshot;
+  *snapshot.mutable_spec() = v->spec;
+  *snapshot.mutable_falcon() = FalconStateToProto(*v);
+  return snapshot;
+}
+
+absl::StatusOr<std::unique_ptr<Store>> CreateFalconStore(const StoreSpec& spec,
+                                                         kernels::Backend* backend) {
+  ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFalconSpec(spec));
+  return std::make_unique<FalconStore>(normalized, backend);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RestoreFalconStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                          kernels::Backend* backend) {
+  ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFalconSpec(snapshot.spec()));
+  if (snapshot.state_case() != adapt::v1::StoreSnapshot::kFalcon) {
+    return absl::InvalidArgumentError("snapshot.falcon: missing for a falcon store");
+  }
+  FalconVersion state;
+  RETURN_IF_ERROR(FalconStateFromProto(snapshot.falcon(), normalized, &state));
+  return std::make_unique<FalconStore>(std::move(state), backend);
+}
+
+}  // namespace adaptd

@@ -1,0 +1,192 @@
+// FwpkmStore behaviour: capacity, chunked causal writes, label / vector / next outputs,
+// iterative passes, memory accounting, snapshots, and caller errors that leave it unchanged.
+#include "server/stores/fwpkm_store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/stores/fwpkm_test_util.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+namespace {
+
+using absl::StatusCode;
+using adapt::v1::OutputSpec;
+using fwpkm_test::Apply;
+using fwpkm_test::Fingerprint;
+using fwpkm_test::Gaussian;
+using fwpkm_test::Make;
+using fwpkm_test::Spec;
+using fwpkm_test::VectorBatch;
+
+adapt::v1::FwpkmStats Stats(const Store& store) {
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  return info.fwpkm();
+}
+
+// M random key → value pairs into N = 2^16 slots, read back: the readout's nearest stored
+// value (cosine) must be the written one for ≥ 95% of the keys at M = N/16.
+TEST(FwpkmStoreTest, CapacityRecallAtOneSixteenth) {
+  const int dim = 32, m = 32, pairs = 4096;
+  std::mt19937_64 rng(8);
+  const std::vector<float> keys = Gaussian(rng, pairs * dim), values = Gaussian(rng, pairs * m);
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, m, dim);
+  spec.mutable_fwpkm()->set_sub_keys(256);
+  std::unique_ptr<FwpkmStore> store = Make(spec);
+  ASSERT_TRUE(Apply(*store, VectorBatch(keys, dim, values)).ok());
+  adapt::v1::CompileRequest flush;
+  ASSERT_TRUE(store->Compile(flush).ok());
+  auto p = store->Predict(keys.data(), pairs, dim, 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  int hits = 0;
+  for (int t = 0; t < pairs; ++t) {
+    const float* out = p->vectors.data() + t * m;
+    int best = 0;
+    double best_cos = -2;
+    for (int u = 0; u < pairs; ++u) {
+      const double c = fwpkm_test::Cosine(out, values.data() + u * m, m);
+      if (c > best_cos) best_cos = c, best = u;
+    }
+    hits += best == t ? 1 : 0;
+  }
+  const double recall = static_cast<double>(hits) / pairs;
+  EXPECT_GE(recall, 0.95);
+  RecordProperty("recall", std::to_string(recall));
+  std::printf("capacity N=65536 M=%d recall=%.4f slots_used=%llu\n", pairs, recall,
+              static_cast<unsigned long long>(Stats(*store).slots_used()));
+}
+
+TEST(FwpkmStoreTest, WritesApplyPerChunkAndCompileFlushes) {
+  std::mt19937_64 rng(9);
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, 3, 8);
+  spec.mutable_fwpkm()->set_sub_keys(16);
+  spec.mutable_fwpkm()->set_chunk(4);
+  std::unique_ptr<FwpkmStore> store = Make(spec);
+  const std::vector<float> k = Gaussian(rng, 8 * 8), y = Gaussian(rng, 8 * 3);
+  auto batch = [&](int from, int to) {
+    return VectorBatch(std::vector<float>(k.begin() + from * 8, k.begin() + to * 8), 8,
+                       std::vector<float>(y.begin() + from * 3, y.begin() + to * 3));
+  };
+  auto r = Apply(*store, batch(0, 3));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->version, 0u);
+  EXPECT_EQ(Stats(*store).pending(), 3u);
+  EXPECT_EQ(store->Predict(k.data(), 1, 8, 1).status().code(), StatusCode::kFailedPrecondition);
+  r = Apply(*store, batch(3, 5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->version, 1u);
+  EXPECT_EQ(Stats(*store).pending(), 1u);
+  EXPECT_EQ(Stats(*store).chunks(), 1u);
+  auto c = store->Compile(adapt::v1::CompileRequest());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->version(), 2u);
+  EXPECT_EQ(Stats(*store).pending(), 0u);
+  // Passes: each pass is applied before the next one is read.
+  r = Apply(*store, VectorBatch(std::vector<float>(k.begin(), k.begin() + 16), 8,
+                                std::vector<float>(y.begin(), y.begin() + 6), /*passes=*/3));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->version, 5u);
+  EXPECT_EQ(Stats(*store).chunks(), 5u);
+  adapt::v1::StoreInfo info;
+  store->Describe(&info);
+  EXPECT_EQ(info.examples(), 7u);
+}
+
+TEST(FwpkmStoreTest, LabelStoreReturnsTopLabelsAndConfidence) {
+  std::mt19937_64 rng(10);
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_LABELS, 0, 16);
+  spec.mutable_fwpkm()->set_chunk(1);
+  spec.mutable_fwpkm()->set_addressing_lr(0);
+  std::unique_ptr<FwpkmStore> store = Make(spec);
+  const std::vector<float> keys = Gaussian(rng, 30 * 16);
+  std::vector<std::string> labels;
+  for (int i = 0; i < 30; ++i) labels.push_back("l" + std::to_string(i % 5));
+  for (int half = 0; half < 2; ++half) {  // the second half is evaluated before its update
+    auto b = fwpkm_test::LabelBatch(
+        std::vector<float>(keys.begin() + half * 15 * 16, keys.begin() + (half + 1) * 15 * 16), 16,
+        std::vector<std::string>(labels.begin() + half * 15, labels.begin() + (half + 1) * 15));
+    ASSERT_TRUE(Apply(*store, b).ok());
+  }
+  auto p = store->Predict(keys.data(), 30, 16, 9);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->top_k, 5);  // clamped to the label count
+  int hits = 0;
+  for (int i = 0; i < 30; ++i) {
+    hits += (*p->label_names)[p->label_ids[i * 5]] == labels[i] ? 1 : 0;
+    EXPECT_GE(p->confidence[i], 0.0f);
+    EXPECT_LE(p->confidence[i], 1.0f);
+  }
+  EXPECT_GE(hits, 28);
+  const std::vector<float> fresh = Gaussian(rng, 16);
+  auto q = store->Predict(fresh.data(), 1, 16, 1);
+  ASSERT_TRUE(q.ok());
+  EXPECT_LT(q->confidence[0], 0.5f);  // far from everything written
+  adapt::v1::StoreInfo info;
+  store->Describe(&info);
+  EXPECT_EQ(info.labels_size(), 5);
+  EXPECT_EQ(info.prequential_evaluated(), 15u);
+}
+
+TEST(FwpkmStoreTest, NextStoreLearnsTheFollowingItem) {
+  std::mt19937_64 rng(11);
+  const int dim = 12, period = 6;
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_NEXT, 0, dim);
+  spec.mutable_fwpkm()->set_chunk(4);
+  std::unique_ptr<FwpkmStore> store = Make(spec);
+  const std::vector<float> items = Gaussian(rng, period * dim);
+  // The cycle arrives in messages of 5 items: pairs continue across messages.
+  std::vector<float> stream;
+  for (int r = 0; r < 8; ++r) stream.insert(stream.end(), items.begin(), items.end());
+  for (size_t at = 0; at < stream.size(); at += 5 * dim) {
+    const size_t end = std::min(stream.size(), at + 5 * dim);
+    auto b = fwpkm_test::SequenceBatch(
+        std::vector<float>(stream.begin() + at, stream.begin() + end), dim);
+    ASSERT_TRUE(Apply(*store, b).ok());
+  }
+  EXPECT_EQ(Stats(*store).carried(), 1u);
+  ASSERT_TRUE(store->Compile(adapt::v1::CompileRequest()).ok());
+  auto p = store->Predict(items.data(), period, dim, 1);
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (int i = 0; i < period; ++i) {
+    const float* want = items.data() + ((i + 1) % period) * dim;
+    EXPECT_GT(fwpkm_test::Cosine(p->vectors.data() + i * dim, want, dim), 0.9) << i;
+  }
+}
+
+TEST(FwpkmStoreTest, UnwrittenSlotsCostNothing) {
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, 8, 16);
+  spec.mutable_fwpkm()->set_sub_keys(4096);  // 16.7M slots
+  std::unique_ptr<FwpkmStore> big = Make(spec);
+  adapt::v1::StoreInfo empty;
+  big->Describe(&empty);
+  std::mt19937_64 rng(12);
+  ASSERT_TRUE(Apply(*big, VectorBatch(Gaussian(rng, 1000 * 16), 16, Gaussian(rng, 1000 * 8))).ok());
+  adapt::v1::StoreInfo info;
+  big->Describe(&info);
+  EXPECT_EQ(info.fwpkm().slots(), 4096ull * 4096ull);
+  EXPECT_GT(info.fwpkm().slots_used(), 0u);
+  EXPECT_LE(info.fwpkm().slots_used(), 1000u * 8u);
+  // Rows touched × width, not N × width (16.7M × 8 floats would be 512 MiB).
+  EXPECT_LT(info.memory_bytes() - empty.memory_bytes(), 2u << 20);
+}
+
+TEST(FwpkmStoreTest, FactoryFillsDefaults) {
+  std::unique_ptr<kernels::Backend> backend = kernels::MakeCpuBackend();
+  auto store = CreateStore(Spec(OutputSpec::KIND_LABELS, 0, 0), backend.get());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ((*store)->spec().fwpkm().top_k(), 8u);
+  EXPECT_EQ((*store)->spec().fwpkm().key_dim(), 32u);
+  EXPECT_EQ((*store)->dim(), 0);
+  adapt::v1::StoreSpec bad = Spec(OutputSpec::KIND_LABELS, 0, 0);
+  bad.mutable_fwpkm()->set_chunk(0);
+  EXPECT_EQ(CreateStore(bad, backend.get()).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -85,11 +85,15 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
       metrics_(metrics),
       encoders_(std::move(encoders)),
       compile_pool_(static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
-                    [metrics](const Store&, const absl::StatusOr<adapt::v1::CompileResponse>& r,
-                              bool automatic) {
+                    [metrics](const Store& store,
+                              const absl::StatusOr<adapt::v1::CompileResponse>& r, bool automatic) {
                       if (metrics == nullptr) return;
                       metrics->RecordCompile(r.ok(), automatic,
                                              r.ok() ? r->faast().compile_seconds() : 0.0);
+                      if (r.ok() && r->has_faast()) metrics->RecordFaastCompile(r->faast());
+                      adapt::v1::StoreInfo info;
+                      store.Describe(&info);
+                      metrics->RefreshStore(&store, info);
                     }) {}
 
 Engine::~Engine() { Shutdown(); }
@@ -150,7 +154,9 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   std::shared_ptr<Store> store = std::move(created);
   RETURN_IF_ERROR(registry_.Insert(request.tenant(), request.store(), store));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(spec.kind()), 1);
-  return Describe(request.tenant(), request.store(), *store);
+  adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), *store);
+  if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
+  return info;
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
@@ -209,7 +215,12 @@ absl::Status WriteSession::Add(
           : EncodeSequence(sequence, engine_->EncoderOf(*store_), store_->dim(), engine_->max_dim_);
   if (!batch.ok()) return Prefixed(messages_, batch.status());
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
-  return Prefixed(messages_, txn_->Add(*batch));
+  RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
+  if (engine_->metrics_ != nullptr) {
+    engine_->metrics_->RecordBatch(kind_ == TxnKind::kAdapt ? "Adapt" : "Forget",
+                                   static_cast<double>(examples.size() + sequence.size()));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
@@ -224,6 +235,16 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
         absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
   }
   engine_->AfterCommit(store_, result, kind_);
+  if (engine_->metrics_ != nullptr && kind_ == TxnKind::kAdapt) {
+    const auto output = store_->spec().output().kind();
+    engine_->metrics_->RecordAdapt(
+        tenant_, KindName(store_->spec().kind()),
+        output == adapt::v1::OutputSpec::KIND_LABELS   ? "labels"
+        : output == adapt::v1::OutputSpec::KIND_VECTOR ? "vector"
+                                                       : "next",
+        static_cast<double>(result.examples), static_cast<double>(result.prequential.evaluated),
+        static_cast<double>(result.prequential.correct), result.prequential.loss_sum);
+  }
   adapt::v1::AdaptResponse response;
   response.set_accepted(result.examples);
   response.set_version(result.version);
@@ -241,6 +262,11 @@ void Engine::AfterCommit(const std::shared_ptr<Store>& store, const CommitResult
                          TxnKind kind) {
   if (metrics_ != nullptr && kind == TxnKind::kAdapt) {
     metrics_->AddExamples(KindName(store->spec().kind()), static_cast<double>(result.examples));
+  }
+  if (metrics_ != nullptr) {
+    adapt::v1::StoreInfo info;
+    store->Describe(&info);
+    metrics_->RefreshStore(store.get(), info);
   }
   if (result.compile_now) {
     compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/true);
@@ -268,6 +294,10 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
                    }));
   const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
   ASSIGN_OR_RETURN(Predictions p, store->Predict(batch.keys.data(), batch.rows, batch.dim, top_k));
+  if (metrics_ != nullptr) {
+    metrics_->RecordPredict(request.tenant(), KindName(store->spec().kind()),
+                            static_cast<double>(p.rows));
+  }
   adapt::v1::PredictResponse response;
   response.set_version(p.version);
   response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
@@ -323,7 +353,9 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(registry_.Insert(tenant, name, store));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(store->spec().kind()), 1);
-  return Describe(tenant, name, *store);
+  adapt::v1::StoreInfo info = Describe(tenant, name, *store);
+  if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
+  return info;
 }
 
 }  // namespace adaptd

@@ -4,7 +4,7 @@
 
 namespace adaptd {
 
-Executor::Executor(int threads) {
+Executor::Executor(int threads, WaitObserver on_wait) : on_wait_(std::move(on_wait)) {
   threads = std::max(1, threads);
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
@@ -15,7 +15,7 @@ Executor::~Executor() { Stop(); }
 bool Executor::Submit(std::function<void()> task) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return false;
-  tasks_.push_back(std::move(task));
+  tasks_.push_back({std::move(task), on_wait_ ? absl::Now() : absl::InfinitePast()});
   return true;
 }
 
@@ -38,7 +38,7 @@ size_t Executor::queued() const {
 
 void Executor::Loop() {
   for (;;) {
-    std::function<void()> task;
+    Task task;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -49,7 +49,8 @@ void Executor::Loop() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    task();
+    if (on_wait_) on_wait_(absl::Now() - task.submitted);
+    task.fn();
   }
 }
 

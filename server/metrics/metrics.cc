@@ -1,21 +1,66 @@
 #include "server/metrics/metrics.h"
 
-#include "prometheus/counter.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
+#include <algorithm>
+#include <limits>
 
 namespace adaptd {
 namespace {
 
-prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+using prometheus::Histogram;
+
+Histogram::BucketBoundaries LatencyBuckets() {
   return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
           0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
 }
 
+Histogram::BucketBoundaries FsyncBuckets() {
+  return {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+          0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1};
+}
+
+Histogram::BucketBoundaries BatchBuckets() {
+  Histogram::BucketBoundaries b;
+  for (double v = 1; v <= 16384; v *= 2) b.push_back(v);
+  return b;
+}
+
+const char* const kKinds[] = {"faast", "falcon", "fwpkm"};
+
+template <typename T>
+void RemoveIfPresent(prometheus::Family<T>& family, const prometheus::Labels& labels) {
+  if (family.Has(labels)) family.Remove(&family.Add(labels));
+}
+
 }  // namespace
 
-Metrics::Metrics()
+// What the Exposer holds (weakly): refreshes the scrape-time gauges, then collects. Detached
+// when the Metrics it refreshes is destroyed.
+class Metrics::Collector : public prometheus::Collectable {
+ public:
+  Collector(Metrics* metrics, std::shared_ptr<prometheus::Registry> registry)
+      : metrics_(metrics), registry_(std::move(registry)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    absl::MutexLock lock(&mu_);
+    if (metrics_ == nullptr) return {};
+    metrics_->Refresh();
+    return registry_->Collect();
+  }
+
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    metrics_ = nullptr;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  Metrics* metrics_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<prometheus::Registry> registry_;
+};
+
+Metrics::Metrics(TenantPolicy policy)
     : registry_(std::make_shared<prometheus::Registry>()),
+      collectable_(std::make_shared<Collector>(this, registry_)),
       requests_(prometheus::BuildCounter()
                     .Name("adaptd_requests_total")
                     .Help("Finished RPCs by method and gRPC status code")
@@ -24,6 +69,23 @@ Metrics::Metrics()
                    .Name("adaptd_request_duration_seconds")
                    .Help("RPC latency by method, from arrival to the final status")
                    .Register(*registry_)),
+      queue_depth_(prometheus::BuildGauge()
+                       .Name("adaptd_queue_depth")
+                       .Help("Request work items waiting for a worker, sampled at scrape")
+                       .Register(*registry_)),
+      queue_time_(prometheus::BuildHistogram()
+                      .Name("adaptd_queue_time_seconds")
+                      .Help("Time request work waited in the queue before a worker started it")
+                      .Register(*registry_)),
+      batch_size_(prometheus::BuildHistogram()
+                      .Name("adaptd_batch_size")
+                      .Help("Items per request: inputs of a Predict, examples of one "
+                            "Adapt or Forget message")
+                      .Register(*registry_)),
+      fsync_(prometheus::BuildHistogram()
+                 .Name("adaptd_log_fsync_duration_seconds")
+                 .Help("Latency of fsync on the write-ahead log")
+                 .Register(*registry_)),
       examples_(prometheus::BuildCounter()
                     .Name("adaptd_examples_ingested_total")
                     .Help("Examples committed into stores, by store kind")
@@ -39,12 +101,92 @@ Metrics::Metrics()
       stores_(prometheus::BuildGauge()
                   .Name("adaptd_stores")
                   .Help("Stores hosted, by kind")
-                  .Register(*registry_)) {}
+                  .Register(*registry_)),
+      memory_(prometheus::BuildGauge()
+                  .Name("adaptd_memory_bytes")
+                  .Help("Memory held by stores (sum of StoreInfo.memory_bytes), by kind")
+                  .Register(*registry_)),
+      faast_rank_(prometheus::BuildGauge()
+                      .Name("adaptd_faast_effective_rank")
+                      .Help("faast: directions kept by the last compile")
+                      .Register(*registry_)),
+      faast_cutoff_(prometheus::BuildGauge()
+                        .Name("adaptd_faast_cutoff_ratio")
+                        .Help("faast: relative singular-value cut-off of the last compile")
+                        .Register(*registry_)),
+      faast_condition_(prometheus::BuildGauge()
+                           .Name("adaptd_faast_condition_number")
+                           .Help("faast: condition number over the kept directions at the "
+                                 "last compile")
+                           .Register(*registry_)),
+      falcon_residual_(prometheus::BuildGauge()
+                           .Name("adaptd_falcon_residual_norm")
+                           .Help("falcon: moving average of the residual norm, mean and max "
+                                 "over stores")
+                           .Register(*registry_)),
+      fwpkm_slots_(prometheus::BuildGauge()
+                       .Name("adaptd_fwpkm_slots")
+                       .Help("fwpkm: slots addressable, summed over stores")
+                       .Register(*registry_)),
+      fwpkm_slots_used_(prometheus::BuildGauge()
+                            .Name("adaptd_fwpkm_slots_used")
+                            .Help("fwpkm: slots written at least once, summed over stores")
+                            .Register(*registry_)),
+      fwpkm_entropy_(prometheus::BuildGauge()
+                         .Name("adaptd_fwpkm_addressing_entropy_nats")
+                         .Help("fwpkm: addressing entropy, mean and min over stores")
+                         .Register(*registry_)),
+      tenant_examples_(prometheus::BuildCounter()
+                           .Name("adaptd_tenant_examples_ingested_total")
+                           .Help("Examples committed, by tenant (bounded) and store kind")
+                           .Register(*registry_)),
+      tenant_predictions_(prometheus::BuildCounter()
+                              .Name("adaptd_tenant_predictions_total")
+                              .Help("Inputs predicted, by tenant (bounded) and store kind")
+                              .Register(*registry_)),
+      prequential_evaluated_(prometheus::BuildCounter()
+                                 .Name("adaptd_prequential_evaluated_total")
+                                 .Help("Adapted examples evaluated before their update")
+                                 .Register(*registry_)),
+      prequential_correct_(prometheus::BuildCounter()
+                               .Name("adaptd_prequential_correct_total")
+                               .Help("Label stores: evaluated examples whose top-1 label was "
+                                     "right before their update")
+                               .Register(*registry_)),
+      prequential_loss_(prometheus::BuildCounter()
+                            .Name("adaptd_prequential_loss_total")
+                            .Help("Sum of prequential losses (labels: misses; vectors: "
+                                  "squared error / M)")
+                            .Register(*registry_)),
+      tenants_(policy.allow_list, policy.top_k) {
+  // A histogram with zero observations is true before the log exists: nothing was synced.
+  fsync_.Add({}, FsyncBuckets());
+  queue_time_.Add({}, LatencyBuckets());
+  queue_depth_.Add({});
+  for (const char* kind : kKinds) memory_.Add({{"kind", kind}});
+}
+
+Metrics::~Metrics() { static_cast<Collector*>(collectable_.get())->Detach(); }
 
 void Metrics::RecordRequest(const std::string& method, const std::string& code, double seconds) {
   requests_.Add({{"method", method}, {"code", code}}).Increment();
   latency_.Add({{"method", method}}, LatencyBuckets()).Observe(seconds);
 }
+
+void Metrics::RecordQueueWait(double seconds) {
+  queue_time_.Add({}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::SetQueueDepthSource(std::function<size_t()> source) {
+  absl::MutexLock lock(&refresh_mu_);
+  queue_depth_source_ = std::move(source);
+}
+
+void Metrics::RecordBatch(const std::string& method, double size) {
+  batch_size_.Add({{"method", method}}, BatchBuckets()).Observe(size);
+}
+
+void Metrics::RecordLogFsync(double seconds) { fsync_.Add({}, FsyncBuckets()).Observe(seconds); }
 
 void Metrics::AddExamples(const std::string& kind, double count) {
   examples_.Add({{"kind", kind}}).Increment(count);
@@ -58,6 +200,132 @@ void Metrics::RecordCompile(bool ok, bool automatic, double seconds) {
 
 void Metrics::AddStores(const std::string& kind, double delta) {
   stores_.Add({{"kind", kind}}).Increment(delta);
+}
+
+void Metrics::RecordFaastCompile(const adapt::v1::FaastStats& stats) {
+  faast_rank_.Add({}).Set(stats.effective_rank());
+  faast_cutoff_.Add({}).Set(stats.cutoff());
+  faast_condition_.Add({}).Set(stats.condition_number());
+}
+
+void Metrics::ObserveStore(const std::shared_ptr<const void>& owner,
+                           const adapt::v1::StoreInfo& info) {
+  absl::MutexLock lock(&refresh_mu_);
+  StoreEntry& e = stores_seen_[owner.get()];
+  e.owner = owner;
+  e.info = info;
+  e.info.clear_labels();  // not needed for the aggregates
+}
+
+void Metrics::RefreshStore(const void* key, const adapt::v1::StoreInfo& info) {
+  absl::MutexLock lock(&refresh_mu_);
+  auto it = stores_seen_.find(key);
+  if (it == stores_seen_.end()) return;
+  it->second.info = info;
+  it->second.info.clear_labels();
+}
+
+void Metrics::Refresh() {
+  absl::MutexLock lock(&refresh_mu_);
+  if (queue_depth_source_) queue_depth_.Add({}).Set(static_cast<double>(queue_depth_source_()));
+
+  std::map<std::string, double> memory;
+  for (const char* kind : kKinds) memory[kind] = 0;
+  int falcon = 0, fwpkm = 0;
+  double residual_sum = 0, residual_max = 0, slots = 0, used = 0, entropy_sum = 0;
+  double entropy_min = std::numeric_limits<double>::infinity();
+  for (auto it = stores_seen_.begin(); it != stores_seen_.end();) {
+    if (it->second.owner.expired()) {
+      it = stores_seen_.erase(it);
+      continue;
+    }
+    const adapt::v1::StoreInfo& info = it->second.info;
+    switch (info.spec().kind()) {
+      case adapt::v1::STORE_KIND_FAAST:
+        memory["faast"] += info.memory_bytes();
+        break;
+      case adapt::v1::STORE_KIND_FALCON:
+        memory["falcon"] += info.memory_bytes();
+        break;
+      case adapt::v1::STORE_KIND_FWPKM:
+        memory["fwpkm"] += info.memory_bytes();
+        break;
+      default:
+        break;
+    }
+    if (info.has_falcon()) {
+      ++falcon;
+      residual_sum += info.falcon().residual_norm_avg();
+      residual_max = std::max(residual_max, info.falcon().residual_norm_avg());
+    }
+    if (info.has_fwpkm()) {
+      ++fwpkm;
+      slots += static_cast<double>(info.fwpkm().slots());
+      used += static_cast<double>(info.fwpkm().slots_used());
+      entropy_sum += info.fwpkm().addressing_entropy();
+      entropy_min = std::min(entropy_min, info.fwpkm().addressing_entropy());
+    }
+    ++it;
+  }
+  for (const auto& [kind, bytes] : memory) memory_.Add({{"kind", kind}}).Set(bytes);
+  // The aggregates of a kind with no store are undefined: their series disappear.
+  if (falcon > 0) {
+    falcon_residual_.Add({{"aggregate", "mean"}}).Set(residual_sum / falcon);
+    falcon_residual_.Add({{"aggregate", "max"}}).Set(residual_max);
+  } else {
+    RemoveIfPresent(falcon_residual_, {{"aggregate", "mean"}});
+    RemoveIfPresent(falcon_residual_, {{"aggregate", "max"}});
+  }
+  if (fwpkm > 0) {
+    fwpkm_slots_.Add({}).Set(slots);
+    fwpkm_slots_used_.Add({}).Set(used);
+    fwpkm_entropy_.Add({{"aggregate", "mean"}}).Set(entropy_sum / fwpkm);
+    fwpkm_entropy_.Add({{"aggregate", "min"}}).Set(entropy_min);
+  } else {
+    RemoveIfPresent(fwpkm_slots_, {});
+    RemoveIfPresent(fwpkm_slots_used_, {});
+    RemoveIfPresent(fwpkm_entropy_, {{"aggregate", "mean"}});
+    RemoveIfPresent(fwpkm_entropy_, {{"aggregate", "min"}});
+  }
+}
+
+std::string Metrics::TenantLabel(const std::string& tenant, double traffic) {
+  TenantLabels::Decision d = tenants_.Observe(tenant, traffic);
+  if (!d.evicted.empty()) {
+    auto it = tenant_series_.find(d.evicted);
+    if (it != tenant_series_.end()) {
+      for (auto& [family, counter] : it->second) family->Remove(counter);
+      tenant_series_.erase(it);
+    }
+  }
+  return d.label;
+}
+
+prometheus::Counter& Metrics::TenantCounter(prometheus::Family<prometheus::Counter>& family,
+                                            const prometheus::Labels& labels) {
+  const bool existed = family.Has(labels);
+  prometheus::Counter& c = family.Add(labels);
+  if (!existed) tenant_series_[labels.at("tenant")].emplace_back(&family, &c);
+  return c;
+}
+
+void Metrics::RecordPredict(const std::string& tenant, const std::string& kind, double inputs) {
+  RecordBatch("Predict", inputs);
+  absl::MutexLock lock(&tenant_mu_);
+  const std::string label = TenantLabel(tenant, inputs);
+  TenantCounter(tenant_predictions_, {{"tenant", label}, {"kind", kind}}).Increment(inputs);
+}
+
+void Metrics::RecordAdapt(const std::string& tenant, const std::string& kind,
+                          const std::string& output, double examples, double evaluated,
+                          double correct, double loss_sum) {
+  absl::MutexLock lock(&tenant_mu_);
+  const std::string label = TenantLabel(tenant, examples);
+  TenantCounter(tenant_examples_, {{"tenant", label}, {"kind", kind}}).Increment(examples);
+  const prometheus::Labels labels{{"tenant", label}, {"kind", kind}, {"output", output}};
+  TenantCounter(prequential_evaluated_, labels).Increment(evaluated);
+  TenantCounter(prequential_loss_, labels).Increment(loss_sum);
+  if (output == "labels") TenantCounter(prequential_correct_, labels).Increment(correct);
 }
 
 }  // namespace adaptd

@@ -1,40 +1,137 @@
 // Metrics: the server's Prometheus series (prometheus-cpp), served on their own port by an
-// Exposer that main owns. Every method is thread-safe. Names follow Prometheus conventions:
-// an `adaptd_` prefix, `_total` counters, `_seconds` durations.
+// Exposer that AdaptdServer owns; register collectable() with it. Every method is thread-safe.
+// Names follow Prometheus conventions: an `adaptd_` prefix, `_total` counters, `_seconds`
+// durations, `_bytes` sizes. deploy/METRICS.md documents every family.
+//
+// Per-tenant series are bounded by TenantLabels (tenant_labels.h): tenants on the allow-list
+// or among the top K by traffic get their own label value, the rest are summed under "other".
+// Store gauges (memory, kind statistics) are aggregated at scrape time from the last
+// StoreInfo seen for each live store.
 #ifndef ADAPTD_SERVER_METRICS_METRICS_H_
 #define ADAPTD_SERVER_METRICS_METRICS_H_
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "adapt/v1/adapt.pb.h"
+#include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/metrics/tenant_labels.h"
 
 namespace adaptd {
 
+// Which tenants get their own series.
+struct TenantPolicy {
+  std::vector<std::string> allow_list;
+  size_t top_k = TenantLabels::kDefaultTopK;
+};
+
 class Metrics {
  public:
-  Metrics();
+  explicit Metrics(TenantPolicy policy = {});
+  ~Metrics();
 
+  // The series; collectable() is what an Exposer should serve: it refreshes the scrape-time
+  // gauges (queue depth, store aggregates) and then collects the registry.
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+  std::shared_ptr<prometheus::Collectable> collectable() const { return collectable_; }
 
+  // --- requests and queueing ------------------------------------------------------------
   // One finished RPC: its method (e.g. "Predict"), its status code name and its duration.
   void RecordRequest(const std::string& method, const std::string& code, double seconds);
+  // Time a request waited in the request queue before a worker started it.
+  void RecordQueueWait(double seconds);
+  // Sampled at each scrape into adaptd_queue_depth; nullptr stops sampling. The source must
+  // stay valid until replaced.
+  void SetQueueDepthSource(std::function<size_t()> source);
+  // Items one request carries: inputs of a Predict, examples of one Adapt/Forget message.
+  void RecordBatch(const std::string& method, double size);
+  // Durable-log fsync latency (the write-ahead log records it).
+  void RecordLogFsync(double seconds);
+
+  // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
   void RecordCompile(bool ok, bool automatic, double seconds);
   void AddStores(const std::string& kind, double delta);
+  // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
+  void RecordFaastCompile(const adapt::v1::FaastStats& stats);
+  // The latest description of a live store, keyed by its owner: the entry disappears when the
+  // owner expires. Memory and kind statistics are summed over these at scrape time.
+  void ObserveStore(const std::shared_ptr<const void>& owner, const adapt::v1::StoreInfo& info);
+  // Updates the entry of `key` (the owner's address) if one exists.
+  void RefreshStore(const void* key, const adapt::v1::StoreInfo& info);
+
+  // --- per tenant (bounded) -------------------------------------------------------------
+  // Inputs predicted by one Predict.
+  void RecordPredict(const std::string& tenant, const std::string& kind, double inputs);
+  // One committed Adapt: examples applied and their prequential evaluation. `output` is
+  // "labels", "vector" or "next".
+  void RecordAdapt(const std::string& tenant, const std::string& kind, const std::string& output,
+                   double examples, double evaluated, double correct, double loss_sum);
 
  private:
+  class Collector;
+  struct StoreEntry {
+    std::weak_ptr<const void> owner;
+    adapt::v1::StoreInfo info;
+  };
+
+  void Refresh();
+  // The label `tenant` is counted under, removing an evicted tenant's series.
+  std::string TenantLabel(const std::string& tenant, double traffic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(tenant_mu_);
+  prometheus::Counter& TenantCounter(prometheus::Family<prometheus::Counter>& family,
+                                     const prometheus::Labels& labels)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(tenant_mu_);
+
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<prometheus::Collectable> collectable_;
+
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Family<prometheus::Gauge>& queue_depth_;
+  prometheus::Family<prometheus::Histogram>& queue_time_;
+  prometheus::Family<prometheus::Histogram>& batch_size_;
+  prometheus::Family<prometheus::Histogram>& fsync_;
   prometheus::Family<prometheus::Counter>& examples_;
   prometheus::Family<prometheus::Counter>& compiles_;
   prometheus::Family<prometheus::Histogram>& compile_seconds_;
   prometheus::Family<prometheus::Gauge>& stores_;
+  prometheus::Family<prometheus::Gauge>& memory_;
+  prometheus::Family<prometheus::Gauge>& faast_rank_;
+  prometheus::Family<prometheus::Gauge>& faast_cutoff_;
+  prometheus::Family<prometheus::Gauge>& faast_condition_;
+  prometheus::Family<prometheus::Gauge>& falcon_residual_;
+  prometheus::Family<prometheus::Gauge>& fwpkm_slots_;
+  prometheus::Family<prometheus::Gauge>& fwpkm_slots_used_;
+  prometheus::Family<prometheus::Gauge>& fwpkm_entropy_;
+  prometheus::Family<prometheus::Counter>& tenant_examples_;
+  prometheus::Family<prometheus::Counter>& tenant_predictions_;
+  prometheus::Family<prometheus::Counter>& prequential_evaluated_;
+  prometheus::Family<prometheus::Counter>& prequential_correct_;
+  prometheus::Family<prometheus::Counter>& prequential_loss_;
+
+  absl::Mutex tenant_mu_;
+  TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);
+  // The counters created for each tenant label, so an evicted tenant's can be removed.
+  std::map<std::string,
+           std::vector<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>>>
+      tenant_series_ ABSL_GUARDED_BY(tenant_mu_);
+
+  absl::Mutex refresh_mu_;
+  std::function<size_t()> queue_depth_source_ ABSL_GUARDED_BY(refresh_mu_);
+  std::map<const void*, StoreEntry> stores_seen_ ABSL_GUARDED_BY(refresh_mu_);
 };
 
 }  // namespace adaptd

@@ -45,16 +45,22 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   }
 
   s->backend_ = kernels::MakeCpuBackend();
-  s->metrics_ = std::make_unique<Metrics>();
+  s->metrics_ = std::make_unique<Metrics>(
+      TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
+                   config.has_metrics_top_tenants() ? config.metrics_top_tenants()
+                                                    : TenantLabels::kDefaultTopK});
   if (!config.metrics_listen().empty()) {
     ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));
-    s->exposer_->RegisterCollectable(s->metrics_->registry());
+    s->exposer_->RegisterCollectable(s->metrics_->collectable());
   }
   ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
   const int workers = config.worker_threads() > 0
                           ? static_cast<int>(config.worker_threads())
                           : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
-  s->executor_ = std::make_unique<Executor>(workers);
+  s->executor_ = std::make_unique<Executor>(workers, [m = s->metrics_.get()](absl::Duration w) {
+    m->RecordQueueWait(absl::ToDoubleSeconds(w));
+  });
+  s->metrics_->SetQueueDepthSource([e = s->executor_.get()] { return e->queued(); });
 
   ServiceContext ctx;
   ctx.engine = s->engine_.get();
@@ -97,6 +103,7 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   }
   if (engine_ != nullptr) engine_->Shutdown();
   if (executor_ != nullptr) executor_->Stop();
+  if (metrics_ != nullptr) metrics_->SetQueueDepthSource(nullptr);
 }
 
 void AdaptdServer::Wait() {

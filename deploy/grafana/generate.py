@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Generates the adaptd Grafana dashboard and the ConfigMap that provisions it.
+
+    python3 deploy/grafana/generate.py          # rewrites the two files beside this script
+    python3 deploy/grafana/generate.py --check  # exits 1 when they differ from what it makes
+
+adaptd-dashboard.json is the dashboard (import it in Grafana, or let the sidecar load it);
+adaptd-dashboard-configmap.yaml wraps it in a ConfigMap labelled grafana_dashboard: "1" for
+Grafana's dashboard sidecar. Edit this script, not the generated files.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JSON_PATH = os.path.join(HERE, "adaptd-dashboard.json")
+CONFIGMAP_PATH = os.path.join(HERE, "adaptd-dashboard-configmap.yaml")
+
+W = "$__rate_interval"
+SERVER_ERRORS = 'code=~"UNKNOWN|INTERNAL|UNAVAILABLE|DATA_LOSS|DEADLINE_EXCEEDED"'
+SEL = 'job=~"$job"'
+
+
+def q(expr, legend):
+    return {"expr": expr, "legendFormat": legend}
+
+
+def quantiles(metric, by, legend_prefix):
+    by_le = ", ".join(by + ["le"])
+    targets = []
+    for p in ("0.5", "0.9", "0.99"):
+        label = "p" + p[2:].ljust(2, "0") if p != "0.5" else "p50"
+        legend = (legend_prefix + " " if legend_prefix else "") + label
+        targets.append(q('histogram_quantile(%s, sum by (%s) (rate(%s_bucket{%s}[%s])))'
+                         % (p, by_le, metric, SEL, W), legend))
+    return targets
+
+
+# (row title, [(panel title, description, unit, targets)])
+ROWS = [
+    ("Traffic and errors", [
+        ("Requests by method", "Finished RPCs per second, by method.", "reqps",
+         [q('sum by (method) (rate(adaptd_requests_total{%s}[%s]))' % (SEL, W), "{{method}}")]),
+        ("Requests by status code", "Finished RPCs per second, by gRPC status code.", "reqps",
+         [q('sum by (code) (rate(adaptd_requests_total{%s}[%s]))' % (SEL, W), "{{code}}")]),
+        ("Server error ratio",
+         "Share of RPCs that ended with a server-side code (UNKNOWN, INTERNAL, UNAVAILABLE, "
+         "DATA_LOSS, DEADLINE_EXCEEDED). Caller mistakes (INVALID_ARGUMENT, NOT_FOUND, ...) "
+         "are not errors of the service.", "percentunit",
+         [q('(sum(rate(adaptd_requests_total{%s,%s}[%s])) or vector(0)) / '
+            'sum(rate(adaptd_requests_total{%s}[%s]))' % (SEL, SERVER_ERRORS, W, SEL, W),
+            "server errors")]),
+        ("Examples ingested by kind", "Examples committed per second, by store kind.", "short",
+         [q('sum by (kind) (rate(adaptd_examples_ingested_total{%s}[%s]))' % (SEL, W),
+            "{{kind}}")]),
+        ("Examples ingested by tenant",
+         "Per tenant: tenants on the allow-list or the busiest K; the rest are 'other'.",
+         "short",
+         [q('sum by (tenant) (rate(adaptd_tenant_examples_ingested_total{%s}[%s]))' % (SEL, W),
+            "{{tenant}}")]),
+        ("Predictions by tenant", "Inputs predicted per second, by tenant (bounded as above).",
+         "short",
+         [q('sum by (tenant) (rate(adaptd_tenant_predictions_total{%s}[%s]))' % (SEL, W),
+            "{{tenant}}")]),
+    ]),
+    ("Latency", [
+        ("Request latency by method",
+         "Percentiles of the time from a call's arrival to its final status.", "s",
+         quantiles("adaptd_request_duration_seconds", ["method"], "{{method}}")),
+        ("Compile duration", "Percentiles of store compile times (explicit and automatic).",
+         "s", quantiles("adaptd_compile_duration_seconds", [], "")),
+        ("Compiles by trigger and result", "Compiles per second.", "short",
+         [q('sum by (trigger, result) (rate(adaptd_compiles_total{%s}[%s]))' % (SEL, W),
+            "{{trigger}} {{result}}")]),
+    ]),
+    ("Queueing and batching", [
+        ("Queue depth", "Request work items waiting for a worker, sampled at each scrape.",
+         "short", [q('sum by (instance) (adaptd_queue_depth{%s})' % SEL, "{{instance}}")]),
+        ("Queue time", "Percentiles of the wait between a request's arrival at the request "
+         "queue and the start of its work.", "s",
+         quantiles("adaptd_queue_time_seconds", [], "")),
+        ("Batch size", "Mean items per request: inputs of a Predict, examples of one Adapt "
+         "or Forget message.", "short",
+         [q('sum by (method) (rate(adaptd_batch_size_sum{%s}[%s])) / '
+            'sum by (method) (rate(adaptd_batch_size_count{%s}[%s]))' % (SEL, W, SEL, W),
+            "{{method}}")]),
+        ("Log fsync latency", "p99 of write-ahead log fsync; empty (NaN) while no fsync ran.",
+         "s", [q('histogram_quantile(0.99, sum by (le) (rate('
+                 'adaptd_log_fsync_duration_seconds_bucket{%s}[%s])))' % (SEL, W), "p99")]),
+    ]),
+    ("Adaptation quality", [
+        ("Prequential accuracy by kind",
+         "Label stores: share of adapted examples whose top-1 prediction was right before "
+         "the example was learned.", "percentunit",
+         [q('sum by (kind) (rate(adaptd_prequential_correct_total{%s,output="labels"}[%s])) / '
+            'sum by (kind) (rate(adaptd_prequential_evaluated_total{%s,output="labels"}[%s]))'
+            % (SEL, W, SEL, W), "{{kind}}")]),
+        ("Prequential accuracy by tenant", "As above, per tenant (bounded).", "percentunit",
+         [q('sum by (tenant) (rate(adaptd_prequential_correct_total{%s,output="labels"}[%s])) / '
+            'sum by (tenant) (rate(adaptd_prequential_evaluated_total{%s,output="labels"}[%s]))'
+            % (SEL, W, SEL, W), "{{tenant}}")]),
+        ("Prequential loss by kind",
+         "Mean loss before the update: misses for label stores, squared error / M for vector "
+         "stores.", "short",
+         [q('sum by (kind, output) (rate(adaptd_prequential_loss_total{%s}[%s])) / '
+            'sum by (kind, output) (rate(adaptd_prequential_evaluated_total{%s}[%s]))'
+            % (SEL, W, SEL, W), "{{kind}} {{output}}")]),
+        ("faast at the last compile",
+         "Effective rank (directions kept) and condition number over the kept directions.",
+         "short",
+         [q('max by (instance) (adaptd_faast_effective_rank{%s})' % SEL, "effective rank"),
+          q('max by (instance) (adaptd_faast_condition_number{%s})' % SEL, "condition number")]),
+        ("faast spectral cut-off", "Relative singular-value cut-off of the last compile.",
+         "short", [q('max by (instance) (adaptd_faast_cutoff_ratio{%s})' % SEL, "cut-off")]),
+        ("falcon residual norm", "Moving average of the residual norm before each write, "
+         "mean and max over falcon stores.", "short",
+         [q('max by (aggregate) (adaptd_falcon_residual_norm{%s})' % SEL, "{{aggregate}}")]),
+        ("fwpkm slot usage", "Share of fwpkm slots written at least once.", "percentunit",
+         [q('sum(adaptd_fwpkm_slots_used{%s}) / sum(adaptd_fwpkm_slots{%s})' % (SEL, SEL),
+            "slots used")]),
+        ("fwpkm addressing entropy", "Entropy (nats) of the mean addressing distribution, "
+         "mean and min over fwpkm stores.", "short",
+         [q('min by (aggregate) (adaptd_fwpkm_addressing_entropy_nats{%s})' % SEL,
+            "{{aggregate}}")]),
+    ]),
+    ("Stores and memory", [
+        ("Stores by kind", "Stores hosted.", "short",
+         [q('sum by (kind) (adaptd_stores{%s})' % SEL, "{{kind}}")]),
+        ("Store memory by kind", "Sum of StoreInfo.memory_bytes over the stores of each kind.",
+         "bytes", [q('sum by (kind) (adaptd_memory_bytes{%s})' % SEL, "{{kind}}")]),
+    ]),
+]
+
+
+def dashboard():
+    panels = []
+    next_id = 1
+    y = 0
+    for title, row_panels in ROWS:
+        panels.append({"type": "row", "title": title, "id": next_id, "collapsed": False,
+                       "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+        next_id += 1
+        y += 1
+        for i, (ptitle, desc, unit, targets) in enumerate(row_panels):
+            panels.append({
+                "type": "timeseries",
+                "title": ptitle,
+                "description": desc,
+                "id": next_id,
+                "datasource": {"type": "prometheus", "uid": "${datasource}"},
+                "gridPos": {"h": 8, "w": 8, "x": (i % 3) * 8, "y": y + (i // 3) * 8},
+                "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+                "options": {"legend": {"displayMode": "list", "placement": "bottom"},
+                            "tooltip": {"mode": "multi"}},
+                "targets": [dict(t, refId=chr(ord("A") + k),
+                                 datasource={"type": "prometheus", "uid": "${datasource}"})
+                            for k, t in enumerate(targets)],
+            })
+            next_id += 1
+        y += 8 * ((len(row_panels) + 2) // 3)
+    return {
+        "uid": "adaptd-overview",
+        "title": "adaptd",
+        "description": "adaptd: traffic, latency, queueing, adaptation quality, stores.",
+        "tags": ["adaptd"],
+        "timezone": "browser",
+        "schemaVersion": 38,
+        "version": 1,
+        "editable": True,
+        "refresh": "30s",
+        "time": {"from": "now-3h", "to": "now"},
+        "templating": {"list": [
+            {"name": "datasource", "label": "Data source", "type": "datasource",
+             "query": "prometheus", "current": {}, "hide": 0},
+            {"name": "job", "label": "Job", "type": "query",
+             "datasource": {"type": "prometheus", "uid": "${datasource}"},
+             "query": {"query": "label_values(adaptd_requests_total, job)",
+                       "refId": "job"},
+             "definition": "label_values(adaptd_requests_total, job)",
+             "includeAll": True, "multi": True, "allValue": ".*",
+             "current": {"text": "All", "value": "$__all"}, "refresh": 2, "hide": 0},
+        ]},
+        "panels": panels,
+    }
+
+
+def render():
+    text = json.dumps(dashboard(), indent=2, sort_keys=True) + "\n"
+    indented = "".join("    " + line + "\n" if line else "\n" for line in text.splitlines())
+    configmap = (
+        "---\n"
+        "# Generated by deploy/grafana/generate.py: the adaptd dashboard for Grafana's\n"
+        "# dashboard sidecar, which loads every ConfigMap labelled grafana_dashboard: \"1\".\n"
+        "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        "  name: adaptd-dashboard\n"
+        "  labels:\n"
+        "    grafana_dashboard: \"1\"\n"
+        "    app.kubernetes.io/name: adaptd\n"
+        "    app.kubernetes.io/component: dashboard\n"
+        "data:\n"
+        "  adaptd-dashboard.json: |\n" + indented)
+    return text, configmap
+
+
+def main():
+    text, configmap = render()
+    if "--check" in sys.argv[1:]:
+        stale = [p for p, want in ((JSON_PATH, text), (CONFIGMAP_PATH, configmap))
+                 if not os.path.exists(p) or open(p).read() != want]
+        for p in stale:
+            print("stale: %s (run deploy/grafana/generate.py)" % p)
+        return 1 if stale else 0
+    with open(JSON_PATH, "w") as f:
+        f.write(text)
+    with open(CONFIGMAP_PATH, "w") as f:
+        f.write(configmap)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+{{/* The release-qualified name of the chart's objects (at most 63 characters). */}}
+{{- define "adaptd.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "adaptd.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "adaptd.labels" -}}
+{{ include "adaptd.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "adaptd.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "adaptd.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The server config as adapt.v1.ServerConfig JSON. */}}
+{{- define "adaptd.serverConfig" -}}
+{{- $c := .Values.config -}}
+{{- $cfg := dict
+  "listen" (printf "0.0.0.0:%v" .Values.ports.grpc)
+  "metricsListen" (printf "0.0.0.0:%v" .Values.ports.metrics)
+  "dataDir" .Values.persistence.mountPath
+  "workerThreads" $c.workerThreads
+  "compileThreads" $c.compileThreads
+  "maxDim" $c.maxDim
+  "maxMessageBytes" (toString $c.maxMessageBytes)
+  "metricsTenants" $c.metricsTenants
+  "metricsTopTenants" $c.metricsTopTenants -}}
+{{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
+{{- tpl (toPrettyJson $cfg) . -}}
+{{- end -}}

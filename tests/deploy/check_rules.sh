@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Checks deploy/prometheus/adaptd-rules.yaml with promtool (syntax, PromQL, templates) and
+# that the generated Grafana files match deploy/grafana/generate.py. Exit 77: no promtool.
+set -euo pipefail
+root=${1:?usage: check_rules.sh REPO_ROOT}
+if ! command -v promtool >/dev/null; then
+  echo "SKIP: promtool is not installed (Debian package 'prometheus')"
+  exit 77
+fi
+promtool check rules "$root/deploy/prometheus/adaptd-rules.yaml"
+/usr/bin/python3 "$root/deploy/grafana/generate.py" --check
+echo "dashboard files are up to date"

@@ -1,0 +1,231 @@
+"""The Helm chart deploy/helm/adaptd, rendered as Helm renders it, validated offline.
+
+- Builds tests/deploy/helm_render (Go text/template + sprig from Debian, with Helm's include,
+  tpl, required, toYaml) and renders the chart with its default values and with
+  helm-values-custom.yaml (every option switched the other way).
+- Validates every manifest against the Kubernetes 1.29 schemas with kubernetes-validate
+  --strict (offline; a broken manifest is checked to fail, so the validator really runs);
+  ServiceMonitor, a CRD without a bundled schema, is checked field by field.
+- Checks what the chart promises: data on a PVC, gRPC probes on grpc.health.v1, non-root,
+  resource requests, GPUs on request, Secrets mounted, HPA on queue time, PDB.
+- Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig).
+- Lints values.yaml and the deploy YAML with yamllint.
+
+Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV (with kubernetes-validate), WORK_DIR.
+Exit 77 (skip) only when go, sprig, yamllint or the venv is missing.
+"""
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+ROOT = os.environ["ADAPTD_REPO_ROOT"]
+CHART = os.path.join(ROOT, "deploy", "helm", "adaptd")
+HERE = os.path.join(ROOT, "tests", "deploy")
+WORK = os.environ.get("WORK_DIR") or tempfile.mkdtemp(prefix="adaptd-helm-")
+VENV = os.environ.get("DEPLOY_VENV", "")
+SPRIG = "/usr/share/gocode/src/github.com/Masterminds/sprig"
+
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+    return cond
+
+
+def skip(message):
+    print("SKIP: " + message)
+    sys.exit(77)
+
+
+def build_renderer():
+    go = shutil.which("go")
+    if go is None:
+        skip("go is not installed (Debian package golang-go)")
+    if not os.path.isdir(SPRIG):
+        skip("sprig is not installed (Debian package golang-github-masterminds-sprig-dev)")
+    out = os.path.join(WORK, "helm_render")
+    env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off", GOFLAGS="",
+               GOCACHE=os.path.join(WORK, "gocache"), GOPROXY="off")
+    subprocess.run([go, "build", "-o", out, os.path.join(HERE, "helm_render", "main.go")],
+                   env=env, check=True)
+    return out
+
+
+def render(renderer, *values, expect_ok=True):
+    args = [renderer, "-chart", CHART, "-name", "demo", "-namespace", "ml"]
+    for v in values:
+        args += ["-f", v]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if not expect_ok:
+        return r
+    if r.returncode != 0:
+        raise RuntimeError("render failed: " + r.stderr)
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    return r.stdout, docs
+
+
+def validate(name, text):
+    path = os.path.join(WORK, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    r = subprocess.run([os.path.join(VENV, "bin", "kubernetes-validate"), "--strict",
+                        "-k", "1.29.0", path], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def by_kind(docs):
+    out = {}
+    for d in docs:
+        out.setdefault(d["kind"], []).append(d)
+    return out
+
+
+def check_service_monitor(sm):
+    spec = sm.get("spec", {})
+    check(sm["apiVersion"] == "monitoring.coreos.com/v1", "ServiceMonitor apiVersion")
+    check(spec.get("selector", {}).get("matchLabels"), "ServiceMonitor selector")
+    eps = spec.get("endpoints", [])
+    check(eps and eps[0].get("port") == "metrics" and eps[0].get("path") == "/metrics",
+          "ServiceMonitor endpoint port/path")
+
+
+def container(docs):
+    return by_kind(docs)["StatefulSet"][0]["spec"]["template"]["spec"]["containers"][0]
+
+
+def check_default(docs):
+    k = by_kind(docs)
+    for kind in ("ConfigMap", "StatefulSet", "ServiceMonitor", "PodDisruptionBudget",
+                 "ServiceAccount"):
+        check(kind in k, "default: no %s" % kind)
+    check(len(k.get("Service", [])) == 3, "default: want grpc, headless and metrics Services")
+    check("HorizontalPodAutoscaler" not in k, "default: HPA should be off")
+    sts = k["StatefulSet"][0]
+    pod = sts["spec"]["template"]["spec"]
+    c = container(docs)
+    check(sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data",
+          "data volume claim")
+    check(any(m["name"] == "data" and m["mountPath"] == "/var/lib/adaptd"
+              for m in c["volumeMounts"]), "data mounted at the data dir")
+    check(c["livenessProbe"].get("grpc", {}).get("port") == 50051, "gRPC liveness probe")
+    check(c["readinessProbe"].get("grpc", {}).get("service") == "adapt.v1.Adaptation",
+          "gRPC readiness probe on adapt.v1.Adaptation")
+    check(pod["securityContext"].get("runAsNonRoot") is True, "runAsNonRoot")
+    check(c["securityContext"].get("allowPrivilegeEscalation") is False, "no privilege escalation")
+    check(c["resources"].get("requests", {}).get("cpu"), "resource requests")
+    check("nvidia.com/gpu" not in c["resources"].get("limits", {}), "no GPU by default")
+    check_service_monitor(k["ServiceMonitor"][0])
+    ports = {p["name"] for s in k["Service"] for p in s["spec"]["ports"]}
+    check(ports == {"grpc", "metrics"}, "service ports %s" % ports)
+
+
+def check_custom(docs):
+    k = by_kind(docs)
+    check("ServiceMonitor" not in k and "PodDisruptionBudget" not in k
+          and "ServiceAccount" not in k, "custom: disabled parts still rendered")
+    hpa = k.get("HorizontalPodAutoscaler", [None])[0]
+    if check(hpa is not None, "custom: no HPA"):
+        metric = hpa["spec"]["metrics"][0]["pods"]
+        check(metric["metric"]["name"] == "adaptd_queue_time_seconds_p99", "HPA metric")
+        check(metric["target"]["averageValue"] == "20m", "HPA target")
+        check(hpa["spec"]["scaleTargetRef"]["kind"] == "StatefulSet", "HPA target kind")
+    sts = k["StatefulSet"][0]
+    check("replicas" not in sts["spec"], "replicas left to the HPA")
+    c = container(docs)
+    check(c["resources"]["limits"].get("nvidia.com/gpu") == 2, "GPU limit")
+    check(c["image"] == "registry.example.com/adaptd-cuda:1.2.3", "image")
+    check("--compile-threads=2" in c["args"], "extraArgs rendered through tpl: %s" % c["args"])
+    check("tcpSocket" in c["livenessProbe"], "TCP probes when probes.grpc is false")
+    vols = {v["name"]: v for v in sts["spec"]["template"]["spec"]["volumes"]}
+    check(vols.get("auth", {}).get("secret", {}).get("secretName") == "adaptd-tokens",
+          "tokens Secret")
+    check(vols.get("tls", {}).get("secret", {}).get("secretName") == "adaptd-tls", "TLS Secret")
+    check(sts["spec"]["volumeClaimTemplates"][0]["spec"].get("storageClassName") == "fast-ssd",
+          "storage class")
+    cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])
+    check(cfg["metricsTenants"] == ["acme", "globex"] and len(cfg["encoders"]) == 2,
+          "custom server config")
+
+
+def check_config_starts(config_text):
+    """adaptd accepts the rendered config (flags move it to loopback and a temp dir)."""
+    binary = os.environ.get("ADAPTD_BIN")
+    if not binary:
+        return
+    path = os.path.join(WORK, "config.json")
+    with open(path, "w") as f:
+        f.write(config_text)
+    p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
+                          "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.5)
+    running = p.poll() is None
+    p.terminate()
+    out = p.communicate(timeout=10)[0]
+    check(running, "adaptd rejected the rendered config: " + out)
+
+
+def main():
+    if not VENV or not os.path.exists(os.path.join(VENV, "bin", "kubernetes-validate")):
+        skip("the deploy venv with kubernetes-validate is missing (%r)" % VENV)
+    if shutil.which("yamllint") is None:
+        skip("yamllint is not installed (Debian package yamllint)")
+    os.makedirs(WORK, exist_ok=True)
+    renderer = build_renderer()
+
+    for name, values, checker in (("default", [], check_default),
+                                  ("custom", [os.path.join(HERE, "helm-values-custom.yaml")],
+                                   check_custom)):
+        text, docs = render(renderer, *values)
+        print("%s: %d manifests: %s" % (name, len(docs), sorted(d["kind"] for d in docs)))
+        rc, out = validate(name, text)
+        check(rc == 0, "%s: kubernetes-validate failed:\n%s" % (name, out))
+        unvalidated = [line for line in out.splitlines() if "Couldn't find schema" in line]
+        check(all("ServiceMonitor" in line for line in unvalidated),
+              "%s: kinds without a schema: %s" % (name, unvalidated))
+        checker(docs)
+        if name == "default":
+            check_config_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+
+    # The validator really validates: an unknown field and a wrong type fail.
+    _, docs = render(renderer)
+    sts = by_kind(docs)["StatefulSet"][0]
+    sts["spec"]["replicas"] = "three"
+    sts["spec"]["template"]["spec"]["containers"][0]["livenessProb"] = {}
+    rc, out = validate("broken", yaml.safe_dump(sts))
+    check(rc != 0, "kubernetes-validate accepted a broken StatefulSet:\n" + out)
+
+    # required: GPUs on without a count stop the render with the message.
+    bad = os.path.join(WORK, "bad-values.yaml")
+    with open(bad, "w") as f:
+        f.write("gpu:\n  enabled: true\n  count: null\n")
+    r = render(renderer, bad, expect_ok=False)
+    check(r.returncode != 0 and "gpu.count is required" in r.stderr,
+          "required did not stop the render: rc=%d %s" % (r.returncode, r.stderr))
+
+    lint = [os.path.join(CHART, "values.yaml"), os.path.join(CHART, "Chart.yaml"),
+            os.path.join(HERE, "helm-values-custom.yaml"),
+            os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml"),
+            os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard-configmap.yaml")]
+    r = subprocess.run(["yamllint", "--strict", "-c", os.path.join(HERE, "yamllint.yaml")]
+                       + lint, capture_output=True, text=True)
+    check(r.returncode == 0, "yamllint:\n" + r.stdout + r.stderr)
+
+    for failure in failures:
+        print("FAIL:", failure)
+    print("ok" if not failures else "%d failures" % len(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+"""adaptd scraped by a real Prometheus: every dashboard query and every rule returns data.
+
+Starts adaptd (metrics on a free loopback port, a config with a tenant allow-list and a small
+top-K), starts Debian's `prometheus` on loopback scraping it every second with the rules of
+deploy/prometheus loaded, drives traffic with the Python client in two rounds a few scrapes
+apart (a rate needs two samples of a series inside its window), waits a few more scrape and
+rule-evaluation intervals, then asks Prometheus's HTTP API:
+
+- every target of every panel in deploy/grafana/adaptd-dashboard.json returns at least one
+  sample, with Grafana's variables substituted ($__rate_interval -> 1m, $job -> .*);
+- every recording rule's series exists, and every rule evaluates with health "ok";
+- every alert's expression returns data once its threshold comparisons are made `bool`
+  (an alert's expression is otherwise empty while it does not fire);
+- per-tenant series stay within the allow-list + top K + "other".
+
+Panels of store kinds this build cannot create (the server answers UNIMPLEMENTED) are
+reported and skipped. Skips only when the `prometheus` binary is missing (exit 77).
+Environment: ADAPTD_BIN, PROMETHEUS_BIN (default: prometheus on the PATH), ADAPTD_REPO_ROOT.
+"""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import numpy as np
+import yaml
+
+from adaptd_client import AdaptdError, Client
+
+ROOT = os.environ.get("ADAPTD_REPO_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard.json")
+RULES = os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml")
+SCRAPE_S = 1
+TOP_K = 2
+ALLOW = ["vip"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pdeathsig():
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM"] if setpriv else []
+
+
+def wait_for(what, check, timeout_s, proc=None, log=None):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if check():
+                return
+        except Exception:  # not up yet
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError("%s exited (%d):\n%s" % (what, proc.returncode, read(log)))
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s not ready within %d s:\n%s" % (what, timeout_s, read(log)))
+        time.sleep(0.2)
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()[-4000:]
+    except (OSError, TypeError):
+        return ""
+
+
+class Prometheus:
+    def __init__(self, url):
+        self.url = url
+
+    def get(self, path, **params):
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(self.url + path + ("?" + query if query else ""),
+                                    timeout=10) as r:
+            body = json.load(r)
+        if body.get("status") != "success":
+            raise RuntimeError("%s %r: %s" % (path, params, body))
+        return body["data"]
+
+    def query(self, expr):
+        return self.get("/api/v1/query", query=expr)["result"]
+
+
+def drive(client, kinds, round_no):
+    rng = np.random.default_rng(round_no)
+    x = rng.normal(size=(120, 8))
+    labels = ["pos" if v > 0 else "neg" for v in x[:, 0]]
+    for tenant in ["vip", "t1", "t2", "t3", "t4"]:
+        if round_no == 0:
+            client.create_store(tenant, "s", kind="faast", output="labels")
+        client.adapt(tenant, "s", x, labels=labels, batch=40)
+        client.compile(tenant, "s")
+        client.predict(tenant, "s", x[:16], top_k=2)
+    for kind, output in kinds.items():
+        if kind == "faast":
+            continue
+        try:
+            if output == "labels":
+                client.adapt("vip", kind, x, labels=labels, batch=40)
+            else:
+                client.adapt("vip", kind, x, targets=x[:, :4], batch=40)
+            try:
+                client.compile("vip", kind)  # fwpkm: applies a partial chunk
+            except AdaptdError:
+                pass
+            client.predict("vip", kind, x[:8])
+        except AdaptdError as error:
+            print("note: %s store: %s" % (kind, error))
+    # Caller mistakes, for the code series.
+    for call in (lambda: client.predict("vip", "missing", x[:1]),
+                 lambda: client.get_store("vip", "bad name!")):
+        try:
+            call()
+        except AdaptdError:
+            pass
+
+
+def create_optional_kinds(client):
+    """The kinds this build can create, as {kind: output}; the stores are vip/<kind>."""
+    made = {"faast": "labels"}
+    for kind, params in (("falcon", {"variant": "1"}), ("fwpkm", {})):
+        errors = []
+        for output in ("labels", "vector:4"):
+            try:
+                client.create_store("vip", kind, kind=kind, output=output, **params)
+                made[kind] = output
+                break
+            except AdaptdError as error:
+                errors.append("%s: %s" % (output, error))
+        if kind not in made:
+            print("note: this build cannot create a %s store (%s): its panels are skipped"
+                  % (kind, "; ".join(errors)))
+    return made
+
+
+def with_bool(expr):
+    """Makes every comparison with a threshold return 0/1 instead of filtering."""
+    return re.sub(r"\s(>|<|>=|<=|==|!=)\s(?!bool)", r" \1 bool ", expr)
+
+
+def main():
+    adaptd = os.environ.get("ADAPTD_BIN", "")
+    prometheus = os.environ.get("PROMETHEUS_BIN") or shutil.which("prometheus")
+    if not prometheus:
+        print("SKIP: the prometheus binary is not installed (Debian package 'prometheus')")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="adaptd-deploy-prom-")
+    procs = []
+    ok = False
+    adaptd_log = os.path.join(tmp, "adaptd.log")
+    prom_log = os.path.join(tmp, "prometheus.log")
+    try:
+        grpc_addr = "127.0.0.1:%d" % free_port()
+        metrics_addr = "127.0.0.1:%d" % free_port()
+        config = os.path.join(tmp, "adaptd.json")
+        with open(config, "w") as f:
+            json.dump({"metricsTenants": ALLOW, "metricsTopTenants": TOP_K}, f)
+        with open(adaptd_log, "wb") as log:
+            procs.append(subprocess.Popen(
+                pdeathsig() + [adaptd, "--config", config, "--listen", grpc_addr,
+                               "--metrics-listen", metrics_addr,
+                               "--data-dir", os.path.join(tmp, "data")],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+        client = Client(grpc_addr, timeout=30)
+        wait_for("adaptd", lambda: Client(grpc_addr, timeout=1).health() == "SERVING", 20,
+                 procs[-1], adaptd_log)
+
+        prom_port = free_port()
+        prom_config = os.path.join(tmp, "prometheus.yml")
+        with open(prom_config, "w") as f:
+            yaml.safe_dump({
+                "global": {"scrape_interval": "%ds" % SCRAPE_S,
+                           "evaluation_interval": "%ds" % SCRAPE_S},
+                "rule_files": [RULES],
+                "scrape_configs": [{"job_name": "adaptd",
+                                    "static_configs": [{"targets": [metrics_addr]}]}],
+            }, f)
+        with open(prom_log, "wb") as log:
+            procs.append(subprocess.Popen(
+                pdeathsig() + [prometheus, "--config.file=" + prom_config,
+                               "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
+                               "--web.listen-address=127.0.0.1:%d" % prom_port],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
+        prom = Prometheus("http://127.0.0.1:%d" % prom_port)
+        wait_for("prometheus", lambda: urllib.request.urlopen(prom.url + "/-/ready",
+                                                              timeout=2).status == 200,
+                 60, procs[-1], prom_log)
+        wait_for("the adaptd target", lambda: prom.query('up{job="adaptd"} == 1'), 30,
+                 procs[-1], prom_log)
+
+        kinds = create_optional_kinds(client)
+        drive(client, kinds, 0)
+        time.sleep(4 * SCRAPE_S)
+        drive(client, kinds, 1)
+        time.sleep(5 * SCRAPE_S)
+
+        failures = []
+        skipped = []
+        with open(DASHBOARD) as f:
+            dashboard = json.load(f)
+        checked = 0
+        for panel in dashboard["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"].replace("$__rate_interval", "1m").replace("$job", ".*")
+                kind = next((k for k in ("falcon", "fwpkm") if "adaptd_%s_" % k in expr), None)
+                if kind is not None and kind not in kinds:
+                    skipped.append(panel["title"])
+                    continue
+                checked += 1
+                if not prom.query(expr):
+                    failures.append("panel %r: no data for %s" % (panel["title"], expr))
+
+        with open(RULES) as f:
+            groups = yaml.safe_load(f)["groups"]
+        rules = [r for g in groups for r in g["rules"]]
+        for rule in rules:
+            if "record" in rule:
+                if not prom.query(rule["record"]):
+                    failures.append("recording rule %s: no series" % rule["record"])
+            else:
+                expr = with_bool(rule["expr"])
+                if not prom.query(expr):
+                    failures.append("alert %s: no data for %s" % (rule["alert"], expr))
+        for group in prom.get("/api/v1/rules")["groups"]:
+            for rule in group["rules"]:
+                if rule.get("health") != "ok":
+                    failures.append("rule %s: health %s (%s)" % (
+                        rule["name"], rule.get("health"), rule.get("lastError")))
+
+        tenants = {s["metric"]["tenant"] for s in
+                   prom.query("count by (tenant) (adaptd_tenant_examples_ingested_total)")}
+        if not ({"vip", "other"} <= tenants and len(tenants) <= len(ALLOW) + TOP_K + 1):
+            failures.append("tenant series %s: want vip, other and at most %d tenants"
+                            % (sorted(tenants), len(ALLOW) + TOP_K + 1))
+
+        print("checked %d panel queries and %d rules; skipped panels: %s"
+              % (checked, len(rules), sorted(set(skipped)) or "none"))
+        for failure in failures:
+            print("FAIL:", failure)
+        ok = not failures
+        return 0 if ok else 1
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if not ok:
+            sys.stderr.write("---- adaptd log ----\n%s\n---- prometheus log ----\n%s\n"
+                             % (read(adaptd_log), read(prom_log)))
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,14 +1,19 @@
 // fwpkm_bench: (1) capacity curve: M random key → value pairs written into N = 2^16 slots,
 // recall@1 of the readout's nearest stored value (cosine, over a sample of 1000 keys against
 // all M values); (2) read and write cost per query for N = 2^12 … 2^24, as ratios to N = 2^12.
-// Usage: fwpkm_bench [capacity|cost]. Prints one line per point.
+// (3) check: the batched addressing (FwpkmAddressBatch) against the one-query path
+// (FwpkmAddressOf), bit for bit, on random and tie-forcing queries.
+// Usage: fwpkm_bench [capacity|cost [sub_keys]|check]. Prints one line per point.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "server/stores/fwpkm_keys.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_store.h"
 
@@ -86,10 +91,11 @@ void Capacity() {
   }
 }
 
-void Cost() {
+void Cost(uint32_t only) {
   const int dim = 32, m = 32, writes = 4096, reads = 4096;
   double base_read = 0, base_write = 0;
   for (uint32_t sub_keys : {64u, 128u, 256u, 512u, 1024u, 2048u, 4096u}) {
+    if (only != 0 && sub_keys != only) continue;
     std::mt19937_64 rng(sub_keys);
     const std::vector<float> keys = Gaussian(rng, int64_t{writes} * dim);
     const std::vector<float> values = Gaussian(rng, int64_t{writes} * m);
@@ -110,13 +116,69 @@ void Cost() {
   }
 }
 
+// Returns the number of mismatching queries.
+int64_t Check() {
+  int64_t bad = 0, total = 0;
+  std::mt19937_64 rng(3);
+  struct Case {
+    int n, half, k;
+  };
+  for (const Case& c : {Case{2, 1, 1}, Case{4, 2, 4}, Case{16, 4, 8}, Case{37, 8, 5},
+                        Case{64, 16, 16}, Case{128, 16, 64}, Case{256, 16, 8},
+                        Case{1024, 16, 32}, Case{4096, 16, 8}, Case{4096, 16, 64}}) {
+    FwpkmSubKeys keys(c.n, c.half, 11 + c.n);
+    for (int cc = 0; cc < c.half; ++cc) {  // repeated sub-keys: ties broken by id
+      keys.at(0, c.n - 1, cc) = keys.at(0, 0, cc);
+      keys.at(1, c.n / 2, cc) = keys.at(1, 0, cc);
+    }
+    const int count = 300;
+    std::vector<float> q = Gaussian(rng, int64_t{count} * 2 * c.half);
+    for (int t = 0; t < count; ++t) {
+      float* row = q.data() + int64_t{t} * 2 * c.half;
+      if (t % 10 == 0) {  // on a sub-key
+        for (int cc = 0; cc < c.half; ++cc) row[cc] = keys.at(0, 0, cc);
+      }
+      if (t % 10 == 1) std::fill(row, row + 2 * c.half, 0.0f);
+      if (t % 10 == 2) {  // unit query, as the store's projection gives
+        double s = 0;
+        for (int j = 0; j < 2 * c.half; ++j) s += row[j] * row[j];
+        for (int j = 0; j < 2 * c.half; ++j) row[j] = static_cast<float>(row[j] / std::sqrt(s));
+      }
+    }
+    for (float eps : {1e-3f, 0.5f}) {
+      std::vector<FwpkmAddress> batch(count);
+      FwpkmScratch s1, s2;
+      FwpkmAddressBatch(keys, q.data(), count, c.k, eps, &s1, batch.data());
+      for (int t = 0; t < count; ++t) {
+        FwpkmAddress one;
+        FwpkmAddressOf(keys, q.data() + int64_t{t} * 2 * c.half, c.k, eps, &s2, &one);
+        bool same = one.k == batch[t].k;
+        for (int i = 0; i < c.k; ++i) {
+          same = same && one.slot[i] == batch[t].slot[i] && one.score[i] == batch[t].score[i] &&
+                 one.weight[i] == batch[t].weight[i];
+          for (int m = 0; m < 2; ++m) {
+            same = same && one.sub[m][i] == batch[t].sub[m][i] &&
+                   one.sub_score[m][i] == batch[t].sub_score[m][i];
+          }
+        }
+        bad += same ? 0 : 1;
+        ++total;
+      }
+    }
+  }
+  std::printf("check batch_vs_single queries=%lld mismatches=%lld\n",
+              static_cast<long long>(total), static_cast<long long>(bad));
+  return bad;
+}
+
 }  // namespace
 }  // namespace adaptd
 
 int main(int argc, char** argv) {
   const bool capacity = argc < 2 || std::strcmp(argv[1], "capacity") == 0;
   const bool cost = argc < 2 || std::strcmp(argv[1], "cost") == 0;
+  if (argc >= 2 && std::strcmp(argv[1], "check") == 0) return adaptd::Check() == 0 ? 0 : 1;
   if (capacity) adaptd::Capacity();
-  if (cost) adaptd::Cost();
+  if (cost) adaptd::Cost(argc >= 3 ? static_cast<uint32_t>(std::atoi(argv[2])) : 0);
   return 0;
 }

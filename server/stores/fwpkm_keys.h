@@ -55,6 +55,8 @@ class FwpkmSubKeys {
   int half() const { return half_; }
   float at(int m, int i, int c) const { return t_[m][static_cast<size_t>(c) * n_ + i]; }
   float& at(int m, int i, int c) { return t_[m][static_cast<size_t>(c) * n_ + i]; }
+  // Codebook m as a half × n row-major matrix (dimension-major, see Layout).
+  const float* table(int m) const { return t_[m].data(); }
   // d2[i] = ‖q_half − K^m_i‖² for every sub-key i of half m.
   void Distances(int m, const float* q_half, float* d2) const;
   uint64_t bytes() const { return 2 * t_[0].size() * sizeof(float); }
@@ -75,9 +77,12 @@ struct FwpkmAddress {
   std::array<float, kFwpkmMaxTopK> weight;
 };
 
-// Scratch for FwpkmAddressOf (an n-vector), reused across queries by one thread.
+// Scratch for FwpkmAddressOf and FwpkmAddressBatch, reused across calls by one thread.
 struct FwpkmScratch {
-  std::vector<float> d2;
+  std::vector<float> d2;     // n (one query) or block × n (batch: q·K, then approximate d²)
+  std::vector<float> knorm;  // n: ‖K^m_i‖² of the half being scored
+  std::vector<int32_t> cand;
+  std::vector<float> cand_d2;
 };
 
 // The k best of the n half-scores s_i = IdwScore(d2[i]) (best first, ties to the smaller i).
@@ -86,6 +91,14 @@ void FwpkmSelectHalf(const float* d2, int n, int k, float eps, int32_t* idx, flo
 // Product-key top-k of the query q (key_dim = 2·half floats).
 void FwpkmAddressOf(const FwpkmSubKeys& keys, const float* q, int k, float eps,
                     FwpkmScratch* scratch, FwpkmAddress* out);
+
+// Product-key top-k of `count` queries (rows of key_dim = 2·half floats): out[t] equals
+// FwpkmAddressOf of query t bit for bit. Per half, one SGEMM scores a block of queries against
+// every sub-key (‖q − K_i‖² = ‖q‖² + ‖K_i‖² − 2 q·K_i); every sub-key whose approximate d² lies
+// within a rounding bound of the selection threshold is recomputed with FwpkmAddressOf's exact
+// arithmetic, and the selection runs on those exact values.
+void FwpkmAddressBatch(const FwpkmSubKeys& keys, const float* q, int64_t count, int k, float eps,
+                       FwpkmScratch* scratch, FwpkmAddress* out);
 
 // The gate of an address (fwpkm_params.h): 1 when `gated` is false.
 float FwpkmGate(const FwpkmAddress& a, bool gated);

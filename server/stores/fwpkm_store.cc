@@ -88,16 +88,29 @@ FwpkmStore::TxnView FwpkmStore::ViewForTxn(const std::vector<std::string>& names
   return view;
 }
 
+namespace {
+
+// The readout of one address: output (width values, gated) and confidence.
+void ReadAddress(const FwpkmValues& values, const FwpkmAddress& a, bool gated, double* out,
+                 float* confidence) {
+  FwpkmReadout(values, a, out);
+  const double g = FwpkmGate(a, gated);
+  for (int64_t j = 0; j < values.width(); ++j) out[j] *= g;
+  double written = 0;
+  for (int i = 0; i < a.k; ++i) written += values.Find(a.slot[i]) >= 0 ? a.weight[i] : 0.0;
+  *confidence = static_cast<float>(std::clamp(written, 0.0, 1.0));
+}
+
+// Queries addressed per batch by the read paths (addresses of about 1.5 KB each).
+constexpr int64_t kReadBatch = 512;
+
+}  // namespace
+
 void FwpkmStore::ReadLocked(const float* query, FwpkmScratch* scratch, double* out,
                             float* confidence) const {
   FwpkmAddress a;
   FwpkmAddressOf(keys_, query, params_.k, params_.eps, scratch, &a);
-  FwpkmReadout(values_, a, out);
-  const double g = FwpkmGate(a, params_.gated);
-  for (int64_t j = 0; j < width(); ++j) out[j] *= g;
-  double written = 0;
-  for (int i = 0; i < a.k; ++i) written += values_.Find(a.slot[i]) >= 0 ? a.weight[i] : 0.0;
-  *confidence = static_cast<float>(std::clamp(written, 0.0, 1.0));
+  ReadAddress(values_, a, params_.gated, out, confidence);
 }
 
 PrequentialStats FwpkmStore::Evaluate(const float* queries, int64_t items,
@@ -109,22 +122,28 @@ PrequentialStats FwpkmStore::Evaluate(const float* queries, int64_t items,
   const int64_t w = width();
   std::vector<double> out(w);
   FwpkmScratch scratch;
+  std::vector<FwpkmAddress> addresses(std::min(items, kReadBatch));
   float confidence;
-  for (int64_t t = 0; t < items; ++t) {
-    ReadLocked(queries + t * key_dim_, &scratch, out.data(), &confidence);
-    ++stats.evaluated;
-    if (labels != nullptr) {
-      const int64_t best = std::max_element(out.begin(), out.end()) - out.begin();
-      const bool hit = w > 0 && (*label_names_)[best] == (*labels)[t];
-      stats.correct += hit ? 1 : 0;
-      stats.loss_sum += hit ? 0.0 : 1.0;
-    } else {
-      double se = 0;
-      for (int64_t j = 0; j < w; ++j) {
-        const double e = out[j] - targets[t * w + j];
-        se += e * e;
+  for (int64_t t0 = 0; t0 < items; t0 += kReadBatch) {
+    const int64_t nb = std::min(kReadBatch, items - t0);
+    FwpkmAddressBatch(keys_, queries + t0 * key_dim_, nb, params_.k, params_.eps, &scratch,
+                      addresses.data());
+    for (int64_t t = t0; t < t0 + nb; ++t) {
+      ReadAddress(values_, addresses[t - t0], params_.gated, out.data(), &confidence);
+      ++stats.evaluated;
+      if (labels != nullptr) {
+        const int64_t best = std::max_element(out.begin(), out.end()) - out.begin();
+        const bool hit = w > 0 && (*label_names_)[best] == (*labels)[t];
+        stats.correct += hit ? 1 : 0;
+        stats.loss_sum += hit ? 0.0 : 1.0;
+      } else {
+        double se = 0;
+        for (int64_t j = 0; j < w; ++j) {
+          const double e = out[j] - targets[t * w + j];
+          se += e * e;
+        }
+        stats.loss_sum += se / static_cast<double>(std::max<int64_t>(w, 1));
       }
-      stats.loss_sum += se / static_cast<double>(std::max<int64_t>(w, 1));
     }
   }
   return stats;
@@ -269,9 +288,18 @@ absl::StatusOr<Predictions> FwpkmStore::Predict(const float* keys, int64_t rows,
     out.out_dim = w;
     out.vectors.reserve(rows * w);
   }
+  std::vector<FwpkmAddress> addresses(std::min(rows, kReadBatch));
   for (int64_t r = 0; r < rows; ++r) {
-    projection_->Apply(keys + r * dim, query.data());
-    ReadLocked(query.data(), &scratch, v.data(), &out.confidence[r]);
+    if (r % kReadBatch == 0) {
+      const int64_t nb = std::min(kReadBatch, rows - r);
+      query.resize(nb * key_dim_);
+      for (int64_t i = 0; i < nb; ++i) {
+        projection_->Apply(keys + (r + i) * dim, query.data() + i * key_dim_);
+      }
+      FwpkmAddressBatch(keys_, query.data(), nb, params_.k, params_.eps, &scratch,
+                        addresses.data());
+    }
+    ReadAddress(values_, addresses[r % kReadBatch], params_.gated, v.data(), &out.confidence[r]);
     if (!labels_) {
       for (double x : v) out.vectors.push_back(static_cast<float>(x));
       continue;

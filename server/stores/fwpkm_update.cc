@@ -118,9 +118,11 @@ void FwpkmApplyChunk(const FwpkmChunkParams& params, const FwpkmChunkView& chunk
   FwpkmScratch scratch;
   FwpkmValueGradient gradient(width);
   std::vector<double> error(width);
+  // Every item reads the state the previous chunk left, so the chunk is addressed in one batch.
+  FwpkmAddressBatch(*keys, chunk.queries, chunk.items, params.k, params.eps, &scratch,
+                    addresses.data());
   for (int64_t t = 0; t < chunk.items; ++t) {
-    FwpkmAddress& a = addresses[t];
-    FwpkmAddressOf(*keys, chunk.queries + t * chunk.key_dim, params.k, params.eps, &scratch, &a);
+    const FwpkmAddress& a = addresses[t];
     FwpkmReadout(*values, a, error.data());
     if (chunk.labels != nullptr) {
       error[chunk.labels[t]] -= 1.0;

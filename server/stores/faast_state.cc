@@ -90,6 +90,17 @@ size_t FaastStatistics::bytes() const {
   return (g.capacity() + ct.capacity()) * sizeof(double) + raw.bytes();
 }
 
+// dst += sign·src over the upper triangle only: a delta's strictly lower triangle is never
+// written (its buffer is reused without clearing), and the statistics keep theirs at zero.
+void AddUpperTriangle(const std::vector<double>& src, double sign, int64_t dim,
+                      std::vector<double>* dst) {
+  for (int64_t i = 0; i < dim; ++i) {
+    const double* from = src.data() + i * dim;
+    double* to = dst->data() + i * dim;
+    for (int64_t j = i; j < dim; ++j) to[j] += sign * from[j];
+  }
+}
+
 void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_column, double decay,
                 FaastStatistics* stats) {
   const int64_t dim = stats->dim;
@@ -100,7 +111,7 @@ void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_colum
     stats->weighted_examples *= factor;
     stats->raw.ScaleWeights(factor);
   }
-  for (size_t i = 0; i < stats->g.size(); ++i) stats->g[i] += delta.g[i];
+  AddUpperTriangle(delta.g, 1.0, dim, &stats->g);
   for (int64_t j = 0; j < delta.columns; ++j) {
     const double* src = delta.ct.data() + j * dim;
     double* dst = stats->ct.data() + store_column[j] * dim;
@@ -124,7 +135,7 @@ void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_colum
 void MergeForget(const FaastDelta& delta, const std::vector<int32_t>& store_column,
                  FaastStatistics* stats) {
   const int64_t dim = stats->dim;
-  for (size_t i = 0; i < stats->g.size(); ++i) stats->g[i] -= delta.g[i];
+  AddUpperTriangle(delta.g, -1.0, stats->dim, &stats->g);
   for (int64_t j = 0; j < delta.columns; ++j) {
     const double* src = delta.ct.data() + j * dim;
     double* dst = stats->ct.data() + store_column[j] * dim;

@@ -56,7 +56,8 @@ struct FaastStatistics {
 struct FaastDelta {
   int64_t dim = 0;  // 0 until the first batch
   int64_t columns = 0;
-  std::vector<double> g;   // dim × dim, upper triangle
+  std::vector<double> g;   // dim × dim, upper triangle (the lower one is not cleared)
+  bool g_written = false;  // the first batch overwrites g (SYRK with beta 0)
   std::vector<double> ct;  // columns × dim
   double weighted_examples = 0;
   uint64_t examples = 0;

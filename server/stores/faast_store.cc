@@ -1,5 +1,6 @@
 #include "server/stores/faast_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -180,6 +181,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
   }
   result.version = version();
   t->done_ = true;
+  ReturnScratch(std::move(t->delta_.g));
   t->delta_ = FaastDelta();  // the staged memory is not needed any more
   return result;
 }
@@ -196,8 +198,16 @@ absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows,
     return absl::InvalidArgumentError(
         absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", w->dim));
   }
-  const std::vector<double> x = ToDouble(keys, rows * (rows > 0 ? dim : 0));
-  ASSIGN_OR_RETURN(std::vector<double> outputs, FaastOutputs(*w, x.data(), rows, backend_));
+  // Converted and multiplied in blocks, so a large request needs no float64 copy of itself.
+  constexpr int64_t kBlockRows = 512;
+  std::vector<double> outputs(rows * w->columns, 0.0);
+  std::vector<double> x;
+  for (int64_t r0 = 0; r0 < rows && w->columns > 0; r0 += kBlockRows) {
+    const int64_t n = std::min(kBlockRows, rows - r0);
+    x.assign(keys + r0 * dim, keys + (r0 + n) * dim);
+    ASSIGN_OR_RETURN(std::vector<double> block, FaastOutputs(*w, x.data(), n, backend_));
+    std::copy(block.begin(), block.end(), outputs.begin() + r0 * w->columns);
+  }
   Predictions out;
   FaastFillPredictions(*w, outputs, rows, top_k, &out);
   return out;
@@ -314,6 +324,20 @@ absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
   *snapshot.mutable_spec() = spec_;
   *snapshot.mutable_faast() = FaastStateToProto(stats_, *label_names_, version(), prequential_);
   return snapshot;
+}
+
+std::vector<double> FaastStore::TakeScratch(size_t n) {
+  {
+    absl::MutexLock lock(&scratch_mu_);
+    if (scratch_.size() == n) return std::move(scratch_);
+  }
+  return std::vector<double>(n);
+}
+
+void FaastStore::ReturnScratch(std::vector<double> buffer) {
+  if (buffer.empty()) return;
+  absl::MutexLock lock(&scratch_mu_);
+  scratch_ = std::move(buffer);
 }
 
 }  // namespace adaptd

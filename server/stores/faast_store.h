@@ -66,6 +66,9 @@ class FaastStore final : public Store {
   };
   TxnView ViewForTxn(const std::vector<std::string>& names) const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t version() const ABSL_LOCKS_EXCLUDED(pub_mu_);
+  // A buffer of n doubles with unspecified contents (the kept one when it fits), and its return.
+  std::vector<double> TakeScratch(size_t n) ABSL_LOCKS_EXCLUDED(scratch_mu_);
+  void ReturnScratch(std::vector<double> buffer) ABSL_LOCKS_EXCLUDED(scratch_mu_);
 
   // Maps the transaction's columns to store columns; names the labels the store lacks.
   absl::Status MapColumns(const FaastTxn& txn, std::vector<int32_t>* column,
@@ -89,6 +92,10 @@ class FaastStore final : public Store {
 
   absl::Mutex compile_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_ ABSL_ACQUIRED_BEFORE(pub_mu_);
+  // One d×d buffer kept from the last committed transaction, so the next one neither
+  // allocates nor faults in 8·d² bytes.
+  absl::Mutex scratch_mu_;
+  std::vector<double> scratch_ ABSL_GUARDED_BY(scratch_mu_);
   adapt::v1::StoreSpec spec_ ABSL_GUARDED_BY(mu_);
   FaastStatistics stats_ ABSL_GUARDED_BY(mu_);
   // Copy-on-write, so compiles and published weights share a label list cheaply.

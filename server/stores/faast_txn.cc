@@ -112,7 +112,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   const bool adapt = kind_ == TxnKind::kAdapt;
   if (delta_.dim == 0) {
     delta_.dim = d;
-    delta_.g.assign(d * d, 0.0);
+    delta_.g = store_->TakeScratch(d * d);
     delta_.columns = store_->labels_ ? 0 : store_->out_dim_;
     delta_.ct.assign(delta_.columns * d, 0.0);
   }
@@ -132,8 +132,9 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   }
   if (adapt) ++delta_.batches;
 
-  absl::Status s =
-      store_->backend_->SyrkUpper(d, rows, 1.0, keys.data(), d, 1.0, delta_.g.data(), d);
+  absl::Status s = store_->backend_->SyrkUpper(d, rows, 1.0, keys.data(), d,
+                                               delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d);
+  delta_.g_written = delta_.g_written || s.ok();
   if (s.ok() && store_->labels_) {
     for (int64_t r = 0; r < rows; ++r) {
       double* dst = delta_.ct.data() + plan.row_column[r] * d;

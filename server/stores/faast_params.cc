@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 namespace {
@@ -70,12 +71,7 @@ absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
   if (spec.kind() != adapt::v1::STORE_KIND_FAAST) {
     return absl::InvalidArgumentError("spec.kind: must be faast");
   }
-  if (spec.params_case() == StoreSpec::kFalcon) {
-    return absl::InvalidArgumentError("spec.falcon: parameters do not match store kind 'faast'");
-  }
-  if (spec.params_case() == StoreSpec::kFwpkm) {
-    return absl::InvalidArgumentError("spec.fwpkm: parameters do not match store kind 'faast'");
-  }
+  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
   if (spec.dim() > kFaastMaxDim) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.dim: must be at most ", kFaastMaxDim, ", got ", spec.dim()));

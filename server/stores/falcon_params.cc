@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 namespace {
@@ -109,12 +110,7 @@ absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
   if (spec.kind() != adapt::v1::STORE_KIND_FALCON) {
     return absl::InvalidArgumentError("spec.kind: must be falcon");
   }
-  if (spec.params_case() == StoreSpec::kFaast) {
-    return absl::InvalidArgumentError("spec.faast: parameters do not match store kind 'falcon'");
-  }
-  if (spec.params_case() == StoreSpec::kFwpkm) {
-    return absl::InvalidArgumentError("spec.fwpkm: parameters do not match store kind 'falcon'");
-  }
+  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
   if (spec.dim() > kFalconMaxDim) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.dim: must be at most ", kFalconMaxDim, ", got ", spec.dim()));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 namespace {
@@ -57,12 +58,7 @@ absl::StatusOr<StoreSpec> NormalizeFwpkmSpec(const StoreSpec& spec) {
   if (spec.kind() != adapt::v1::STORE_KIND_FWPKM) {
     return absl::InvalidArgumentError("spec.kind: must be fwpkm");
   }
-  if (spec.params_case() == StoreSpec::kFaast) {
-    return absl::InvalidArgumentError("spec.faast: parameters do not match store kind 'fwpkm'");
-  }
-  if (spec.params_case() == StoreSpec::kFalcon) {
-    return absl::InvalidArgumentError("spec.falcon: parameters do not match store kind 'fwpkm'");
-  }
+  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
   if (spec.dim() > kFwpkmMaxDim) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.dim: must be at most ", kFwpkmMaxDim, ", got ", spec.dim()));

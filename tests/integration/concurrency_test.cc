@@ -2,6 +2,7 @@
 // entries in all M columns, so every version that is ever published has identical output
 // columns: a reader that saw a half-published version would see unequal entries.
 #include <atomic>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -76,6 +77,12 @@ TEST(ConcurrencyTest, ReadersNeverSeeAHalfPublishedVersion) {
     });
   }
   for (int w = 0; w < 3; ++w) threads[w].join();
+  // Writers can finish before any version is published; keep compiling and reading until the
+  // readers have checked a few versions (bounded).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (predicts.load() < 30 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   stop = true;
   for (size_t i = 3; i < threads.size(); ++i) threads[i].join();
 

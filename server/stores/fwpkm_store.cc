@@ -106,13 +106,6 @@ constexpr int64_t kReadBatch = 512;
 
 }  // namespace
 
-void FwpkmStore::ReadLocked(const float* query, FwpkmScratch* scratch, double* out,
-                            float* confidence) const {
-  FwpkmAddress a;
-  FwpkmAddressOf(keys_, query, params_.k, params_.eps, scratch, &a);
-  ReadAddress(values_, a, params_.gated, out, confidence);
-}
-
 PrequentialStats FwpkmStore::Evaluate(const float* queries, int64_t items,
                                       const std::vector<std::string>* labels,
                                       const float* targets) const {

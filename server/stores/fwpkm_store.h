@@ -83,9 +83,6 @@ class FwpkmStore final : public Store {
                             const std::vector<std::string>* labels, const float* targets) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Reads one query: output (width values, gated) and confidence.
-  void ReadLocked(const float* query, FwpkmScratch* scratch, double* out, float* confidence) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Appends items (pass = one feed) and applies every full chunk; `flush` applies the rest too.
   void FeedLocked(const FwpkmQueue& items, bool flush) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyLocked(int64_t begin, int64_t count) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

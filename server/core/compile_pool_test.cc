@@ -68,7 +68,11 @@ TEST(CompilePoolTest, UrgentRequestIsNotPostponedByIdleOnes) {
   auto store = std::make_shared<CountingStore>();
   pool.ScheduleAuto(store, absl::ZeroDuration(), true);
   pool.ScheduleAuto(store, absl::Seconds(60), false);
-  absl::SleepFor(absl::Milliseconds(300));
+  // Postponed to 60 s, the compile would miss this bounded wait.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (store->compiles.load() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
   EXPECT_EQ(store->compiles.load(), 1);
 }
 

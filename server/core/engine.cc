@@ -74,7 +74,7 @@ std::string KindName(adapt::v1::StoreKind kind) {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend,
                                                        Metrics* metrics) {
-  ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders()));
+  ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
   return std::unique_ptr<Engine>(new Engine(config, backend, metrics, std::move(encoders)));
 }
 

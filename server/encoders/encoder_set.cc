@@ -7,7 +7,8 @@
 namespace adaptd {
 
 absl::StatusOr<std::unique_ptr<EncoderSet>> EncoderSet::Create(
-    const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs) {
+    const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs,
+    kernels::Backend* backend) {
   auto set = std::make_unique<EncoderSet>();
   for (int i = 0; i < configs.size(); ++i) {
     const auto& config = configs[i];

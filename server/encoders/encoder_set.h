@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "adapt/v1/config.pb.h"
+#include "kernels/backend.h"
 #include "server/encoders/encoder.h"
 
 namespace adaptd {
@@ -16,9 +17,11 @@ namespace adaptd {
 class EncoderSet {
  public:
   // Builds every configured encoder; an unknown type or a duplicate name is InvalidArgument
-  // naming `encoders[i]`.
+  // naming `encoders[i]`. Encoders that compute (e.g. a transformer) run on `backend`, which
+  // must outlive the set; it may be null when no configured encoder needs one.
   static absl::StatusOr<std::unique_ptr<EncoderSet>> Create(
-      const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs);
+      const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs,
+      kernels::Backend* backend = nullptr);
 
   // nullptr when no encoder has that name.
   const Encoder* Find(const std::string& name) const;

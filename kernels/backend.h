@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -22,10 +23,91 @@ enum class Op {
   kSyrk,
   kSymmetricEigen,
   kCholeskySolve,
+  kGemv,
+  kSyrkAccumulate,
+  kTopK,
+  kRowScatterAdd,
+  kGroupedGemm,
+  kFalconChunkStep,
+  kProductKeyScores,
 };
+
+// Every Op, for capability listings and tests.
+inline constexpr Op kAllOps[] = {
+    Op::kGemm,
+    Op::kSyrk,
+    Op::kSymmetricEigen,
+    Op::kCholeskySolve,
+    Op::kGemv,
+    Op::kSyrkAccumulate,
+    Op::kTopK,
+    Op::kRowScatterAdd,
+    Op::kGroupedGemm,
+    Op::kFalconChunkStep,
+    Op::kProductKeyScores,
+};
+std::string_view OpName(Op op);
 
 enum class Trans { kNo, kYes };
 
+// One product of GroupedGemm: C (m×n) = A (m×k, input rows) · B (k×n, the group's weights).
+struct GemmGroup {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+
+// One group of output columns of a Falcon chunk step that share a step size β: the columns'
+// indices and, per step t of the chunk, log γ_t and the rate η_t / B_t.
+struct FalconColumnGroup {
+  std::span<const int64_t> columns;
+  std::span<const double> log_gamma;  // c entries
+  std::span<const double> rate;       // c entries
+};
+
+// One chunk of C pairs of the chunk-parallel Falcon update (server/stores/falcon_chunked.h
+// states the mathematics). `keys` ((h + c) × d) and `targets` ((h + c) × m) hold the h history
+// pairs, then the chunk's c pairs; `window[t]` (c entries, 1 ≤ window[t] ≤ h + t + 1) is the
+// number of pairs in step t's window, its own pair last. `s` (d × m) is updated in place;
+// `predictions` (c × m, may be null) receives S_{t−1}ᵀx_t. `residual` selects variants 1/2/3
+// (forward substitution on the residuals) over 1A/2A/3A (the masked form). Every column
+// belongs to exactly one group. On error `s` may be partly updated: callers work on a copy.
+template <typename T>
+struct FalconChunk {
+  int64_t d = 0, m = 0, h = 0, c = 0;
+  const T* keys = nullptr;
+  const T* targets = nullptr;
+  std::span<const int64_t> window;
+  bool residual = true;
+  std::span<const FalconColumnGroup> groups;
+  T* s = nullptr;
+  T* predictions = nullptr;
+};
+
+// Product-key scoring (FwPKM addressing): `count` queries of 2·half floats (row-major, leading
+// dimension ldq ≥ 2·half) against two codebooks of n sub-keys, each stored dimension-major
+// (tables[h][c·n + i] = coordinate c of sub-key i of half h). For every query and half, the k
+// sub-keys of best IDW score s = −log(ε + ‖q_half − K_i‖²), best first, ties to the smaller
+// sub-key; written to idx / score at [(t·2 + half)·k + r]. 1 ≤ k ≤ min(n, kProductKeyMaxK).
+inline constexpr int kProductKeyMaxK = 64;
+struct ProductKeyQuery {
+  int64_t count = 0;
+  int half = 0, n = 0, k = 0;
+  float eps = 0;
+  const float* q = nullptr;
+  int64_t ldq = 0;
+  const float* tables[2] = {nullptr, nullptr};
+  int32_t* idx = nullptr;
+  float* score = nullptr;
+};
+
+// The operations from Gemv on have portable implementations here in the base class (the CPU
+// backend's, kernels/cpu/); a device backend overrides those it runs itself and says so in
+// Supports. A backend that does not support an op still answers it, on the host.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -34,6 +116,10 @@ class Backend {
 
   // Whether this backend runs `op` itself; callers fall back to the CPU where it does not.
   virtual bool Supports(Op op) const = 0;
+
+  // Threads the backend may use on the host for one call (OpenBLAS's count, process-wide, and
+  // the CPU loops'); ≤ 0 leaves it. Device backends ignore it.
+  virtual void SetThreads(int threads);
 
   // C (m×n) = alpha·op(A)·op(B) + beta·C, with op(A) m×k and op(B) k×n.
   virtual absl::Status Gemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k,
@@ -57,6 +143,46 @@ class Backend {
   // by its Cholesky factor) and B (n×m, overwritten by X). FailedPrecondition when A is not
   // positive definite.
   virtual absl::Status CholeskySolve(int64_t n, int64_t m, double* a, double* b) = 0;
+
+  // y = alpha·op(A)·x + beta·y with A m×n (leading dimension lda); x and y contiguous, of
+  // length n and m (kNo) or m and n (kYes). beta = 0 ignores y's old contents (NaN included).
+  virtual absl::Status Gemv(Trans trans, int64_t m, int64_t n, float alpha, const float* a,
+                            int64_t lda, const float* x, float beta, float* y);
+  virtual absl::Status Gemv(Trans trans, int64_t m, int64_t n, double alpha, const double* a,
+                            int64_t lda, const double* x, double beta, double* y);
+
+  // The upper triangle of C (n×n) = alpha·AᵀA + beta·C with A k×n in float and C in float64:
+  // every product is formed and summed in float64 (a float product is exact in float64), so
+  // the result equals SyrkUpper on A converted to double. The lower triangle is not referenced.
+  virtual absl::Status SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a,
+                                           int64_t lda, double beta, double* c, int64_t ldc);
+
+  // Per row of x (rows×n, leading dimension ldx), the k largest entries, best first, ties to
+  // the lower index; NaN ranks below every number. idx and val are rows×k (contiguous).
+  // InvalidArgument when k > n or k < 0; k = 0 writes nothing.
+  virtual absl::Status TopK(int64_t rows, int64_t n, const float* x, int64_t ldx, int k,
+                            int32_t* idx, float* val);
+
+  // dst[dst_rows[r]] += alpha·src[r] for r < rows (rows of n floats; src leading dimension lds,
+  // dst leading dimension ldd, dst holding dst_count rows). Rows may repeat: all are summed, in
+  // an order that is unspecified on device backends. InvalidArgument (nothing written) when an
+  // index is outside [0, dst_count).
+  virtual absl::Status RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
+                                     const float* src, int64_t lds, float* dst, int64_t ldd,
+                                     int64_t dst_count);
+
+  // C_g = A_g·B_g for every group (GemmGroup): one call for many small products with their own
+  // weights, the segmented gather-multiply of multi-adapter serving. C_g is overwritten; groups
+  // must not write overlapping memory. Groups with m, n = 0 are skipped; k = 0 writes zeros.
+  virtual absl::Status GroupedGemm(std::span<const GemmGroup> groups);
+
+  // One chunk of the chunk-parallel Falcon update (FalconChunk above).
+  virtual absl::Status FalconChunkStep(const FalconChunk<float>& chunk);
+  virtual absl::Status FalconChunkStep(const FalconChunk<double>& chunk);
+
+  // Product-key scoring with per-half top-k (ProductKeyQuery above). On the CPU the scores are
+  // bit-identical to scoring each query alone with the exact per-coordinate distance loop.
+  virtual absl::Status ProductKeyScores(const ProductKeyQuery& query);
 };
 
 // The CPU backend. `threads` > 0 sets OpenBLAS's thread count (process-wide); 0 leaves it.
@@ -64,6 +190,11 @@ std::unique_ptr<Backend> MakeCpuBackend(int threads = 0);
 
 // The CUDA backend on `device`. Unavailable when the build has no CUDA or no device is present.
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device = 0);
+
+// The backend a device name chooses (kernels/device_name.h: "cpu" or empty, "cuda",
+// "cuda:N"). InvalidArgument for a malformed name; FailedPrecondition, with a one-line message
+// that names the device and the reason, when CUDA is asked for and cannot be used.
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view device);
 
 }  // namespace adaptd::kernels
 

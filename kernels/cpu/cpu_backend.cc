@@ -24,6 +24,9 @@ class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
   bool Supports(Op) const override { return true; }
+  void SetThreads(int threads) override {
+    if (threads > 0) openblas_set_num_threads(threads);
+  }
 
   absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
                     const double* a, int64_t lda, const double* b, int64_t ldb, double beta,

@@ -14,8 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_resources.h"
+#include "kernels/op_checks.h"
 
 namespace adaptd::kernels {
 namespace {
@@ -48,7 +50,8 @@ class CudaBackend final : public Backend {
       : resources_(std::move(resources)) {}
 
   std::string_view name() const override { return "cuda"; }
-  bool Supports(Op) const override { return true; }
+  // The Falcon chunk step runs its products here (Gemm) and the rest on the host.
+  bool Supports(Op op) const override { return op != Op::kFalconChunkStep; }
 
   absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
                     const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
@@ -85,7 +88,81 @@ class CudaBackend final : public Backend {
     return OnDevice([&](CudaResources& r) { return gpu::CholeskySolveOnDevice(r, n, m, a, b); });
   }
 
+  absl::Status Gemv(Trans trans, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
+                    const float* x, float beta, float* y) override {
+    return GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
+  }
+  absl::Status Gemv(Trans trans, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
+                    const double* x, double beta, double* y) override {
+    return GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
+  }
+
+  absl::Status SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a, int64_t lda,
+                                   double beta, double* c, int64_t ldc) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckSyrkAccumulate(n, k, a, lda, c, ldc));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, k}));
+    // Without products only beta scales C: the host does that exactly.
+    if (n == 0 || k == 0 || alpha == 0) {
+      return Backend::SyrkUpperAccumulate(n, k, alpha, a, lda, beta, c, ldc);
+    }
+    return OnDevice([&](CudaResources& r) {
+      return gpu::SyrkUpperAccumulateOnDevice(r, n, k, alpha, a, lda, beta, c, ldc);
+    });
+  }
+
+  // k above gpu::kCudaTopKMaxK runs on the host.
+  absl::Status TopK(int64_t rows, int64_t n, const float* x, int64_t ldx, int k, int32_t* idx,
+                    float* val) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckTopK(rows, n, x, ldx, k, idx, val));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({rows, n}));
+    if (rows == 0 || k == 0) return absl::OkStatus();
+    if (k > gpu::kCudaTopKMaxK) return Backend::TopK(rows, n, x, ldx, k, idx, val);
+    return OnDevice(
+        [&](CudaResources& r) { return gpu::TopKOnDevice(r, rows, n, x, ldx, k, idx, val); });
+  }
+
+  absl::Status RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
+                             const float* src, int64_t lds, float* dst, int64_t ldd,
+                             int64_t dst_count) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(
+        CheckRowScatterAdd(rows, n, dst_rows, src, lds, dst, ldd, dst_count));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({rows, n, dst_count, rows * n, dst_count * n}));
+    if (rows == 0 || n == 0) return absl::OkStatus();
+    return OnDevice([&](CudaResources& r) {
+      return gpu::RowScatterAddOnDevice(r, rows, n, dst_rows, alpha, src, lds, dst, ldd, dst_count);
+    });
+  }
+
+  absl::Status GroupedGemm(std::span<const GemmGroup> groups) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckGroupedGemm(groups));
+    for (const GemmGroup& g : groups) {
+      CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({g.m, g.n, g.k}));
+    }
+    return OnDevice([&](CudaResources& r) { return gpu::GroupedGemmOnDevice(r, groups); });
+  }
+
+  static_assert(kProductKeyMaxK <= gpu::kCudaTopKMaxK, "the top-k kernel must cover every k");
+  absl::Status ProductKeyScores(const ProductKeyQuery& query) override {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckProductKeyQuery(query));
+    if (query.count == 0) return absl::OkStatus();
+    CUDA_KERNELS_RETURN_IF_ERROR(
+        CheckDims({query.count * 2, query.count * 2 * int64_t{query.half}}));
+    return OnDevice([&](CudaResources& r) { return gpu::ProductKeyScoresOnDevice(r, query); });
+  }
+
  private:
+  template <typename T>
+  absl::Status GemvImpl(Trans trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
+                        const T* x, T beta, T* y) {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckGemv(trans, m, n, a, lda, x, y));
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({m, n}));
+    // An empty op(A) only scales y (or leaves nothing to do): the host does that exactly.
+    if (m == 0 || n == 0) return Backend::Gemv(trans, m, n, alpha, a, lda, x, beta, y);
+    return OnDevice([&](CudaResources& r) {
+      return gpu::GemvOnDevice<T>(r, trans, m, n, alpha, a, lda, x, beta, y);
+    });
+  }
+
   template <typename T>
   absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                         int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {

@@ -12,6 +12,7 @@
 #define ADAPTD_KERNELS_CUDA_CUDA_OPS_H_
 
 #include <cstdint>
+#include <span>
 
 #include "absl/status/status.h"
 #include "kernels/backend.h"
@@ -37,6 +38,35 @@ absl::Status SymmetricEigenOnDevice(CudaResources& r, int n, double* a, double* 
 
 // n ≥ 1, m ≥ 0. Synchronizes itself; `a` and `b` are written only on success.
 absl::Status CholeskySolveOnDevice(CudaResources& r, int n, int m, double* a, double* b)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// m, n ≥ 1 (both op(A) dimensions). y is read only when beta ≠ 0.
+template <typename T>
+absl::Status GemvOnDevice(CudaResources& r, Trans trans, int m, int n, T alpha, const T* a,
+                          int64_t lda, const T* x, T beta, T* y)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// n ≥ 1, k ≥ 1: A converted to float64 on the device, then DSYRK.
+absl::Status SyrkUpperAccumulateOnDevice(CudaResources& r, int n, int k, double alpha,
+                                         const float* a, int64_t lda, double beta, double* c,
+                                         int64_t ldc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// rows ≥ 1, 1 ≤ k ≤ kCudaTopKMaxK, k ≤ n.
+absl::Status TopKOnDevice(CudaResources& r, int rows, int n, const float* x, int64_t ldx, int k,
+                          int32_t* idx, float* val) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// rows, n, dst_count ≥ 1; indices already checked against dst_count.
+absl::Status RowScatterAddOnDevice(CudaResources& r, int rows, int n, const int64_t* dst_rows,
+                                   float alpha, const float* src, int64_t lds, float* dst,
+                                   int64_t ldd, int dst_count)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// Groups checked (op_checks.h) and within int range; empty groups are skipped.
+absl::Status GroupedGemmOnDevice(CudaResources& r, std::span<const GemmGroup> groups)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
+// Query checked; count ≥ 1, k ≤ kCudaTopKMaxK.
+absl::Status ProductKeyScoresOnDevice(CudaResources& r, const ProductKeyQuery& query)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
 
 }  // namespace adaptd::kernels::gpu

@@ -9,6 +9,8 @@
 //   then S ← e^{G_C} S₀ + Xᵀ Z with Z the decayed, η-weighted residuals (or targets).
 // Variants 2 and 2A solve one system per group of columns that share β. Every decay factor
 // is e^{difference} ≤ 1 (never the renormalised form that divides by cumulative decays).
+// Each chunk runs as kernels::Backend::FalconChunkStep (the host arithmetic is in
+// kernels/cpu/falcon_chunk.cc); this file schedules the chunks and derives their rates.
 //
 // Thread safety: pure functions over caller-owned data; the backend must be thread-safe if
 // shared. Layout: as falcon_rules.h.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/backend.h"
 #include "server/stores/fwpkm_params.h"
 
 namespace adaptd {
@@ -79,26 +80,25 @@ struct FwpkmAddress {
 
 // Scratch for FwpkmAddressOf and FwpkmAddressBatch, reused across calls by one thread.
 struct FwpkmScratch {
-  std::vector<float> d2;     // n (one query) or block × n (batch: q·K, then approximate d²)
-  std::vector<float> knorm;  // n: ‖K^m_i‖² of the half being scored
-  std::vector<int32_t> cand;
-  std::vector<float> cand_d2;
+  std::vector<int32_t> sub_idx;  // count × 2 × k: the backend's per-half selections
+  std::vector<float> sub_score;
 };
 
-// The k best of the n half-scores s_i = IdwScore(d2[i]) (best first, ties to the smaller i).
-void FwpkmSelectHalf(const float* d2, int n, int k, float eps, int32_t* idx, float* score);
-
-// Product-key top-k of the query q (key_dim = 2·half floats).
+// Product-key top-k of the query q (key_dim = 2·half floats), on the CPU with the exact
+// per-coordinate distance loop (FwpkmSubKeys::Distances' arithmetic); per half, ties go to the
+// smaller sub-key.
 void FwpkmAddressOf(const FwpkmSubKeys& keys, const float* q, int k, float eps,
                     FwpkmScratch* scratch, FwpkmAddress* out);
 
-// Product-key top-k of `count` queries (rows of key_dim = 2·half floats): out[t] equals
-// FwpkmAddressOf of query t bit for bit. Per half, one SGEMM scores a block of queries against
-// every sub-key (‖q − K_i‖² = ‖q‖² + ‖K_i‖² − 2 q·K_i); every sub-key whose approximate d² lies
-// within a rounding bound of the selection threshold is recomputed with FwpkmAddressOf's exact
-// arithmetic, and the selection runs on those exact values.
+// Product-key top-k of `count` queries (rows of key_dim = 2·half floats). The per-half scoring
+// and selection run as `backend`'s ProductKeyScores (the CPU backend when null, or when the
+// backend fails); on the CPU, out[t] equals FwpkmAddressOf of query t bit for bit (a batch
+// scores blocks of queries at once, then recomputes with the exact arithmetic every sub-key
+// near the selection threshold: kernels/cpu/product_keys.cc). Requires 1 ≤ k ≤ min(n, 64)
+// and eps > 0 (as FwpkmParams admits).
 void FwpkmAddressBatch(const FwpkmSubKeys& keys, const float* q, int64_t count, int k, float eps,
-                       FwpkmScratch* scratch, FwpkmAddress* out);
+                       FwpkmScratch* scratch, FwpkmAddress* out,
+                       kernels::Backend* backend = nullptr);
 
 // The gate of an address (fwpkm_params.h): 1 when `gated` is false.
 float FwpkmGate(const FwpkmAddress& a, bool gated);

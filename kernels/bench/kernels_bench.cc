@@ -1,0 +1,144 @@
+// kernels_bench: the CPU backend's own operations against what a caller would otherwise write,
+// timed side by side in one run (medians of --rounds rounds); the figures are ratios.
+//   grouped: GroupedGemm over S stores (B_s: d × m weights, b input rows each) against a loop
+//            of one cblas_sgemm per store.
+//   topk:    TopK over R rows of n floats against std::partial_sort of an index array per row
+//            (same order: larger value first, ties to the lower index).
+//   syrk:    SyrkUpperAccumulate on float input against cblas_dsyrk on the same rows already
+//            in float64 (the price of the conversion that buys float64 accumulation).
+// Usage: kernels_bench [--quick] [--rounds N] [--threads T]. Prints one JSON line per point.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "bench/bench_common.h"
+#include "kernels/backend.h"
+
+namespace adaptd::bench {
+namespace {
+
+template <typename Fn>
+double MedianSeconds(int rounds, Fn fn) {
+  std::vector<double> times;
+  for (int r = 0; r < rounds; ++r) {
+    const double t0 = NowSeconds();
+    fn();
+    times.push_back(NowSeconds() - t0);
+  }
+  return Median(times);
+}
+
+void Grouped(kernels::Backend& cpu, int stores, int d, int m, int b, int rounds) {
+  const std::vector<float> w = NormalFloats(1, int64_t{stores} * d * m);
+  const std::vector<float> x = NormalFloats(2, int64_t{stores} * b * d);
+  std::vector<float> c1(int64_t{stores} * b * m), c2(c1.size());
+  std::vector<kernels::GemmGroup> groups(stores);
+  for (int s = 0; s < stores; ++s) {
+    groups[s] = {b, m,
+                 d, x.data() + int64_t{s} * b * d,
+                 d, w.data() + int64_t{s} * d * m,
+                 m, c1.data() + int64_t{s} * b * m,
+                 m};
+  }
+  const double grouped =
+      MedianSeconds(rounds, [&] { Check(cpu.GroupedGemm(groups), "GroupedGemm"); });
+  const double loop = MedianSeconds(rounds, [&] {
+    for (int s = 0; s < stores; ++s) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, m, d, 1.0f,
+                  x.data() + int64_t{s} * b * d, d, w.data() + int64_t{s} * d * m, m, 0.0f,
+                  c2.data() + int64_t{s} * b * m, m);
+    }
+  });
+  double max_diff = 0;
+  for (size_t i = 0; i < c1.size(); ++i)
+    max_diff = std::max<double>(max_diff, std::abs(c1[i] - c2[i]));
+  std::printf(
+      "{\"bench\":\"grouped_gemm\",\"stores\":%d,\"d\":%d,\"m\":%d,\"rows_per_store\":%d,"
+      "\"grouped_s\":%.6g,\"sgemm_loop_s\":%.6g,\"speedup\":%.3f,\"max_abs_diff\":%.3g}\n",
+      stores, d, m, b, grouped, loop, loop / grouped, max_diff);
+}
+
+void TopK(kernels::Backend& cpu, int rows, int n, int k, int rounds) {
+  const std::vector<float> x = NormalFloats(3, int64_t{rows} * n);
+  std::vector<int32_t> idx(int64_t{rows} * k), idx2(idx.size());
+  std::vector<float> val(idx.size());
+  const double ours = MedianSeconds(
+      rounds, [&] { Check(cpu.TopK(rows, n, x.data(), n, k, idx.data(), val.data()), "TopK"); });
+  std::vector<int32_t> order(n);
+  const double partial = MedianSeconds(rounds, [&] {
+    for (int r = 0; r < rows; ++r) {
+      const float* row = x.data() + int64_t{r} * n;
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
+        return row[a] > row[b] || (row[a] == row[b] && a < b);
+      });
+      std::copy_n(order.begin(), k, idx2.begin() + int64_t{r} * k);
+    }
+  });
+  const bool same = idx == idx2;
+  std::printf(
+      "{\"bench\":\"topk\",\"rows\":%d,\"n\":%d,\"k\":%d,\"topk_s\":%.6g,"
+      "\"partial_sort_s\":%.6g,\"speedup\":%.3f,\"same_result\":%s}\n",
+      rows, n, k, ours, partial, partial / ours, same ? "true" : "false");
+}
+
+void Syrk(kernels::Backend& cpu, int n, int k, int rounds) {
+  const std::vector<float> a = NormalFloats(4, int64_t{k} * n);
+  const std::vector<double> ad(a.begin(), a.end());
+  std::vector<double> c1(int64_t{n} * n), c2(c1.size());
+  const double ours = MedianSeconds(rounds, [&] {
+    Check(cpu.SyrkUpperAccumulate(n, k, 1.0, a.data(), n, 0.0, c1.data(), n), "SyrkAccumulate");
+  });
+  const double dsyrk = MedianSeconds(rounds, [&] {
+    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, n, k, 1.0, ad.data(), n, 0.0, c2.data(), n);
+  });
+  std::printf(
+      "{\"bench\":\"syrk_accumulate\",\"n\":%d,\"k\":%d,\"accumulate_s\":%.6g,"
+      "\"dsyrk_on_double_s\":%.6g,\"fraction_of_dsyrk\":%.3f}\n",
+      n, k, ours, dsyrk, dsyrk / ours);
+}
+
+int Main(int argc, char** argv) {
+  bool quick = false;
+  int rounds = 7, threads = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: kernels_bench [--quick] [--rounds N] [--threads T]\n");
+      return 2;
+    }
+  }
+  auto cpu = kernels::MakeCpuBackend();
+  cpu->SetThreads(threads);
+  std::printf("{\"machine\":%s}\n", MachineJson(DescribeMachine()).dump().c_str());
+  if (quick) {
+    Grouped(*cpu, 8, 16, 4, 2, 1);
+    TopK(*cpu, 4, 100, 8, 1);
+    Syrk(*cpu, 16, 64, 1);
+    return 0;
+  }
+  for (int b : {1, 4, 16}) Grouped(*cpu, 1000, 256, 16, b, rounds);
+  Grouped(*cpu, 100, 1024, 64, 8, rounds);
+  for (int k : {1, 16, 64}) TopK(*cpu, 1000, 1024, k, rounds);
+  TopK(*cpu, 100, 65536, 64, rounds);
+  TopK(*cpu, 100, 65536, 256, rounds);
+  Syrk(*cpu, 256, 4096, rounds);
+  Syrk(*cpu, 1024, 4096, rounds);
+  return 0;
+}
+
+}  // namespace
+}  // namespace adaptd::bench
+
+int main(int argc, char** argv) { return adaptd::bench::Main(argc, argv); }

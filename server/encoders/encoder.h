@@ -1,6 +1,8 @@
 // Encoder: a frozen function from API inputs (vectors, texts) to key vectors. Encoders are
 // built once at start-up from the server config and never change; every method is const and
-// safe to call from many threads.
+// safe to call from many threads. Each one describes itself in an EncoderInfo: its input kind
+// ("vector" or "text"), its output dimension (0: any, set by the input) and a fingerprint of
+// the encoder and its weights (fingerprint.h), which a store records at creation.
 //
 // Layout: Encode returns rows × dim floats, row-major, one input per row.
 #ifndef ADAPTD_SERVER_ENCODERS_ENCODER_H_
@@ -30,6 +32,11 @@ class Encoder {
   virtual ~Encoder() = default;
 
   virtual const adapt::v1::EncoderInfo& info() const = 0;
+
+  bool takes_text() const { return info().input_kind() == "text"; }
+  // The output dimension; 0 for an encoder that passes any dimension through.
+  int64_t dim() const { return info().dim(); }
+  const std::string& fingerprint() const { return info().fingerprint(); }
 
   // Encodes a batch. `expected_dim` > 0 demands that dimension (a store's fixed one); 0 lets
   // the first input set it for an encoder of any dimension. `max_dim` bounds it. Errors are

@@ -27,7 +27,19 @@ class EncoderSet {
   const Encoder* Find(const std::string& name) const;
   adapt::v1::ListEncodersResponse List() const;
 
+  // The encoder a store runs with: FailedPrecondition when this server does not host it or
+  // its fingerprint differs from the one the store recorded (fingerprint.h).
+  absl::StatusOr<const Encoder*> ForStore(const adapt::v1::StoreSpec& spec) const;
+  // The same for spec.output.label_encoder; nullptr when the store has none.
+  absl::StatusOr<const Encoder*> LabelEncoderForStore(const adapt::v1::StoreSpec& spec) const;
+  // At store creation: checks spec.encoder and spec.output.label_encoder (InvalidArgument
+  // naming the field; FailedPrecondition when the spec carries a fingerprint that differs)
+  // and records their fingerprints (and the label embedding width) in `spec`.
+  absl::Status BindToSpec(adapt::v1::StoreSpec* spec) const;
+
  private:
+  std::string Names() const;
+
   std::map<std::string, std::unique_ptr<Encoder>> encoders_;
 };
 

@@ -1,0 +1,116 @@
+#!/bin/bash
+# The scheduler benchmark: predict throughput over 1,000 FAAST stores (d = 256, 16 labels) at
+# 1, 16 and 64 concurrent clients, batching on (the default) against off (--max-batch-size 1),
+# each against the no-op Ping measured in the same run. Self-contained: starts adaptd for each
+# setting, runs `adaptctl bench` for every case and writes bench/scheduler/RESULTS-scheduler.md.
+#
+# Usage: bench/scheduler/run.sh [BUILD_DIR]   (default: build)
+# Environment: DURATION (seconds per phase, default 10), STORES (1000), DIM (256), LABELS (16),
+#   TENANTS (10), INPUTS (inputs per request, 1), CLIENTS ("1 16 64"), OUT (the results file).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="${1:-build}"
+[[ "$BUILD" = /* ]] || BUILD="$ROOT/$BUILD"
+ADAPTD="$BUILD/server/adaptd"
+ADAPTCTL="$BUILD/client/adaptctl/adaptctl"
+DURATION="${DURATION:-10}"
+STORES="${STORES:-1000}"
+DIM="${DIM:-256}"
+LABELS="${LABELS:-16}"
+TENANTS="${TENANTS:-10}"
+INPUTS="${INPUTS:-1}"
+CLIENTS="${CLIENTS:-1 16 64}"
+OUT="${OUT:-$ROOT/bench/scheduler/RESULTS-scheduler.md}"
+for bin in "$ADAPTD" "$ADAPTCTL"; do
+  [[ -x "$bin" ]] || { echo "missing $bin: build adaptd and adaptctl first" >&2; exit 1; }
+done
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+  if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_server() {  # $@: extra adaptd flags
+  local port; port="$(free_port)"
+  ADDR="127.0.0.1:$port"
+  rm -rf "$WORK/data"
+  # --fsync off: the setup writes thousands of stores; predicts never touch the log.
+  "$ADAPTD" --listen "$ADDR" --metrics-listen off --data-dir "$WORK/data" --fsync off "$@" \
+    2>"$WORK/adaptd.log" &
+  SERVER_PID=$!
+  for _ in $(seq 1 150); do
+    if "$ADAPTCTL" --addr "$ADDR" encoders >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "adaptd did not start: $(cat "$WORK/adaptd.log")" >&2
+  exit 1
+}
+
+stop_server() {
+  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+}
+
+RESULTS="$WORK/results.jsonl"
+: >"$RESULTS"
+for mode in on off; do
+  if [[ "$mode" = on ]]; then start_server; else start_server --max-batch-size 1; fi
+  for c in $CLIENTS; do
+    echo "batching $mode, $c clients..." >&2
+    line="$("$ADAPTCTL" --addr "$ADDR" --timeout 60 bench --concurrency "$c" --tenants "$TENANTS" \
+      --stores "$STORES" --kind faast --dim "$DIM" --labels "$LABELS" \
+      --inputs-per-request "$INPUTS" --duration "$DURATION")"
+    echo "$line" >&2
+    /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["batching"]=sys.argv[2]; print(json.dumps(d))' \
+      "$line" "$mode" >>"$RESULTS"
+  done
+  stop_server
+done
+
+/usr/bin/python3 - "$RESULTS" "$OUT" "$DURATION" "$STORES" "$DIM" "$LABELS" "$TENANTS" "$INPUTS" <<'PY'
+import json, os, subprocess, sys, datetime
+results, out, duration, stores, dim, labels, tenants, inputs = sys.argv[1:]
+rows = [json.loads(l) for l in open(results) if l.strip()]
+by = {(r["batching"], r["concurrency"]): r for r in rows}
+clients = sorted({r["concurrency"] for r in rows})
+cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'; nproc"],
+                     capture_output=True, text=True).stdout.split("\n")
+load = open("/proc/loadavg").read().split()[:3]
+lines = [
+    "# Scheduler benchmark: batched predict throughput",
+    "",
+    "Made by `bench/scheduler/run.sh` on %s (%s cores), %s UTC; load average at the end: %s." % (
+        cpu[0].strip() or "unknown CPU", cpu[1].strip() if len(cpu) > 1 else "?",
+        datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), " ".join(load)),
+    "Each case: `adaptctl bench --kind faast --stores %s --dim %s --labels %s --tenants %s "
+    "--inputs-per-request %s --duration %s --concurrency N` against a fresh adaptd (`--fsync off`), batching on "
+    "(defaults: --max-batch-size 32, --max-queue-delay-us 200) or off (--max-batch-size 1). "
+    "The load generator runs on the same machine as the server." % (stores, dim, labels, tenants,
+                                                                     inputs, duration),
+    "",
+    "| clients | batching | predict/s | p50 ms | p99 ms | errors | no-op Ping/s | predict / no-op |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|",
+]
+for c in clients:
+    for mode in ("on", "off"):
+        r = by.get((mode, c))
+        if r is None:
+            continue
+        lines.append("| %d | %s | %.0f | %.2f | %.2f | %d | %.0f | %.2f |" % (
+            c, mode, r["throughput"], r["p50_ms"], r["p99_ms"], r["errors"],
+            r["noop_throughput"], r["ratio_to_noop"]))
+lines += ["", "| clients | batching on / off (predict/s) | goal |", "|---:|---:|---|"]
+for c in clients:
+    on, off = by.get(("on", c)), by.get(("off", c))
+    if on and off and off["throughput"] > 0:
+        lines.append("| %d | %.2f | %s |" % (c, on["throughput"] / off["throughput"],
+                                            "≥ 3 at 64" if c == 64 else ""))
+open(out, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY

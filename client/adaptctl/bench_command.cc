@@ -1,0 +1,301 @@
+// adaptctl bench: a load generator. It creates and fills stores (compiling faast ones), drives
+// Predict calls from concurrent clients for a duration, then the no-op Ping the same way as
+// the transport's baseline, prints one JSON line and deletes the stores it created.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "client/adaptctl/bench_load.h"
+#include "client/adaptctl/commands.h"
+#include "grpcpp/grpcpp.h"
+
+namespace adaptctl {
+namespace {
+
+struct BenchOptions {
+  int concurrency = 16;
+  int tenants = 1;
+  int stores = 10;
+  std::string kind = "faast";
+  int dim = 64;
+  int labels = 16;
+  int inputs_per_request = 1;
+  double duration = 10;
+  int examples = 0;  // per store; 0: max(4 × labels, 64)
+  std::string address;
+};
+
+struct BenchStore {
+  std::string tenant, store;
+};
+
+adapt::v1::StoreKind KindOf(const std::string& kind) {
+  if (kind == "falcon") return adapt::v1::STORE_KIND_FALCON;
+  if (kind == "fwpkm") return adapt::v1::STORE_KIND_FWPKM;
+  return adapt::v1::STORE_KIND_FAAST;
+}
+
+void RandomVector(std::mt19937& rng, int dim, adapt::v1::FloatVector* out) {
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int j = 0; j < dim; ++j) out->add_values(normal(rng));
+}
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads; the first error wins.
+absl::Status ParallelFor(int n, int threads, const std::function<absl::Status(int)>& fn) {
+  std::atomic<int> next{0};
+  absl::Mutex mu;
+  absl::Status first;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, std::min(threads, n)); ++t) {
+    pool.emplace_back([&] {
+      for (int i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+        absl::Status s = fn(i);
+        if (!s.ok()) {
+          absl::MutexLock lock(&mu);
+          if (first.ok()) first = s;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  return first;
+}
+
+absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const BenchStore& s,
+                       uint32_t seed) {
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant(s.tenant);
+  create.set_store(s.store);
+  create.mutable_spec()->set_kind(KindOf(o.kind));
+  create.mutable_spec()->set_encoder("identity");
+  create.mutable_spec()->set_dim(o.dim);
+  create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+  if (o.kind == "falcon") {
+    create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
+  }
+  if (o.kind == "faast") {
+    // The bench compiles each store once itself.
+    create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
+    create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
+  }
+  if (auto info = client.CreateStore(create); !info.ok()) return info.status();
+  std::mt19937 rng(seed);
+  adapt::v1::AdaptRequest adapt;
+  adapt.set_tenant(s.tenant);
+  adapt.set_store(s.store);
+  const int examples = o.examples > 0 ? o.examples : std::max(4 * o.labels, 64);
+  for (int i = 0; i < examples; ++i) {
+    adapt::v1::Example* e = adapt.add_examples();
+    RandomVector(rng, o.dim, e->mutable_input()->mutable_vector());
+    e->set_label(absl::StrCat("label", i % o.labels));
+  }
+  if (auto r = client.Adapt({adapt}); !r.ok()) return r.status();
+  // faast solves its weights; fwpkm applies its partial chunk.
+  if (o.kind != "falcon") {
+    adapt::v1::CompileRequest compile;
+    compile.set_tenant(s.tenant);
+    compile.set_store(s.store);
+    if (auto r = client.Compile(compile); !r.ok()) return r.status();
+  }
+  return absl::OkStatus();
+}
+
+// Channels of their own (separate connections), with the client's credentials.
+absl::StatusOr<std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>>> MakeStubs(
+    const GlobalOptions& globals, int count) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!globals.tls_ca.empty()) {
+    std::ifstream file(globals.tls_ca);
+    std::stringstream pem;
+    pem << file.rdbuf();
+    if (!file) return absl::NotFoundError(absl::StrCat("--tls-ca: cannot read ", globals.tls_ca));
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = pem.str();
+    credentials = grpc::SslCredentials(ssl);
+  }
+  std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>> stubs;
+  for (int i = 0; i < count; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetMaxReceiveMessageSize(64 << 20);
+    args.SetMaxSendMessageSize(64 << 20);
+    stubs.push_back(
+        adapt::v1::Adaptation::NewStub(grpc::CreateCustomChannel(globals.addr, credentials, args)));
+  }
+  return stubs;
+}
+
+absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
+  if (!o.address.empty()) globals.addr = o.address;
+  if (o.kind != "faast" && o.kind != "falcon" && o.kind != "fwpkm") {
+    return UsageError("--kind: expected faast, falcon or fwpkm");
+  }
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  const absl::Duration timeout =
+      globals.timeout_seconds > 0 ? absl::Seconds(globals.timeout_seconds) : absl::Seconds(30);
+
+  std::vector<BenchStore> stores(o.stores);
+  const std::string run = absl::StrCat(getpid(), "-", absl::ToUnixMicros(absl::Now()) % 1000000);
+  for (int j = 0; j < o.stores; ++j) {
+    stores[j] = {absl::StrCat("bench", j % o.tenants), absl::StrCat("s", j, "-", run)};
+  }
+  constexpr int setup_threads = 8;
+  std::atomic<int> created{0};
+  absl::Status setup = ParallelFor(o.stores, setup_threads, [&](int j) {
+    absl::Status s = FillStore(**client, o, stores[j], 1000 + j);
+    if (s.ok()) created.fetch_add(1);
+    return s;
+  });
+  auto cleanup = [&] {
+    return ParallelFor(o.stores, setup_threads, [&](int j) {
+      absl::Status s = (*client)->DeleteStore(stores[j].tenant, stores[j].store);
+      return s.code() == absl::StatusCode::kNotFound ? absl::OkStatus() : s;
+    });
+  };
+  if (!setup.ok()) {
+    cleanup().IgnoreError();
+    return setup;
+  }
+
+  const int channel_count = std::min(o.concurrency, 8);
+  auto stubs = MakeStubs(globals, channel_count);
+  if (!stubs.ok()) {
+    cleanup().IgnoreError();
+    return stubs.status();
+  }
+  // Each client cycles through a few prepared requests and through every store.
+  constexpr int kPool = 8;
+  std::vector<std::vector<adapt::v1::PredictRequest>> pools(o.concurrency);
+  for (int t = 0; t < o.concurrency; ++t) {
+    std::mt19937 rng(7 + t);
+    for (int k = 0; k < kPool; ++k) {
+      adapt::v1::PredictRequest r;
+      r.set_top_k(1);
+      for (int b = 0; b < o.inputs_per_request; ++b) {
+        RandomVector(rng, o.dim, r.add_inputs()->mutable_vector());
+      }
+      pools[t].push_back(std::move(r));
+    }
+  }
+  auto prepare = [&](grpc::ClientContext& context) {
+    context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    if (!globals.token.empty()) context.AddMetadata("authorization", "Bearer " + globals.token);
+  };
+  absl::Mutex error_mu;
+  std::string first_error;
+  auto note = [&](const grpc::Status& status) {
+    absl::MutexLock lock(&error_mu);
+    if (first_error.empty()) {
+      first_error =
+          absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
+                       ": ", status.error_message());
+    }
+  };
+  const absl::Duration duration = absl::Seconds(o.duration);
+  const LoadSummary predict = RunLoad(o.concurrency, duration, [&](int t, uint64_t n) {
+    adapt::v1::PredictRequest& request = pools[t][n % kPool];
+    const BenchStore& s = stores[(t + n * o.concurrency) % o.stores];
+    request.set_tenant(s.tenant);
+    request.set_store(s.store);
+    grpc::ClientContext context;
+    prepare(context);
+    adapt::v1::PredictResponse response;
+    const grpc::Status status = (*stubs)[t % channel_count]->Predict(&context, request, &response);
+    if (!status.ok()) note(status);
+    return status.ok();
+  });
+  const LoadSummary ping = RunLoad(o.concurrency, duration, [&](int t, uint64_t) {
+    grpc::ClientContext context;
+    prepare(context);
+    adapt::v1::PingRequest request;
+    adapt::v1::PingResponse response;
+    const grpc::Status status = (*stubs)[t % channel_count]->Ping(&context, request, &response);
+    if (!status.ok()) note(status);
+    return status.ok();
+  });
+  const absl::Status cleaned = cleanup();
+
+  Json summary = {
+      {"kind", o.kind},
+      {"concurrency", o.concurrency},
+      {"tenants", o.tenants},
+      {"stores", o.stores},
+      {"dim", o.dim},
+      {"labels", o.labels},
+      {"inputs_per_request", o.inputs_per_request},
+      {"duration_s", predict.seconds},
+      {"calls", predict.calls},
+      {"throughput", predict.throughput},
+      {"p50_ms", predict.p50_ms},
+      {"p90_ms", predict.p90_ms},
+      {"p99_ms", predict.p99_ms},
+      {"errors", predict.errors},
+      {"noop_throughput", ping.throughput},
+      {"noop_p50_ms", ping.p50_ms},
+      {"noop_p99_ms", ping.p99_ms},
+      {"noop_errors", ping.errors},
+      {"ratio_to_noop", ping.throughput > 0 ? predict.throughput / ping.throughput : 0}};
+  if (!first_error.empty()) summary["first_error"] = first_error;
+  PrintSummary(summary);
+  return cleaned;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, Action* action) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Load generator: create and fill stores, drive Predict (then the no-op Ping) from "
+      "concurrent clients, print one JSON line, delete the stores");
+  bench->add_option("--concurrency", options->concurrency, "Concurrent clients")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  bench->add_option("--tenants", options->tenants, "Tenants the stores are spread over")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  bench->add_option("--stores", options->stores, "Stores created and queried")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  bench->add_option("--kind", options->kind, "Store kind: faast, falcon or fwpkm")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"faast", "falcon", "fwpkm"}));
+  bench->add_option("--dim", options->dim, "Key dimension (vectors sent to `identity`)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  bench->add_option("--labels", options->labels, "Labels per store")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  bench->add_option("--inputs-per-request", options->inputs_per_request, "Inputs in each Predict")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  bench
+      ->add_option("--duration", options->duration,
+                   "SECONDS of predict load, then as many of Ping load")
+      ->capture_default_str()
+      ->check(Positive(/*integer=*/false));
+  bench
+      ->add_option("--examples", options->examples,
+                   "Examples adapted into each store [default max(4 × labels, 64)]")
+      ->check(CLI::Range(1, 1000000));
+  bench->add_option("--address", options->address, "Server address HOST:PORT (same as --addr)")
+      ->type_name("HOST:PORT");
+  bench->callback([options, action] {
+    *action = [options](const GlobalOptions& globals) { return RunBench(*options, globals); };
+  });
+}
+
+}  // namespace adaptctl

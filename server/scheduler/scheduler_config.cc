@@ -1,0 +1,23 @@
+#include "server/scheduler/scheduler_config.h"
+
+#include <algorithm>
+#include <thread>
+
+namespace adaptd {
+
+SchedulerOptions SchedulerOptionsFromConfig(const adapt::v1::ServerConfig& config) {
+  SchedulerOptions o;
+  o.workers = config.worker_threads() > 0
+                  ? static_cast<int>(config.worker_threads())
+                  : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  o.max_batch_size = static_cast<int>(config.has_max_batch_size() ? config.max_batch_size()
+                                                                  : kDefaultMaxBatchSize);
+  o.max_queue_delay = absl::Microseconds(
+      config.has_max_queue_delay_us() ? config.max_queue_delay_us() : kDefaultMaxQueueDelayUs);
+  o.queue_capacity = config.has_queue_capacity() ? config.queue_capacity() : kDefaultQueueCapacity;
+  o.tenant_queue_capacity = config.has_tenant_queue_capacity() ? config.tenant_queue_capacity()
+                                                               : kDefaultTenantQueueCapacity;
+  return o;
+}
+
+}  // namespace adaptd

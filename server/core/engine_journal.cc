@@ -1,0 +1,113 @@
+// The engine's side of durability (server/persistence/journal.h): recovery at start-up,
+// example-id checks and logged commits of write sessions, logged compiles, and Flush.
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/engine.h"
+#include "server/core/status_macros.h"
+#include "server/persistence/failed_store.h"
+
+namespace adaptd {
+namespace {
+
+constexpr size_t kMaxExampleIdBytes = 256;
+
+}  // namespace
+
+absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config) {
+  if (config.data_dir().empty()) return absl::OkStatus();
+  JournalOptions options;
+  options.data_dir = config.data_dir();
+  options.sync = !config.has_log_fsync() || config.log_fsync();
+  if (config.snapshot_log_bytes() > 0) options.snapshot_log_bytes = config.snapshot_log_bytes();
+  if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();
+  if (metrics_ != nullptr) {
+    options.on_sync = [m = metrics_](double seconds) { m->RecordLogFsync(seconds); };
+  }
+  std::vector<RecoveredStore> recovered;
+  ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
+  for (auto& r : recovered) {
+    RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, r.store));
+    if (metrics_ != nullptr) {
+      metrics_->AddStores(KindName(r.store->spec().kind()), 1);
+      metrics_->ObserveStore(r.store, Describe(r.tenant, r.name, *r.store));
+    }
+    // Replayed examples were never compiled here: a faast store publishes them again.
+    adapt::v1::StoreInfo info;
+    r.store->Describe(&info);
+    if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0) {
+      compile_pool_.ScheduleAuto(r.store, absl::ZeroDuration(), /*urgent=*/false);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Flush() {
+  if (journal_ == nullptr) return absl::OkStatus();
+  return journal_->Checkpoint();
+}
+
+CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& request,
+                                         const Store* store, CompilePool::Done done) {
+  if (journal_ == nullptr) return done;
+  return [this, request, store, done = std::move(done)](
+             absl::StatusOr<adapt::v1::CompileResponse> result) {
+    if (result.ok()) {
+      absl::Status logged =
+          journal_->LogCompile(request.tenant(), request.store(), store, request);
+      if (!logged.ok()) result = logged;
+    }
+    done(std::move(result));
+  };
+}
+
+absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*>
+WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+  bool any_id = false;
+  for (int i = 0; i < examples.size(); ++i) {
+    const std::string& id = examples[i].id();
+    if (id.size() > kMaxExampleIdBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].id: at most ",
+                                                     kMaxExampleIdBytes, " bytes, got ",
+                                                     id.size()));
+    }
+    any_id = any_id || !id.empty();
+  }
+  if (!any_id || kind_ != TxnKind::kAdapt || engine_->journal_ == nullptr) return &examples;
+  fresh_.Clear();
+  absl::flat_hash_set<std::string> in_message;
+  for (const auto& example : examples) {
+    const std::string& id = example.id();
+    if (!id.empty() && (seen_ids_.contains(id) || !in_message.insert(id).second ||
+                        engine_->journal_->Applied(tenant_, store_name_, store_.get(), id))) {
+      ++duplicates_;
+      continue;
+    }
+    *fresh_.Add() = example;
+  }
+  return &fresh_;
+}
+
+void WriteSession::Remember(const ExampleBatch& batch,
+                            const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+  if (engine_->journal_ == nullptr) return;
+  logged_.push_back(batch);
+  if (kind_ != TxnKind::kAdapt) return;
+  for (const auto& example : examples) {
+    if (!example.id().empty() && seen_ids_.insert(example.id()).second) {
+      ids_.push_back(example.id());
+    }
+  }
+}
+
+absl::StatusOr<CommitResult> WriteSession::CommitLogged() {
+  if (engine_->journal_ == nullptr) return store_->Commit(*txn_);
+  adapt::v1::WalWrite write;
+  write.set_forget(kind_ == TxnKind::kForget);
+  for (const auto& batch : logged_) *write.add_batches() = ToWalBatch(batch);
+  for (const auto& id : ids_) write.add_ids(id);
+  return engine_->journal_->Commit(tenant_, store_name_, store_.get(), std::move(write),
+                                   [this] { return store_->Commit(*txn_); });
+}
+
+}  // namespace adaptd

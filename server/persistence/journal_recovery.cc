@@ -1,0 +1,346 @@
+// Journal::Open: start-up recovery. Loads each store's newest snapshot, replays the log
+// records after the snapshot's LSN in LSN order, drops a torn last record (truncating it
+// away), and turns every store whose snapshot or records cannot be read into a FailedStore
+// with the reason, recorded in a .failed marker so it stays failed after the log is truncated.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/core/snapshot_file.h"
+#include "server/core/status_macros.h"
+#include "server/persistence/failed_store.h"
+#include "server/persistence/file_util.h"
+#include "server/persistence/journal.h"
+#include "server/persistence/log_format.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+
+namespace fs = std::filesystem;
+
+class Recovery {
+ public:
+  Recovery(const JournalOptions& options, kernels::Backend* backend)
+      : options_(options), backend_(backend) {}
+
+  absl::Status LoadSnapshots();
+  absl::Status ReplayLog(bool* had_segments);
+  void MarkDamage();
+  uint64_t max_lsn() const { return max_lsn_; }
+  void Finish(Journal* journal, std::vector<RecoveredStore>* recovered);
+
+ private:
+  struct State {
+    std::string tenant, name;
+    std::shared_ptr<Store> store;
+    adapt::v1::StoreSpec spec;
+    uint64_t incarnation = 0, last_lsn = 0;
+    std::string failure;
+    bool marked = false;  // a .failed marker exists
+    std::vector<std::string> ids;
+  };
+  struct Found {
+    uint64_t incarnation = 0;
+    bool snap = false, failed = false;
+  };
+
+  void Fail(State* state, std::string reason) {
+    if (state->failure.empty()) state->failure = std::move(reason);
+  }
+  void Apply(const LogFrame& frame);
+  void ApplyWrite(State* state, uint64_t lsn, const adapt::v1::WalWrite& write);
+  std::string PathOf(const State& state, const char* suffix) const {
+    return (fs::path(options_.data_dir) / "snapshots" / state.tenant /
+            absl::StrCat(state.name, "~", state.incarnation, suffix))
+        .string();
+  }
+
+  const JournalOptions& options_;
+  kernels::Backend* backend_;
+  std::map<std::string, State> states_;
+  // LSN ranges the log could not attribute to a store.
+  std::vector<std::pair<uint64_t, uint64_t>> damage_;
+  uint64_t max_lsn_ = 0;
+};
+
+absl::Status Recovery::LoadSnapshots() {
+  const fs::path root = fs::path(options_.data_dir) / "snapshots";
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data_dir ", root.string(), ": cannot be created: ", ec.message()));
+  }
+  std::map<std::pair<std::string, std::string>, std::map<uint64_t, Found>> files;
+  for (const auto& tenant_dir : fs::directory_iterator(root, ec)) {
+    if (!tenant_dir.is_directory()) continue;
+    const std::string tenant = tenant_dir.path().filename().string();
+    std::error_code ec2;
+    for (const auto& file : fs::directory_iterator(tenant_dir.path(), ec2)) {
+      const std::string fname = file.path().filename().string();
+      if (file.path().extension() == ".tmp") {
+        fs::remove(file.path(), ec2);  // a snapshot write cut short
+        continue;
+      }
+      const size_t tilde = fname.rfind('~');
+      const size_t dot = fname.rfind('.');
+      uint64_t incarnation = 0;
+      if (tilde == std::string::npos || dot == std::string::npos || dot < tilde ||
+          !absl::SimpleAtoi(fname.substr(tilde + 1, dot - tilde - 1), &incarnation)) {
+        continue;
+      }
+      Found& found = files[{tenant, fname.substr(0, tilde)}][incarnation];
+      found.incarnation = incarnation;
+      if (fname.substr(dot) == ".snap") found.snap = true;
+      if (fname.substr(dot) == ".failed") found.failed = true;
+    }
+  }
+  for (auto& [names, by_incarnation] : files) {
+    // The newest incarnation wins; older ones are left-overs of a deleted store.
+    const Found found = by_incarnation.rbegin()->second;
+    State state;
+    state.tenant = names.first;
+    state.name = names.second;
+    state.incarnation = found.incarnation;
+    state.last_lsn = found.incarnation;
+    for (const auto& [incarnation, old] : by_incarnation) {
+      if (incarnation == found.incarnation) continue;
+      State stale = state;
+      stale.incarnation = incarnation;
+      fs::remove(PathOf(stale, ".snap"), ec);
+      fs::remove(PathOf(stale, ".failed"), ec);
+    }
+    if (found.snap) {
+      const std::string path = PathOf(state, ".snap");
+      auto data = ReadWholeFile(path);
+      absl::StatusOr<adapt::v1::StoreSnapshot> decoded =
+          data.ok() ? DecodeSnapshotFile(*data)
+                    : absl::StatusOr<adapt::v1::StoreSnapshot>(data.status());
+      if (!decoded.ok()) {
+        Fail(&state, absl::StrCat("snapshot ", path, ": ", decoded.status().message()));
+      } else if (!decoded->has_durable() ||
+                 decoded->durable().incarnation() != found.incarnation) {
+        state.spec = decoded->spec();
+        Fail(&state, absl::StrCat("snapshot ", path, ": its durable mark does not match"));
+      } else {
+        state.spec = decoded->spec();
+        state.last_lsn = decoded->durable().lsn();
+        state.ids.assign(decoded->durable().applied_ids().begin(),
+                         decoded->durable().applied_ids().end());
+        decoded->clear_durable();
+        auto restored = RestoreStore(*decoded, backend_);
+        if (restored.ok()) {
+          state.store = *std::move(restored);
+        } else {
+          Fail(&state, absl::StrCat("snapshot ", path, ": ", restored.status().message()));
+        }
+      }
+    }
+    if (found.failed) {
+      auto reason = ReadWholeFile(PathOf(state, ".failed"));
+      Fail(&state, reason.ok() ? *reason : "marked failed by an earlier recovery");
+      state.marked = true;
+    }
+    max_lsn_ = std::max(max_lsn_, state.last_lsn);
+    states_[StoreKey(state.tenant, state.name)] = std::move(state);
+  }
+  return absl::OkStatus();
+}
+
+void Recovery::ApplyWrite(State* state, uint64_t lsn, const adapt::v1::WalWrite& write) {
+  std::unique_ptr<Txn> txn =
+      state->store->Begin(write.forget() ? TxnKind::kForget : TxnKind::kAdapt);
+  absl::Status status = absl::OkStatus();
+  for (const auto& batch : write.batches()) {
+    status = txn->Add(FromWalBatch(batch));
+    if (!status.ok()) break;
+  }
+  if (status.ok()) status = state->store->Commit(*txn).status();
+  if (!status.ok()) {
+    Fail(state, absl::StrCat("replaying log record LSN ", lsn, ": ", status.message()));
+    return;
+  }
+  state->ids.insert(state->ids.end(), write.ids().begin(), write.ids().end());
+}
+
+void Recovery::Apply(const LogFrame& frame) {
+  const uint64_t lsn = frame.lsn;
+  max_lsn_ = std::max(max_lsn_, lsn);
+  const size_t slash = frame.key.find('/');
+  if (slash == std::string::npos) return;
+  auto it = states_.find(frame.key);
+  adapt::v1::WalRecord record;
+  if (!frame.payload_ok || !record.ParseFromArray(frame.payload.data(),
+                                                  static_cast<int>(frame.payload.size()))) {
+    const std::string reason =
+        absl::StrCat("log record LSN ", lsn, " is corrupt (",
+                     frame.payload_ok ? "does not parse" : "checksum mismatch", ")");
+    if (it == states_.end()) {
+      State state;
+      state.tenant = frame.key.substr(0, slash);
+      state.name = frame.key.substr(slash + 1);
+      state.incarnation = lsn;
+      state.last_lsn = lsn;
+      Fail(&state, reason);
+      states_[frame.key] = std::move(state);
+    } else if (lsn > it->second.last_lsn) {
+      Fail(&it->second, reason);
+      it->second.last_lsn = lsn;
+    }
+    return;
+  }
+  if (record.has_create() || record.has_import()) {
+    if (it != states_.end() && it->second.last_lsn >= lsn) return;
+    State state;
+    state.tenant = frame.key.substr(0, slash);
+    state.name = frame.key.substr(slash + 1);
+    state.incarnation = lsn;
+    state.last_lsn = lsn;
+    auto store = record.has_create() ? CreateStore(record.create(), backend_)
+                                     : RestoreStore(record.import(), backend_);
+    state.spec = record.has_create() ? record.create() : record.import().spec();
+    if (store.ok()) {
+      state.store = *std::move(store);
+      state.spec = state.store->spec();
+    } else {
+      Fail(&state, absl::StrCat("replaying log record LSN ", lsn, ": ", store.status().message()));
+    }
+    states_[frame.key] = std::move(state);
+    return;
+  }
+  if (it == states_.end() || it->second.incarnation != record.incarnation() ||
+      it->second.last_lsn >= lsn) {
+    return;  // covered by the snapshot, or a record of a deleted store
+  }
+  State& state = it->second;
+  state.last_lsn = lsn;
+  if (record.has_delete_()) {
+    std::error_code ec;
+    fs::remove(PathOf(state, ".snap"), ec);
+    fs::remove(PathOf(state, ".failed"), ec);
+    states_.erase(it);
+    return;
+  }
+  if (!state.failure.empty()) return;
+  if (record.has_write()) {
+    ApplyWrite(&state, lsn, record.write());
+  } else if (record.has_compile()) {
+    // A compile changes no statistics; its parameter overrides and version persist.
+    (void)state.store->Compile(record.compile());
+  }
+}
+
+absl::Status Recovery::ReplayLog(bool* had_segments) {
+  const std::string dir = (fs::path(options_.data_dir) / "wal").string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data_dir ", dir, ": cannot be created: ", ec.message()));
+  }
+  const auto segments = ListSegments(dir);
+  *had_segments = !segments.empty();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const auto& [first, path] = segments[i];
+    ASSIGN_OR_RETURN(std::string data, ReadWholeFile(path));
+    const ParsedSegment parsed = ParseSegment(data);
+    uint64_t previous = first - 1;
+    size_t next_frame = 0;
+    for (const LogDamage& damage : parsed.damage) {
+      while (next_frame < parsed.frames.size() && parsed.frames[next_frame].offset < damage.offset) {
+        previous = parsed.frames[next_frame++].lsn;
+      }
+      const uint64_t after = next_frame < parsed.frames.size() ? parsed.frames[next_frame].lsn
+                                                               : previous + 1;
+      damage_.emplace_back(previous + 1, after);
+    }
+    for (const LogFrame& frame : parsed.frames) Apply(frame);
+    if (parsed.torn_tail) {
+      const bool last = i + 1 == segments.size();
+      std::fprintf(stderr, "adaptd: log segment %s: %llu bytes at the end hold no whole record%s\n",
+                   path.c_str(),
+                   static_cast<unsigned long long>(data.size() - parsed.valid_bytes),
+                   last ? "; dropped (a write cut short)" : " (damage)");
+      if (last) {
+        RETURN_IF_ERROR(TruncateFile(path, parsed.valid_bytes));
+      } else {
+        const uint64_t last_lsn = parsed.frames.empty() ? first - 1 : parsed.frames.back().lsn;
+        damage_.emplace_back(last_lsn + 1, segments[i + 1].first);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Recovery::MarkDamage() {
+  for (const auto& [from, to] : damage_) {
+    std::fprintf(stderr, "adaptd: the log is damaged between LSN %llu and %llu\n",
+                 static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
+    for (auto& [key, state] : states_) {
+      // A store is unaffected only if it was created after the damage or a snapshot covers it.
+      if (state.incarnation > to || state.last_lsn >= to) continue;
+      Fail(&state, absl::StrCat("the log is damaged between LSN ", from, " and ", to,
+                                ": a record of this store may be lost"));
+    }
+  }
+}
+
+void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) {
+  for (auto& [key, state] : states_) {
+    auto entry = std::make_shared<Journal::Entry>(options_.max_ids_per_store);
+    entry->tenant = state.tenant;
+    entry->name = state.name;
+    entry->incarnation = state.incarnation;
+    if (!state.failure.empty()) {
+      std::fprintf(stderr, "adaptd: store %s failed to recover: %s\n", key.c_str(),
+                   state.failure.c_str());
+      if (!state.marked) {
+        std::error_code ec;
+        fs::create_directories(fs::path(PathOf(state, ".failed")).parent_path(), ec);
+        absl::Status status =
+            WriteFileAtomically(PathOf(state, ".failed"), state.failure, options_.sync);
+        if (!status.ok()) {
+          std::fprintf(stderr, "adaptd: %s\n", std::string(status.message()).c_str());
+        }
+      }
+      if (state.store != nullptr) state.spec = state.store->spec();
+      state.store = std::make_shared<FailedStore>(state.spec, state.failure);
+    }
+    entry->store = state.store;
+    {
+      absl::MutexLock entry_lock(&entry->mu);
+      entry->last_lsn = state.last_lsn;
+      for (const auto& id : state.ids) entry->ids.Add(id);
+    }
+    {
+      absl::MutexLock lock(&journal->mu_);
+      journal->entries_[key] = entry;
+    }
+    recovered->push_back({state.tenant, state.name, state.store});
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options,
+                                                       kernels::Backend* backend,
+                                                       std::vector<RecoveredStore>* recovered) {
+  std::unique_ptr<Journal> journal(new Journal(options));
+  Recovery recovery(journal->options_, backend);
+  RETURN_IF_ERROR(recovery.LoadSnapshots());
+  bool had_segments = false;
+  RETURN_IF_ERROR(recovery.ReplayLog(&had_segments));
+  recovery.MarkDamage();
+  WalOptions wal_options;
+  wal_options.dir = (fs::path(options.data_dir) / "wal").string();
+  wal_options.sync = options.sync;
+  wal_options.on_sync = options.on_sync;
+  ASSIGN_OR_RETURN(journal->wal_, Wal::Open(std::move(wal_options), recovery.max_lsn() + 1));
+  recovery.Finish(journal.get(), recovered);
+  // What was replayed goes into snapshots now, so the next start replays only new records.
+  if (had_segments) RETURN_IF_ERROR(journal->Checkpoint());
+  journal->checkpointer_ = std::thread([j = journal.get()] { j->CheckpointLoop(); });
+  return journal;
+}
+
+}  // namespace adaptd

@@ -1,0 +1,249 @@
+#include "server/persistence/journal.h"
+
+#include <filesystem>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "server/persistence/failed_store.h"
+#include "server/persistence/file_util.h"
+#include "server/persistence/log_format.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+namespace {
+
+// Drives a Journal the way the engine does, over real faast stores of dimension 4.
+class JournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = ::testing::TempDir() + "/adaptd-journal-" + std::to_string(rd());
+    std::filesystem::remove_all(dir_);
+    backend_ = kernels::MakeCpuBackend();
+  }
+  void TearDown() override {
+    journal_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::map<std::string, std::shared_ptr<Store>> Open(uint64_t snapshot_log_bytes = 1 << 30) {
+    journal_.reset();
+    JournalOptions options;
+    options.data_dir = dir_;
+    options.snapshot_log_bytes = snapshot_log_bytes;
+    std::vector<RecoveredStore> recovered;
+    auto journal = Journal::Open(options, backend_.get(), &recovered);
+    EXPECT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+    std::map<std::string, std::shared_ptr<Store>> stores;
+    for (auto& r : recovered) stores[StoreKey(r.tenant, r.name)] = r.store;
+    return stores;
+  }
+
+  std::shared_ptr<Store> Create(const std::string& name) {
+    adapt::v1::StoreSpec spec;
+    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+    spec.set_encoder("identity");
+    spec.set_dim(4);
+    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    auto created = CreateStore(spec, backend_.get());
+    EXPECT_TRUE(created.ok()) << created.status();
+    std::shared_ptr<Store> store = *std::move(created);
+    EXPECT_TRUE(journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, nullptr)).ok());
+    return store;
+  }
+
+  absl::Status Adapt(const std::string& name, Store* store, int rows, uint32_t seed,
+                     std::vector<std::string> ids = {}) {
+    ExampleBatch batch;
+    batch.rows = rows;
+    batch.dim = 4;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    for (int i = 0; i < rows * 4; ++i) batch.keys.push_back(normal(rng));
+    for (int i = 0; i < rows; ++i) batch.labels.push_back(i % 2 ? "odd" : "even");
+    adapt::v1::WalWrite write;
+    *write.add_batches() = ToWalBatch(batch);
+    for (auto& id : ids) write.add_ids(id);
+    return journal_
+        ->Commit("t", name, store, write,
+                 [&]() -> absl::StatusOr<CommitResult> {
+                   auto txn = store->Begin(TxnKind::kAdapt);
+                   absl::Status added = txn->Add(batch);
+                   if (!added.ok()) return added;
+                   return store->Commit(*txn);
+                 })
+        .status();
+  }
+
+  static adapt::v1::StoreInfo Info(const Store& store) {
+    adapt::v1::StoreInfo info;
+    store.Describe(&info);
+    return info;
+  }
+
+  std::string dir_;
+  std::unique_ptr<kernels::Backend> backend_;
+  std::unique_ptr<Journal> journal_;
+};
+
+TEST_F(JournalTest, ReplaysTheLogIntoTheSameStatistics) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  ASSERT_TRUE(Adapt("a", a.get(), 3, 2).ok());
+  auto expected = a->Snapshot();
+  ASSERT_TRUE(expected.ok());
+  auto stores = Open();  // no checkpoint: everything comes from the log
+  ASSERT_EQ(stores.count("t/a"), 1u);
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 8u);
+  auto got = stores["t/a"]->Snapshot();
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->faast().g_size(), expected->faast().g_size());
+  for (int i = 0; i < got->faast().g_size(); ++i) {
+    EXPECT_EQ(got->faast().g(i), expected->faast().g(i));
+  }
+}
+
+TEST_F(JournalTest, TornLastRecordIsDroppedAndTruncated) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  journal_->Close();
+  const auto segments = ListSegments(dir_ + "/wal");
+  ASSERT_FALSE(segments.empty());
+  const std::string path = segments.back().second;
+  const uint64_t good = std::filesystem::file_size(path);
+  {
+    std::string torn;
+    AppendFrame(99, "t/a", std::string(100, 'x'), &torn);
+    torn.resize(torn.size() / 2);
+    FILE* f = std::fopen(path.c_str(), "ab");
+    std::fwrite(torn.data(), 1, torn.size(), f);
+    std::fclose(f);
+  }
+  journal_.reset();
+  // Recovery truncates before anything else can append; read the size from a fresh process
+  // view by recovering without a checkpoint afterwards touching this segment's prefix.
+  auto stores = Open();
+  ASSERT_EQ(stores.count("t/a"), 1u);
+  EXPECT_TRUE(Info(*stores["t/a"]).failure().empty());
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 5u);
+  // The checkpoint after recovery removed the old segment, or it was truncated to `good`.
+  if (std::filesystem::exists(path)) EXPECT_EQ(std::filesystem::file_size(path), good);
+}
+
+TEST_F(JournalTest, CorruptRecordFailsOnlyItsStore) {
+  Open();
+  auto a = Create("a");
+  auto b = Create("b");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  ASSERT_TRUE(Adapt("b", b.get(), 4, 2).ok());
+  ASSERT_TRUE(Adapt("a", a.get(), 2, 3).ok());
+  ASSERT_TRUE(Adapt("b", b.get(), 1, 4).ok());
+  journal_->Close();
+  const std::string path = ListSegments(dir_ + "/wal").back().second;
+  std::string data = *ReadWholeFile(path);
+  ParsedSegment parsed = ParseSegment(data);
+  // Flip a byte inside the payload of a's first write (not the last record).
+  size_t target = 0;
+  int seen_a = 0;
+  for (const auto& frame : parsed.frames) {
+    if (frame.key == "t/a" && ++seen_a == 2) {
+      target = static_cast<size_t>(frame.payload.data() - data.data()) + 10;
+    }
+  }
+  ASSERT_GT(target, 0u);
+  data[target] ^= 0x20;
+  ASSERT_TRUE(WriteFileAtomically(path, data, false).ok());
+  journal_.reset();
+
+  auto stores = Open();
+  ASSERT_EQ(stores.size(), 2u);
+  const adapt::v1::StoreInfo info_a = Info(*stores["t/a"]);
+  EXPECT_NE(info_a.failure().find("corrupt"), std::string::npos) << info_a.failure();
+  EXPECT_EQ(info_a.spec().kind(), adapt::v1::STORE_KIND_FAAST);
+  EXPECT_EQ(StoreFailure(*stores["t/a"]).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(stores["t/a"]->Predict(nullptr, 0, 4, 1).ok());
+  const adapt::v1::StoreInfo info_b = Info(*stores["t/b"]);
+  EXPECT_TRUE(info_b.failure().empty());
+  EXPECT_EQ(info_b.examples(), 5u);
+  // b keeps serving writes; a stays failed across restarts (the log it failed on is gone).
+  ASSERT_TRUE(Adapt("b", stores["t/b"].get(), 3, 5).ok());
+  stores = Open();
+  EXPECT_FALSE(Info(*stores["t/a"]).failure().empty());
+  EXPECT_EQ(Info(*stores["t/b"]).examples(), 8u);
+}
+
+TEST_F(JournalTest, CheckpointTruncatesTheLogAndRecoveryCombinesSnapshotAndLog) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 6, 1, {"x1", "x2"}).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  const auto segments = ListSegments(dir_ + "/wal");
+  ASSERT_EQ(segments.size(), 1u);  // only the current one
+  EXPECT_EQ(std::filesystem::file_size(segments[0].second), 0u);
+  ASSERT_TRUE(Adapt("a", a.get(), 3, 2, {"x3"}).ok());
+  auto stores = Open();
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 9u);
+  EXPECT_TRUE(journal_->Applied("t", "a", stores["t/a"].get(), "x1"));
+  EXPECT_TRUE(journal_->Applied("t", "a", stores["t/a"].get(), "x3"));
+  EXPECT_FALSE(journal_->Applied("t", "a", stores["t/a"].get(), "x4"));
+  // A resend of an applied id is refused as a concurrent duplicate, nothing committed.
+  EXPECT_EQ(Adapt("a", stores["t/a"].get(), 1, 3, {"x3"}).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 9u);
+}
+
+TEST_F(JournalTest, SizeTriggerCheckpointsInTheBackground) {
+  Open(/*snapshot_log_bytes=*/2048);
+  auto a = Create("a");
+  for (uint32_t i = 0; i < 40; ++i) ASSERT_TRUE(Adapt("a", a.get(), 4, i).ok());
+  // Bounded wait for the background checkpoint's snapshot file.
+  bool snapshot = false;
+  for (int i = 0; i < 500 && !snapshot; ++i) {
+    for (const auto& f : std::filesystem::directory_iterator(dir_ + "/snapshots/t")) {
+      if (f.path().extension() == ".snap") snapshot = true;
+    }
+    if (!snapshot) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(snapshot);
+  auto stores = Open();
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 160u);
+}
+
+TEST_F(JournalTest, DeletedStoreStaysDeletedAndItsNameIsReusable) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  ASSERT_TRUE(journal_->WaitDurable(journal_->AppendDelete("t", "a")).ok());
+  EXPECT_EQ(Adapt("a", a.get(), 1, 2).code(), absl::StatusCode::kNotFound);
+  auto again = Create("a");
+  ASSERT_TRUE(Adapt("a", again.get(), 2, 3).ok());
+  auto stores = Open();
+  ASSERT_EQ(stores.size(), 1u);
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 2u);
+}
+
+TEST_F(JournalTest, CorruptSnapshotFailsItsStoreOnly) {
+  Open();
+  auto a = Create("a");
+  auto b = Create("b");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  ASSERT_TRUE(Adapt("b", b.get(), 5, 2).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  journal_.reset();
+  for (const auto& f : std::filesystem::directory_iterator(dir_ + "/snapshots/t")) {
+    if (f.path().filename().string().rfind("a~", 0) != 0) continue;
+    std::string data = *ReadWholeFile(f.path().string());
+    data[data.size() - 7] ^= 0x01;
+    ASSERT_TRUE(WriteFileAtomically(f.path().string(), data, false).ok());
+  }
+  auto stores = Open();
+  EXPECT_NE(Info(*stores["t/a"]).failure().find("checksum"), std::string::npos);
+  EXPECT_TRUE(Info(*stores["t/b"]).failure().empty());
+  EXPECT_EQ(Info(*stores["t/b"]).examples(), 5u);
+}
+
+}  // namespace
+}  // namespace adaptd

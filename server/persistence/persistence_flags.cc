@@ -1,0 +1,26 @@
+#include "server/persistence/persistence_flags.h"
+
+namespace adaptd {
+
+void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags) {
+  app.add_option("--fsync", flags->fsync,
+                 "on: acknowledge writes once their log record is fsynced; off: skip fsync "
+                 "(UNSAFE: a power loss may lose acknowledged writes; benchmarks only) [default on]")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--snapshot-log-bytes", flags->snapshot_log_bytes,
+                 "Snapshot every store and drop the covered log once the log segment reaches "
+                 "this size [default 67108864]");
+  app.add_option("--max-example-ids", flags->max_example_ids,
+                 "Example ids each store remembers for idempotent resends; 0 turns the check "
+                 "off [default 65536]");
+}
+
+void ApplyPersistenceFlags(const PersistenceFlags& flags, adapt::v1::ServerConfig* config) {
+  if (!flags.fsync.empty()) config->set_log_fsync(flags.fsync == "on");
+  if (flags.snapshot_log_bytes.has_value() && *flags.snapshot_log_bytes > 0) {
+    config->set_snapshot_log_bytes(*flags.snapshot_log_bytes);
+  }
+  if (flags.max_example_ids.has_value()) config->set_max_example_ids(*flags.max_example_ids);
+}
+
+}  // namespace adaptd

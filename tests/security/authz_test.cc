@@ -1,0 +1,370 @@
+// Tenant isolation: every RPC of adapt.v1.Adaptation, called with another tenant's token, is
+// PERMISSION_DENIED; without a token or with an unknown one, UNAUTHENTICATED; the owner's and
+// the admin's tokens succeed. Denied calls leave the target store unchanged.
+#include <atomic>
+#include <functional>
+#include <map>
+
+#include "gtest/gtest.h"
+#include "server/auth/sha256.h"
+#include "tests/security/security_server.h"
+
+namespace adaptd::testing {
+namespace {
+
+constexpr char kAlpha[] = "alpha-token-1f3b";
+constexpr char kBeta[] = "beta-token-77aa";
+constexpr char kAdmin[] = "admin-token-c0de";
+
+adapt::v1::StoreSpec Faast() {
+  adapt::v1::StoreSpec spec;
+  spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+  spec.set_encoder("identity");
+  spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+  spec.mutable_faast()->set_auto_compile_every(0);
+  spec.mutable_faast()->set_auto_compile_delay_ms(0);
+  return spec;
+}
+
+adapt::v1::Example Example(float a, float b, const std::string& label) {
+  adapt::v1::Example e;
+  e.mutable_input()->mutable_vector()->add_values(a);
+  e.mutable_input()->mutable_vector()->add_values(b);
+  e.set_label(label);
+  return e;
+}
+
+adapt::v1::ServerConfig AuthConfig() {
+  adapt::v1::ServerConfig config = TestConfig();
+  auto* alpha = config.add_tokens();
+  alpha->set_sha256(Sha256Hex(kAlpha));
+  alpha->add_tenants("alpha");
+  auto* beta = config.add_tokens();
+  beta->set_sha256(Sha256Hex(kBeta));
+  beta->add_tenants("beta");
+  auto* admin = config.add_tokens();
+  admin->set_sha256(Sha256Hex(kAdmin));
+  admin->set_admin(true);
+  return config;
+}
+
+// One RPC, called with a token on a tenant.
+using Rpc = std::function<grpc::Status(const std::string& token, const std::string& tenant)>;
+
+class AuthzTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new SecurityServer(AuthConfig());
+    for (const char* tenant : {"alpha", "beta"}) {
+      ASSERT_TRUE(CreateAs(kAdmin, tenant, "s").ok());
+      ASSERT_TRUE(AdaptAs(kAdmin, {tenant, tenant}).ok());
+      adapt::v1::CompileRequest compile;
+      compile.set_tenant(tenant);
+      compile.set_store("s");
+      adapt::v1::CompileResponse response;
+      ASSERT_TRUE(server_->stub().Compile(TokenContext(kAdmin).get(), compile, &response).ok());
+    }
+    adapt::v1::ExportStoreRequest request;
+    request.set_tenant("alpha");
+    request.set_store("s");
+    auto context = TokenContext(kAdmin);
+    auto reader = server_->stub().ExportStore(context.get(), request);
+    adapt::v1::StoreChunk chunk;
+    while (reader->Read(&chunk)) snapshot_->append(chunk.data());
+    ASSERT_TRUE(reader->Finish().ok());
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  static adapt::v1::Adaptation::Stub& stub() { return server_->stub(); }
+
+  static grpc::Status CreateAs(const std::string& token, const std::string& tenant,
+                               const std::string& store) {
+    adapt::v1::CreateStoreRequest request;
+    request.set_tenant(tenant);
+    request.set_store(store);
+    *request.mutable_spec() = Faast();
+    adapt::v1::StoreInfo info;
+    return stub().CreateStore(TokenContext(token).get(), request, &info);
+  }
+
+  // One Adapt stream whose i-th message names tenants[i] (store "s"), one example each.
+  static grpc::Status AdaptAs(const std::string& token, const std::vector<std::string>& tenants) {
+    auto context = TokenContext(token);
+    adapt::v1::AdaptResponse response;
+    auto writer = stub().Adapt(context.get(), &response);
+    for (size_t i = 0; i < tenants.size(); ++i) {
+      adapt::v1::AdaptRequest m;
+      m.set_tenant(tenants[i]);
+      m.set_store("s");
+      *m.add_examples() = Example(1.0f * (i + 1), 0.5f, i % 2 == 0 ? "a" : "b");
+      if (!writer->Write(m)) break;
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+
+  static std::map<std::string, Rpc> AllRpcs() {
+    static std::atomic<int> counter{0};
+    std::map<std::string, Rpc> rpcs;
+    rpcs["CreateStore"] = [](const std::string& token, const std::string& tenant) {
+      return CreateAs(token, tenant, "new" + std::to_string(counter++));
+    };
+    rpcs["GetStore"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::GetStoreRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      adapt::v1::StoreInfo info;
+      return stub().GetStore(TokenContext(token).get(), request, &info);
+    };
+    rpcs["ListStores"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::ListStoresRequest request;
+      request.set_tenant(tenant);
+      adapt::v1::ListStoresResponse response;
+      return stub().ListStores(TokenContext(token).get(), request, &response);
+    };
+    rpcs["DeleteStore"] = [](const std::string& token, const std::string& tenant) {
+      // A store of its own, made by the admin, so that a successful delete hurts nothing.
+      const std::string name = "victim" + std::to_string(counter++);
+      EXPECT_TRUE(CreateAs(kAdmin, tenant, name).ok());
+      adapt::v1::DeleteStoreRequest request;
+      request.set_tenant(tenant);
+      request.set_store(name);
+      adapt::v1::DeleteStoreResponse response;
+      return stub().DeleteStore(TokenContext(token).get(), request, &response);
+    };
+    rpcs["Adapt"] = [](const std::string& token, const std::string& tenant) {
+      return AdaptAs(token, {tenant});
+    };
+    rpcs["Compile"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::CompileRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      adapt::v1::CompileResponse response;
+      return stub().Compile(TokenContext(token).get(), request, &response);
+    };
+    rpcs["Forget"] = [](const std::string& token, const std::string& tenant) {
+      // Where the forget is to succeed, first adds (as the admin) the example it forgets, so
+      // the store keeps its contents; a refused forget must change nothing by itself.
+      const bool allowed = token == kAdmin || (token == kAlpha && tenant == "alpha") ||
+                           (token == kBeta && tenant == "beta");
+      if (allowed) EXPECT_TRUE(AdaptAs(kAdmin, {tenant}).ok());
+      auto context = TokenContext(token);
+      adapt::v1::ForgetResponse response;
+      auto writer = stub().Forget(context.get(), &response);
+      adapt::v1::ForgetRequest m;
+      m.set_tenant(tenant);
+      m.set_store("s");
+      *m.add_examples() = Example(1.0f, 0.5f, "a");
+      writer->Write(m);
+      writer->WritesDone();
+      return writer->Finish();
+    };
+    rpcs["Predict"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::PredictRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      auto* v = request.add_inputs()->mutable_vector();
+      v->add_values(1);
+      v->add_values(0);
+      adapt::v1::PredictResponse response;
+      return stub().Predict(TokenContext(token).get(), request, &response);
+    };
+    rpcs["PredictStream"] = [](const std::string& token, const std::string& tenant) {
+      auto context = TokenContext(token);
+      auto stream = stub().PredictStream(context.get());
+      adapt::v1::PredictRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      auto* v = request.add_inputs()->mutable_vector();
+      v->add_values(1);
+      v->add_values(0);
+      adapt::v1::PredictResponse response;
+      if (stream->Write(request)) stream->Read(&response);
+      stream->WritesDone();
+      while (stream->Read(&response)) {
+      }
+      return stream->Finish();
+    };
+    rpcs["ExportStore"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::ExportStoreRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      auto context = TokenContext(token);
+      auto reader = stub().ExportStore(context.get(), request);
+      adapt::v1::StoreChunk chunk;
+      while (reader->Read(&chunk)) {
+      }
+      return reader->Finish();
+    };
+    rpcs["ImportStore"] = [](const std::string& token, const std::string& tenant) {
+      auto context = TokenContext(token);
+      adapt::v1::StoreInfo info;
+      auto writer = stub().ImportStore(context.get(), &info);
+      adapt::v1::StoreChunk chunk;
+      chunk.set_tenant(tenant);
+      chunk.set_store("imported" + std::to_string(counter++));
+      chunk.set_data(*snapshot_);
+      writer->Write(chunk);
+      writer->WritesDone();
+      return writer->Finish();
+    };
+    rpcs["Ping"] = [](const std::string& token, const std::string&) {
+      adapt::v1::PingResponse response;
+      return stub().Ping(TokenContext(token).get(), adapt::v1::PingRequest(), &response);
+    };
+    rpcs["ListEncoders"] = [](const std::string& token, const std::string&) {
+      adapt::v1::ListEncodersResponse response;
+      return stub().ListEncoders(TokenContext(token).get(), adapt::v1::ListEncodersRequest(),
+                                 &response);
+    };
+    return rpcs;
+  }
+
+  // What a reader can see of tenant/s.
+  static std::string Fingerprint(const std::string& tenant) {
+    adapt::v1::GetStoreRequest request;
+    request.set_tenant(tenant);
+    request.set_store("s");
+    adapt::v1::StoreInfo info;
+    EXPECT_TRUE(stub().GetStore(TokenContext(kAdmin).get(), request, &info).ok());
+    info.clear_memory_bytes();
+    info.mutable_faast()->clear_compile_seconds();
+    return info.SerializeAsString();
+  }
+
+  static SecurityServer* server_;
+  static std::string* snapshot_;
+};
+
+SecurityServer* AuthzTest::server_ = nullptr;
+std::string* AuthzTest::snapshot_ = new std::string();
+
+TEST_F(AuthzTest, EveryServiceMethodIsCovered) {
+  const auto* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("adapt.v1.Adaptation");
+  ASSERT_NE(service, nullptr);
+  const auto rpcs = AllRpcs();
+  EXPECT_EQ(static_cast<size_t>(service->method_count()), rpcs.size());
+  for (int i = 0; i < service->method_count(); ++i) {
+    EXPECT_TRUE(rpcs.contains(service->method(i)->name())) << service->method(i)->name();
+  }
+}
+
+TEST_F(AuthzTest, AnotherTenantsTokenIsPermissionDenied) {
+  const std::string before = Fingerprint("beta");
+  for (const auto& [name, rpc] : AllRpcs()) {
+    if (name == "ListEncoders" || name == "Ping") continue;  // name no tenant
+    const grpc::Status status = rpc(kAlpha, "beta");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << name << ": " << status.error_message();
+    EXPECT_EQ(status.error_message().find(kAlpha), std::string::npos) << name;
+    EXPECT_EQ(rpc(kBeta, "alpha").error_code(), grpc::StatusCode::PERMISSION_DENIED) << name;
+  }
+  EXPECT_EQ(Fingerprint("beta"), before);
+}
+
+TEST_F(AuthzTest, MissingOrUnknownTokenIsUnauthenticated) {
+  const std::string before = Fingerprint("beta");
+  for (const auto& [name, rpc] : AllRpcs()) {
+    for (const std::string token : {"", "not-a-known-token", "alpha-token-1f3"}) {
+      const grpc::Status status = rpc(token, "beta");
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+          << name << " with '" << token << "': " << status.error_message();
+    }
+  }
+  // Not even the plaintext channel's bare metadata without "Bearer" passes.
+  adapt::v1::ListEncodersResponse response;
+  grpc::ClientContext context;
+  context.AddMetadata("authorization", kAdmin);
+  EXPECT_EQ(stub().ListEncoders(&context, {}, &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Fingerprint("beta"), before);
+}
+
+TEST_F(AuthzTest, OwnerAndAdminSucceed) {
+  for (const auto& [name, rpc] : AllRpcs()) {
+    const grpc::Status own = rpc(kAlpha, "alpha");
+    EXPECT_TRUE(own.ok()) << name << ": " << own.error_message();
+    for (const char* tenant : {"alpha", "beta"}) {
+      const grpc::Status admin = rpc(kAdmin, tenant);
+      EXPECT_TRUE(admin.ok()) << name << " on " << tenant << ": " << admin.error_message();
+    }
+  }
+}
+
+TEST_F(AuthzTest, LaterStreamMessagesAreCheckedToo) {
+  const std::string alpha = Fingerprint("alpha"), beta = Fingerprint("beta");
+  // Adapt: the first message is alpha's own, the second names beta.
+  const grpc::Status adapt = AdaptAs(kAlpha, {"alpha", "beta"});
+  EXPECT_EQ(adapt.error_code(), grpc::StatusCode::PERMISSION_DENIED) << adapt.error_message();
+
+  // PredictStream: a second request for beta on the same stream.
+  auto context = TokenContext(kAlpha);
+  auto stream = stub().PredictStream(context.get());
+  for (const char* tenant : {"alpha", "beta"}) {
+    adapt::v1::PredictRequest request;
+    request.set_tenant(tenant);
+    request.set_store("s");
+    request.add_inputs()->mutable_vector()->add_values(1);
+    request.mutable_inputs(0)->mutable_vector()->add_values(0);
+    adapt::v1::PredictResponse response;
+    if (!stream->Write(request) || !stream->Read(&response)) break;
+    EXPECT_STREQ(tenant, "alpha");  // only alpha's request is answered
+  }
+  stream->WritesDone();
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+  // ImportStore: the first chunk names nothing, a later one names beta.
+  auto import_context = TokenContext(kAlpha);
+  adapt::v1::StoreInfo info;
+  auto writer = stub().ImportStore(import_context.get(), &info);
+  adapt::v1::StoreChunk first;
+  first.set_data(snapshot_->substr(0, 16));
+  writer->Write(first);
+  adapt::v1::StoreChunk second;
+  second.set_tenant("beta");
+  second.set_store("stolen");
+  second.set_data(snapshot_->substr(16));
+  writer->Write(second);
+  writer->WritesDone();
+  EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+  EXPECT_EQ(Fingerprint("alpha"), alpha);
+  EXPECT_EQ(Fingerprint("beta"), beta);
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("beta");
+  get.set_store("stolen");
+  EXPECT_EQ(stub().GetStore(TokenContext(kAdmin).get(), get, &info).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(AuthOff, NoTokensConfiguredAllowsEveryCaller) {
+  SecurityServer server(TestConfig());
+  ASSERT_NE(server.server(), nullptr);
+  EXPECT_FALSE(server.server()->auth_enabled());
+  adapt::v1::CreateStoreRequest request;
+  request.set_tenant("anyone");
+  request.set_store("s");
+  *request.mutable_spec() = Faast();
+  adapt::v1::StoreInfo info;
+  EXPECT_TRUE(server.stub().CreateStore(TokenContext("").get(), request, &info).ok());
+  EXPECT_TRUE(
+      server.stub().CreateStore(TokenContext("whatever").get(), request, &info).error_code() ==
+      grpc::StatusCode::ALREADY_EXISTS);
+}
+
+TEST(AuthConfig, BadTokenHashFailsStartUp) {
+  adapt::v1::ServerConfig config = TestConfig();
+  config.add_tokens()->set_sha256("plaintext-secret");
+  config.mutable_tokens(0)->add_tenants("t");
+  auto server = AdaptdServer::Start(config);
+  ASSERT_FALSE(server.ok());
+  EXPECT_NE(server.status().message().find("tokens[0].sha256"), absl::string_view::npos);
+  EXPECT_EQ(server.status().message().find("plaintext-secret"), absl::string_view::npos);
+}
+
+}  // namespace
+}  // namespace adaptd::testing

@@ -9,8 +9,11 @@
 
 #include "CLI/CLI.hpp"
 #include "grpc/support/log.h"
+#include "server/auth/security_flags.h"
 #include "server/config/config.h"
+#include "server/persistence/persistence_flags.h"
 #include "server/rpc/server.h"
+#include "server/scheduler/scheduler_flags.h"
 
 namespace {
 
@@ -57,10 +60,20 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", data_dir, "Directory for the server's data [default ./adaptd-data]");
   app.add_option("--max-message-bytes", max_message_bytes,
                  "Largest gRPC message received or sent [default 67108864]");
-  app.add_option("--worker-threads", worker_threads,
-                 "Threads running requests; 0 = one per core [default 0]");
+  app.add_option("--workers,--worker-threads", worker_threads,
+                 "Scheduler threads running requests; 0 = one per core [default 0]");
+  adaptd::SchedulerFlags scheduler_flags;
+  adaptd::AddSchedulerFlags(app, &scheduler_flags);
   app.add_option("--compile-threads", compile_threads, "Threads running compiles [default 1]");
   app.add_option("--max-dim", max_dim, "Largest key dimension a store may have [default 8192]");
+  std::string device;
+  app.add_option("--device", device,
+                 "Compute backend: cpu, cuda (CUDA device 0) or cuda:N; cuda fails at start-up "
+                 "where no usable device exists [default cpu]");
+  adaptd::SecurityFlags security_flags;
+  adaptd::AddSecurityFlags(app, &security_flags);
+  adaptd::PersistenceFlags persistence_flags;
+  adaptd::AddPersistenceFlags(app, &persistence_flags);
   app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
   try {
     app.parse(NormalizeFlagSpelling(argc, argv));
@@ -86,8 +99,12 @@ int main(int argc, char** argv) {
   if (!data_dir.empty()) config.set_data_dir(data_dir);
   if (max_message_bytes > 0) config.set_max_message_bytes(max_message_bytes);
   if (worker_threads > 0) config.set_worker_threads(worker_threads);
+  adaptd::ApplySchedulerFlags(scheduler_flags, &config);
   if (compile_threads > 0) config.set_compile_threads(compile_threads);
   if (max_dim > 0) config.set_max_dim(max_dim);
+  if (!device.empty()) config.set_device(device);
+  adaptd::ApplySecurityFlags(security_flags, &config);
+  adaptd::ApplyPersistenceFlags(persistence_flags, &config);
 
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t stop_signals;
@@ -104,11 +121,13 @@ int main(int argc, char** argv) {
                    ? "(off)"
                    : ((*server)->metrics_address() + "/metrics").c_str(),
                config.data_dir().c_str());
+  std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
   std::fprintf(stderr, "adaptd: %s received, shutting down\n",
                signal == SIGINT ? "SIGINT" : "SIGTERM");
   (*server)->Shutdown();
+  std::fprintf(stderr, "adaptd: stopped\n");
   return 0;
 }

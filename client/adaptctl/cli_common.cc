@@ -1,6 +1,7 @@
 #include "client/adaptctl/cli_common.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <vector>
 
@@ -53,7 +54,12 @@ absl::StatusOr<std::unique_ptr<adaptd::Client>> ConnectClient(const GlobalOption
   adaptd::ClientOptions client_options;
   client_options.address = options.addr;
   client_options.token = options.token;
+  // ADAPTD_TOKEN is read when neither --token nor ADAPTCTL_TOKEN gives one.
+  const char* env_token = std::getenv("ADAPTD_TOKEN");
+  if (client_options.token.empty() && env_token != nullptr) client_options.token = env_token;
   client_options.tls_ca_file = options.tls_ca;
+  client_options.tls_cert_file = options.tls_cert;
+  client_options.tls_key_file = options.tls_key;
   if (options.timeout_seconds < 0 || !std::isfinite(options.timeout_seconds)) {
     return UsageError("--timeout: expected a positive number of seconds");
   }

@@ -23,6 +23,8 @@ struct GlobalOptions {
   std::string addr = "127.0.0.1:50051";
   std::string token;
   std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
   // Deadline of every call in seconds; 0 keeps the client's defaults (30 s unary, 300 s
   // streaming).
   double timeout_seconds = 0;

@@ -20,6 +20,10 @@ void AddAdaptCommands(CLI::App& app, Action* action);
 void AddPredictCommand(CLI::App& app, Action* action);
 // compile, export, import, encoders
 void AddOtherCommands(CLI::App& app, Action* action);
+// hash-token
+void AddSecurityCommands(CLI::App& app, Action* action);
+// bench (the load generator)
+void AddBenchCommand(CLI::App& app, Action* action);
 
 }  // namespace adaptctl
 

@@ -38,11 +38,18 @@ int Run(int argc, char** argv) {
       ->type_name("HOST:PORT")
       ->envname("ADAPTCTL_ADDR")
       ->capture_default_str();
-  app.add_option("--token", globals.token, "Bearer token, sent as `authorization: Bearer TOKEN`")
+  app.add_option("--token", globals.token,
+                 "Bearer token, sent as `authorization: Bearer TOKEN` (env ADAPTCTL_TOKEN or "
+                 "ADAPTD_TOKEN)")
       ->type_name("TOKEN")
       ->envname("ADAPTCTL_TOKEN");
   app.add_option("--tls-ca", globals.tls_ca,
                  "PEM file of the CA of the server's certificate; enables TLS")
+      ->type_name("FILE");
+  app.add_option("--tls-cert", globals.tls_cert,
+                 "PEM client certificate, for a server that requires one (mutual TLS)")
+      ->type_name("FILE");
+  app.add_option("--tls-key", globals.tls_key, "PEM private key of --tls-cert")
       ->type_name("FILE");
   app.add_option("--timeout", globals.timeout_seconds,
                  "Deadline of every call in SECONDS (default: 30 for unary calls, 300 for "
@@ -55,6 +62,8 @@ int Run(int argc, char** argv) {
   adaptctl::AddAdaptCommands(app, &action);
   adaptctl::AddOtherCommands(app, &action);
   adaptctl::AddPredictCommand(app, &action);
+  adaptctl::AddSecurityCommands(app, &action);
+  adaptctl::AddBenchCommand(app, &action);
 
   try {
     app.parse(argc, argv);

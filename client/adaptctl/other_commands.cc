@@ -1,4 +1,6 @@
 // compile, export, import and encoders.
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,12 +73,37 @@ absl::Status RunImport(const TransferOptions& options, const GlobalOptions& glob
   return absl::OkStatus();
 }
 
-absl::Status RunEncoders(const GlobalOptions& globals) {
+// `encoders --table`: one aligned line per encoder instead of the JSON summary.
+void PrintEncoderTable(const adapt::v1::ListEncodersResponse& encoders) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "TYPE", "INPUT", "DIM", "FINGERPRINT"}};
+  for (const auto& e : encoders.encoders()) {
+    rows.push_back({e.name(), e.type(), e.input_kind(),
+                    e.dim() == 0 ? "any" : std::to_string(e.dim()), e.fingerprint()});
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+absl::Status RunEncoders(bool table, const GlobalOptions& globals) {
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
   absl::StatusOr<adapt::v1::ListEncodersResponse> encoders = (*client)->ListEncoders();
   if (!encoders.ok()) return encoders.status();
-  PrintSummary(MessageToJson(*encoders));
+  if (table) {
+    PrintEncoderTable(*encoders);
+  } else {
+    PrintSummary(MessageToJson(*encoders));
+  }
   return absl::OkStatus();
 }
 
@@ -135,8 +162,15 @@ void AddTransfer(CLI::App& app, Action* action) {
 void AddOtherCommands(CLI::App& app, Action* action) {
   AddCompile(app, action);
   AddTransfer(app, action);
-  CLI::App* encoders = app.add_subcommand("encoders", "List the encoders the server hosts");
-  encoders->callback([action] { *action = RunEncoders; });
+  CLI::App* encoders =
+      app.add_subcommand("encoders",
+                         "List the encoders the server hosts: name, type, input kind, dimension, "
+                         "fingerprint");
+  auto table = std::make_shared<bool>(false);
+  encoders->add_flag("--table", *table, "Print an aligned table instead of the JSON summary");
+  encoders->callback([action, table] {
+    *action = [table](const GlobalOptions& globals) { return RunEncoders(*table, globals); };
+  });
 }
 
 }  // namespace adaptctl

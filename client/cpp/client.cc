@@ -73,6 +73,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
+  }
+  if (!options.tls_cert_file.empty() && options.tls_ca_file.empty()) {
+    return absl::InvalidArgumentError("a client certificate needs tls_ca_file (TLS)");
+  }
   if (options.tls_ca_file.empty()) {
     credentials = grpc::InsecureChannelCredentials();
   } else {
@@ -80,6 +86,14 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
     if (!ca.ok()) return ca.status();
     grpc::SslCredentialsOptions ssl;
     ssl.pem_root_certs = *std::move(ca);
+    if (!options.tls_cert_file.empty()) {
+      absl::StatusOr<std::string> cert = ReadWholeFile(options.tls_cert_file);
+      if (!cert.ok()) return cert.status();
+      absl::StatusOr<std::string> key = ReadWholeFile(options.tls_key_file);
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *std::move(cert);
+      ssl.pem_private_key = *std::move(key);
+    }
     credentials = grpc::SslCredentials(ssl);
     if (!options.tls_server_name.empty()) {
       args.SetSslTargetNameOverride(options.tls_server_name);

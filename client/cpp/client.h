@@ -35,6 +35,10 @@ struct ClientOptions {
   std::string token;
   // PEM file of the CA that signed the server's certificate. Empty: plaintext channel.
   std::string tls_ca_file;
+  // PEM files of a client certificate chain and its key, for a server that requires client
+  // certificates (mutual TLS). Both or neither; they need tls_ca_file.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   // Overrides the name checked against the server certificate (TLS only; empty: from address).
   std::string tls_server_name;
   // Deadline of each unary call, and of each streaming call from its start to its end.

@@ -10,6 +10,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
+#include "kernels/device_name.h"
 
 namespace adaptd {
 namespace {
@@ -60,6 +61,12 @@ adapt::v1::ServerConfig DefaultConfig() {
   normalized->set_name("identity_l2");
   normalized->set_type("identity");
   normalized->set_normalize(true);
+  // Text: hashed word and character n-grams. 1024 buckets keep a faast store's d×d float64
+  // statistics at 8 MiB; a config may ask for more (docs/ENCODERS.md).
+  auto* text = config.add_encoders();
+  text->set_name("text");
+  text->set_type("hashed_ngrams");
+  text->set_dim(1024);
   return config;
 }
 
@@ -120,6 +127,9 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   if (config.metrics_top_tenants() > 1000) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics_top_tenants: at most 1000, got ", config.metrics_top_tenants()));
+  }
+  if (auto device = kernels::ParseDeviceName(config.device()); !device.ok()) {
+    return device.status();
   }
   if (config.encoders().empty()) {
     return absl::InvalidArgumentError("encoders: at least one encoder is required");

@@ -11,7 +11,8 @@
 namespace adaptd {
 
 // gRPC on 127.0.0.1:50051, metrics on 127.0.0.1:9464, data under ./adaptd-data, the encoders
-// `identity` (vectors of any dimension) and `identity_l2` (the same, L2-normalised).
+// `identity` (vectors of any dimension), `identity_l2` (the same, L2-normalised) and `text`
+// (hashed_ngrams, 1024 dimensions).
 adapt::v1::ServerConfig DefaultConfig();
 
 // Parses a config file: JSON when the name ends in .json or the text starts with '{',

@@ -38,7 +38,7 @@ TEST(ConfigTest, ParsesJsonAndTextAndMergesOverDefault) {
   merged = MergeConfig(DefaultConfig(), *text);
   EXPECT_EQ(merged.data_dir(), "/tmp/x");
   EXPECT_EQ(merged.max_dim(), 16u);
-  EXPECT_EQ(merged.encoders_size(), 2);
+  EXPECT_EQ(merged.encoders_size(), 3);
 }
 
 TEST(ConfigTest, ReportsParseErrorsWithPosition) {

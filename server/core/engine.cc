@@ -8,6 +8,8 @@
 #include "server/core/names.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
+#include "server/persistence/failed_store.h"
+#include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_factory.h"
 
 namespace adaptd {
@@ -75,7 +77,10 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
                                                        kernels::Backend* backend,
                                                        Metrics* metrics) {
   ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
-  return std::unique_ptr<Engine>(new Engine(config, backend, metrics, std::move(encoders)));
+  std::unique_ptr<Engine> engine(new Engine(config, backend, metrics, std::move(encoders)));
+  ASSIGN_OR_RETURN(engine->quotas_, TenantQuotas::Create(config));
+  RETURN_IF_ERROR(engine->OpenJournal(config));
+  return engine;
 }
 
 Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
@@ -103,12 +108,27 @@ void Engine::Shutdown() { compile_pool_.Stop(); }
 absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
                                                     const std::string& store) const {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
-  return registry_.Find(tenant, store);
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, registry_.Find(tenant, store));
+  RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
+  return found;
 }
 
-const Encoder& Engine::EncoderOf(const Store& store) const {
-  // Stores are only created or imported with an encoder this server hosts.
-  return *encoders_->Find(store.spec().encoder());
+absl::StatusOr<const Encoder*> Engine::EncoderOf(const Store& store) const {
+  return encoders_->ForStore(store.spec());
+}
+
+absl::Status Engine::CheckQuota(const std::string& tenant, const Store* adding) const {
+  const auto stores = registry_.List(tenant);
+  if (adding != nullptr) RETURN_IF_ERROR(quotas_->CheckStores(tenant, stores.size()));
+  if (!quotas_->limits_memory()) return absl::OkStatus();
+  const auto memory_of = [](const Store& store) {
+    adapt::v1::StoreInfo info;
+    store.Describe(&info);
+    return info.memory_bytes();
+  };
+  uint64_t used = 0;
+  for (const auto& entry : stores) used += memory_of(*entry.second);
+  return quotas_->CheckMemory(tenant, used, adding != nullptr ? memory_of(*adding) : 0);
 }
 
 adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::string& name,
@@ -150,9 +170,17 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   if (spec.output().kind() == adapt::v1::OutputSpec::KIND_UNSPECIFIED) {
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   }
+  RETURN_IF_ERROR(encoders_->BindToSpec(&spec));  // fingerprints, label encoder
   ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(spec, backend_));
   std::shared_ptr<Store> store = std::move(created);
-  RETURN_IF_ERROR(registry_.Insert(request.tenant(), request.store(), store));
+  RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
+  uint64_t lsn = 0;
+  RETURN_IF_ERROR(registry_.Insert(request.tenant(), request.store(), store, [&] {
+    if (journal_ != nullptr) {
+      lsn = journal_->AppendCreate(request.tenant(), request.store(), store, spec, nullptr);
+    }
+  }));
+  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(spec.kind()), 1);
   adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
@@ -161,7 +189,8 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
     const adapt::v1::GetStoreRequest& request) const {
-  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
+  RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(auto store, registry_.Find(request.tenant(), request.store()));
   return Describe(request.tenant(), request.store(), *store);
 }
 
@@ -177,7 +206,11 @@ absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
 
 absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
   RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
-  ASSIGN_OR_RETURN(auto removed, registry_.Remove(request.tenant(), request.store()));
+  uint64_t lsn = 0;
+  ASSIGN_OR_RETURN(auto removed, registry_.Remove(request.tenant(), request.store(), [&] {
+    if (journal_ != nullptr) lsn = journal_->AppendDelete(request.tenant(), request.store());
+  }));
+  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(removed->spec().kind()), -1);
   return absl::OkStatus();
 }
@@ -208,14 +241,28 @@ absl::Status WriteSession::Add(
   }
   const adapt::v1::StoreSpec spec = store_->spec();
   RETURN_IF_ERROR(Prefixed(messages_, CheckShape(spec, examples.size(), sequence.size(), passes)));
+  auto fresh = SkipApplied(examples);
+  if (!fresh.ok()) return Prefixed(messages_, fresh.status());
+  if (!examples.empty() && (*fresh)->empty()) return absl::OkStatus();  // all resent
+  if (kind_ == TxnKind::kAdapt) {
+    RETURN_IF_ERROR(Prefixed(messages_, engine_->quotas_->TakeExamples(
+                                            tenant_, examples.size() + sequence.size())));
+  }
+  auto encoder = engine_->EncoderOf(*store_);
+  if (!encoder.ok()) return Prefixed(messages_, encoder.status());
   auto batch =
       sequence.empty()
-          ? EncodeExamples(examples, spec.output(), engine_->EncoderOf(*store_), store_->dim(),
-                           engine_->max_dim_)
-          : EncodeSequence(sequence, engine_->EncoderOf(*store_), store_->dim(), engine_->max_dim_);
+          ? EncodeExamples(**fresh, spec.output(), **encoder, store_->dim(), engine_->max_dim_)
+          : EncodeSequence(sequence, **encoder, store_->dim(), engine_->max_dim_);
   if (!batch.ok()) return Prefixed(messages_, batch.status());
+  if (!spec.output().label_encoder().empty()) {  // label-embedding mode: labels → targets
+    auto label_encoder = engine_->encoders_->LabelEncoderForStore(spec);
+    if (!label_encoder.ok()) return Prefixed(messages_, label_encoder.status());
+    RETURN_IF_ERROR(Prefixed(messages_, EmbedLabelTargets(**label_encoder, *store_, &*batch)));
+  }
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
   RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
+  Remember(*batch, **fresh);
   if (engine_->metrics_ != nullptr) {
     engine_->metrics_->RecordBatch(kind_ == TxnKind::kAdapt ? "Adapt" : "Forget",
                                    static_cast<double>(examples.size() + sequence.size()));
@@ -228,7 +275,8 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
     return absl::InvalidArgumentError(
         "the stream carried no message: the first must name tenant and store");
   }
-  ASSIGN_OR_RETURN(CommitResult result, store_->Commit(*txn_));
+  if (kind_ == TxnKind::kAdapt) RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
+  ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
   if (!current.ok() || current->get() != store_.get()) {
     return absl::NotFoundError(
@@ -246,7 +294,8 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
         static_cast<double>(result.prequential.correct), result.prequential.loss_sum);
   }
   adapt::v1::AdaptResponse response;
-  response.set_accepted(result.examples);
+  response.set_accepted(result.examples + duplicates_);
+  response.set_duplicates(duplicates_);
   response.set_version(result.version);
   const PrequentialStats& p = result.prequential;
   response.set_evaluated(p.evaluated);
@@ -288,8 +337,9 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
   std::vector<const adapt::v1::Input*> inputs;
   inputs.reserve(request.inputs_size());
   for (const auto& input : request.inputs()) inputs.push_back(&input);
+  ASSIGN_OR_RETURN(const Encoder* encoder, EncoderOf(*store));
   ASSIGN_OR_RETURN(EncodedBatch batch,
-                   EncoderOf(*store).Encode(inputs, store->dim(), max_dim_, [](size_t i) {
+                   encoder->Encode(inputs, store->dim(), max_dim_, [](size_t i) {
                      return absl::StrCat("inputs[", i, "]");
                    }));
   const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
@@ -324,7 +374,13 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
     done(store.status());
     return;
   }
-  compile_pool_.Submit(*std::move(store), request, std::move(done));
+  if (auto encoder = EncoderOf(**store); !encoder.ok()) {
+    done(encoder.status());
+    return;
+  }
+  const Store* target = store->get();
+  compile_pool_.Submit(*std::move(store), request,
+                       LogCompileThen(request, target, std::move(done)));
 }
 
 absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& request) const {
@@ -341,17 +397,22 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
   }
   ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, DecodeSnapshotFile(file));
-  if (encoders_->Find(snapshot.spec().encoder()) == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the snapshot's encoder '", snapshot.spec().encoder(), "' is not hosted by this server"));
-  }
+  RETURN_IF_ERROR(encoders_->ForStore(snapshot.spec()).status());
+  RETURN_IF_ERROR(encoders_->LabelEncoderForStore(snapshot.spec()).status());
   if (snapshot.spec().dim() > max_dim_) {
     return absl::InvalidArgumentError(absl::StrCat("data: dimension ", snapshot.spec().dim(),
                                                    " exceeds the server's maximum ", max_dim_));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Store> restored, RestoreStore(snapshot, backend_));
   std::shared_ptr<Store> store = std::move(restored);
-  RETURN_IF_ERROR(registry_.Insert(tenant, name, store));
+  RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
+  uint64_t lsn = 0;
+  RETURN_IF_ERROR(registry_.Insert(tenant, name, store, [&] {
+    if (journal_ != nullptr) {
+      lsn = journal_->AppendCreate(tenant, name, store, snapshot.spec(), &snapshot);
+    }
+  }));
+  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(store->spec().kind()), 1);
   adapt::v1::StoreInfo info = Describe(tenant, name, *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);

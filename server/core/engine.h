@@ -11,7 +11,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
@@ -20,6 +22,8 @@
 #include "server/core/registry.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
+#include "server/persistence/journal.h"
+#include "server/quota/tenant_quotas.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
@@ -51,6 +55,18 @@ class WriteSession {
   std::string tenant_, store_name_;
   std::shared_ptr<Store> store_;
   std::unique_ptr<Txn> txn_;
+  // What the write-ahead log records at Finish (engine_journal.cc): the encoded batches and
+  // the example ids they apply; examples whose id was applied before are skipped and counted.
+  absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*> SkipApplied(
+      const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
+  void Remember(const ExampleBatch& batch,
+                const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
+  absl::StatusOr<CommitResult> CommitLogged();
+  google::protobuf::RepeatedPtrField<adapt::v1::Example> fresh_;
+  std::vector<ExampleBatch> logged_;
+  std::vector<std::string> ids_;
+  absl::flat_hash_set<std::string> seen_ids_;
+  uint64_t duplicates_ = 0;
 };
 
 class Engine {
@@ -72,6 +88,13 @@ class Engine {
   absl::StatusOr<adapt::v1::PredictResponse> Predict(
       const adapt::v1::PredictRequest& request) const;
 
+  // Predicts many requests at once (engine_batch.cc; the scheduler's batches). Inputs of
+  // requests whose stores share an encoder and dimension are encoded as one batch; stores with
+  // a linear read-out run as one grouped GEMM and top-k, the others their own Predict.
+  // Result i equals Predict(*requests[i]), scores up to float rounding (1e-5 relative).
+  std::vector<absl::StatusOr<adapt::v1::PredictResponse>> PredictBatch(
+      const std::vector<const adapt::v1::PredictRequest*>& requests) const;
+
   // Runs on the compile pool; `done` is called there (or at once on a validation error).
   void Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done);
 
@@ -86,6 +109,10 @@ class Engine {
   // Stops the compile pool (queued explicit compiles finish; pending auto compiles drop).
   void Shutdown();
 
+  // Makes every acknowledged change part of a store snapshot and drops the log they cover
+  // (graceful shutdown; engine_journal.cc). A no-op without a data directory.
+  absl::Status Flush();
+
  private:
   friend class WriteSession;
   Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
@@ -93,16 +120,28 @@ class Engine {
 
   absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
                                               const std::string& store) const;
-  const Encoder& EncoderOf(const Store& store) const;
+  // The store's encoder, checked against the fingerprint the store recorded
+  // (FailedPrecondition naming both when it changed or is no longer hosted).
+  absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const Store& store) const;
   void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
+  // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
+  absl::Status OpenJournal(const adapt::v1::ServerConfig& config);
+  // `done`, after the compile's record is durable.
+  CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
+                                   CompilePool::Done done);
+  // The tenant's quotas before `adding` joins its stores (a create or import), or before a
+  // write (adding == nullptr): RESOURCE_EXHAUSTED naming the limit, else OK.
+  absl::Status CheckQuota(const std::string& tenant, const Store* adding) const;
 
   const int64_t max_dim_;
   kernels::Backend* backend_;
   Metrics* metrics_;
   std::unique_ptr<EncoderSet> encoders_;
+  std::unique_ptr<Journal> journal_;  // null without a data directory
   Registry registry_;
+  std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;
 };
 

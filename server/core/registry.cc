@@ -13,11 +13,17 @@ absl::Status NotFound(const std::string& tenant, const std::string& store) {
 
 absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
                               std::shared_ptr<Store> value) {
+  return Insert(tenant, store, std::move(value), nullptr);
+}
+
+absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
+                              std::shared_ptr<Store> value, const std::function<void()>& inserted) {
   absl::MutexLock lock(&mu_);
   auto& stores = tenants_[tenant];
   if (!stores.emplace(store, std::move(value)).second) {
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", store, " already exists"));
   }
+  if (inserted) inserted();
   return absl::OkStatus();
 }
 
@@ -33,15 +39,22 @@ absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
 
 absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
                                                         const std::string& store) {
+  return Remove(tenant, store, nullptr);
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
+                                                        const std::string& store,
+                                                        const std::function<void()>& removed) {
   absl::MutexLock lock(&mu_);
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
   auto s = t->second.find(store);
   if (s == t->second.end()) return NotFound(tenant, store);
-  std::shared_ptr<Store> removed = std::move(s->second);
+  std::shared_ptr<Store> value = std::move(s->second);
   t->second.erase(s);
   if (t->second.empty()) tenants_.erase(t);
-  return removed;
+  if (removed) removed();
+  return value;
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Store>>> Registry::List(

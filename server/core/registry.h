@@ -3,6 +3,7 @@
 #ifndef ADAPTD_SERVER_CORE_REGISTRY_H_
 #define ADAPTD_SERVER_CORE_REGISTRY_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,11 +22,19 @@ class Registry {
   // AlreadyExists when tenant/store is taken.
   absl::Status Insert(const std::string& tenant, const std::string& store,
                       std::shared_ptr<Store> value);
+  // Same, and runs `inserted` under the registry's lock right after the insert succeeded (the
+  // write-ahead log records the creation there, so the log order is the registry's order).
+  absl::Status Insert(const std::string& tenant, const std::string& store,
+                      std::shared_ptr<Store> value, const std::function<void()>& inserted);
   // NotFound naming tenant/store.
   absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
                                               const std::string& store) const;
   absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
                                                 const std::string& store);
+  // Same, and runs `removed` under the registry's lock right after the removal.
+  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
+                                                const std::string& store,
+                                                const std::function<void()>& removed);
   // The tenant's stores in name order (empty for an unknown tenant).
   std::vector<std::pair<std::string, std::shared_ptr<Store>>> List(const std::string& tenant) const;
   size_t size() const;

@@ -1,5 +1,5 @@
 // AdaptationService: the adapt.v1.Adaptation service on gRPC's callback API. Handlers
-// validate nothing and compute nothing themselves: each hands the request to the executor,
+// validate nothing and compute nothing themselves: each hands the request to the scheduler,
 // where the engine runs it, and the reactor finishes from there. Thread-safe.
 #ifndef ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
 #define ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
@@ -44,11 +44,16 @@ class AdaptationService final : public adapt::v1::Adaptation::CallbackService {
   grpc::ServerUnaryReactor* ListEncoders(grpc::CallbackServerContext* context,
                                          const adapt::v1::ListEncodersRequest* request,
                                          adapt::v1::ListEncodersResponse* response) override;
+  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context,
+                                 const adapt::v1::PingRequest* request,
+                                 adapt::v1::PingResponse* response) override;
 
  private:
-  // Runs `fn` (returning absl::Status) on the executor and finishes the call with its status.
+  // Queues `fn` (returning absl::Status) on the scheduler in `tenant`'s queue and finishes the
+  // call with its status (or with the reason it did not run).
   template <typename Fn>
-  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const char* method, Fn fn);
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const char* method,
+                                  const std::string& tenant, Fn fn);
 
   ServiceContext ctx_;
 };

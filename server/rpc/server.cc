@@ -1,5 +1,6 @@
 #include "server/rpc/server.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -8,8 +9,11 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/auth/tls_credentials.h"
 #include "server/config/config.h"
 #include "server/core/status_macros.h"
+#include "server/rpc/predict_batch.h"
+#include "server/scheduler/scheduler_config.h"
 
 namespace adaptd {
 namespace {
@@ -36,6 +40,13 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     const adapt::v1::ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
   std::unique_ptr<AdaptdServer> s(new AdaptdServer());
+  ASSIGN_OR_RETURN(TokenAuthorizer auth, TokenAuthorizer::Create(config.tokens()));
+  s->auth_ = std::make_unique<TokenAuthorizer>(std::move(auth));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   MakeServerCredentials(config));
+  if (config.has_shutdown_grace_seconds()) {
+    s->grace_ = absl::Seconds(config.shutdown_grace_seconds());
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir(), ec);
@@ -44,7 +55,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
         absl::StrCat("data_dir ", config.data_dir(), ": cannot be created: ", ec.message()));
   }
 
-  s->backend_ = kernels::MakeCpuBackend();
+  ASSIGN_OR_RETURN(s->backend_, kernels::MakeBackend(config.device()));
   s->metrics_ = std::make_unique<Metrics>(
       TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
                    config.has_metrics_top_tenants() ? config.metrics_top_tenants()
@@ -54,27 +65,34 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     s->exposer_->RegisterCollectable(s->metrics_->collectable());
   }
   ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
-  const int workers = config.worker_threads() > 0
-                          ? static_cast<int>(config.worker_threads())
-                          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
-  s->executor_ = std::make_unique<Executor>(workers, [m = s->metrics_.get()](absl::Duration w) {
+  SchedulerOptions scheduling = SchedulerOptionsFromConfig(config);
+  scheduling.run_batch = [engine = s->engine_.get()](std::vector<std::unique_ptr<BatchItem>>& b) {
+    RunPredictBatch(*engine, b);
+  };
+  scheduling.on_wait = [m = s->metrics_.get()](absl::Duration w) {
     m->RecordQueueWait(absl::ToDoubleSeconds(w));
-  });
-  s->metrics_->SetQueueDepthSource([e = s->executor_.get()] { return e->queued(); });
+  };
+  scheduling.on_batch = [m = s->metrics_.get()](size_t size) {
+    m->RecordBatch("PredictBatch", static_cast<double>(size));
+  };
+  ASSIGN_OR_RETURN(s->scheduler_, Scheduler::Create(std::move(scheduling)));
+  s->metrics_->SetQueueDepthSource([q = s->scheduler_.get()] { return q->queued(); });
 
   ServiceContext ctx;
   ctx.engine = s->engine_.get();
-  ctx.executor = s->executor_.get();
+  ctx.scheduler = s->scheduler_.get();
   ctx.metrics = s->metrics_.get();
   ctx.max_import_bytes = size_t{4} << 30;
   ctx.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
+  ctx.auth = s->auth_.get();
+  ctx.draining = &s->draining_;
   s->service_ = std::make_unique<AdaptationService>(ctx);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen(), grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen(), credentials, &port);
   // Without this, Linux lets a second server bind the same port (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes()));
@@ -83,7 +101,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || port == 0) {
     s->engine_->Shutdown();
-    s->executor_->Stop();
+    s->scheduler_->Stop();
     return absl::UnavailableError(absl::StrCat("cannot listen on ", config.listen(),
                                                ": the address is in use or not available"));
   }
@@ -97,13 +115,27 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
 void AdaptdServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  draining_.store(true, std::memory_order_release);
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
+    // Returns once every in-flight call finished, or at the deadline after cancelling the rest.
     server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
   }
+  FlushDurableState();
   if (engine_ != nullptr) engine_->Shutdown();
-  if (executor_ != nullptr) executor_->Stop();
+  if (scheduler_ != nullptr) scheduler_->Stop();
   if (metrics_ != nullptr) metrics_->SetQueueDepthSource(nullptr);
+}
+
+void AdaptdServer::FlushDurableState() {
+  // After the last call finished: every store's snapshot is written and the log they cover
+  // dropped, so the next start replays nothing. On failure the log still holds everything.
+  if (engine_ == nullptr) return;
+  const absl::Status status = engine_->Flush();
+  if (!status.ok()) {
+    std::fprintf(stderr, "adaptd: writing snapshots at shutdown failed (the log is kept): %s\n",
+                 std::string(status.message()).c_str());
+  }
 }
 
 void AdaptdServer::Wait() {

@@ -1,9 +1,10 @@
 // AdaptdServer: the composition root of adaptd, used by main and by the in-process tests.
-// It builds the backend, metrics (and their HTTP exposer), the engine, the executor and the
+// It builds the backend, metrics (and their HTTP exposer), the engine, the scheduler and the
 // gRPC server with health checking and reflection. Start once; Shutdown from any thread.
 #ifndef ADAPTD_SERVER_RPC_SERVER_H_
 #define ADAPTD_SERVER_RPC_SERVER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -12,10 +13,11 @@
 #include "grpcpp/server.h"
 #include "kernels/backend.h"
 #include "prometheus/exposer.h"
+#include "server/auth/token_authorizer.h"
 #include "server/core/engine.h"
-#include "server/core/executor.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/adaptation_service.h"
+#include "server/scheduler/scheduler.h"
 
 namespace adaptd {
 
@@ -31,21 +33,34 @@ class AdaptdServer {
   // The bound metrics address, empty when metrics are off.
   const std::string& metrics_address() const { return metrics_address_; }
 
-  // Health turns NOT_SERVING, in-flight calls get `grace` to finish, then everything stops.
-  void Shutdown(absl::Duration grace = absl::Seconds(5));
+  // Whether calls must carry a token (the config lists tokens).
+  bool auth_enabled() const { return auth_ != nullptr && auth_->enabled(); }
+  // The grace period of Shutdown() (config shutdown_grace_seconds; 10 s when unset).
+  absl::Duration shutdown_grace() const { return grace_; }
+
+  // Health turns NOT_SERVING and new calls are refused with UNAVAILABLE; in-flight calls get
+  // `grace` to finish (then they are cancelled); the engine's durable state is flushed; then
+  // everything stops.
+  void Shutdown() { Shutdown(grace_); }
+  void Shutdown(absl::Duration grace);
   void Wait();
 
  private:
   AdaptdServer() = default;
+  // The one place where shutdown makes the engine's state durable (log and snapshots).
+  void FlushDurableState();
 
   std::string address_, metrics_address_;
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Engine> engine_;
-  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<AdaptationService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<TokenAuthorizer> auth_;
+  std::atomic<bool> draining_{false};
+  absl::Duration grace_ = absl::Seconds(10);
   bool shut_down_ = false;
 };
 

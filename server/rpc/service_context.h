@@ -1,25 +1,43 @@
-// What every handler of the gRPC edge shares: the engine, the executor that runs request work
+// What every handler of the gRPC edge shares: the engine, the scheduler that runs request work
 // off the gRPC threads, and the metrics. Owned by AdaptdServer; outlives every call.
 #ifndef ADAPTD_SERVER_RPC_SERVICE_CONTEXT_H_
 #define ADAPTD_SERVER_RPC_SERVICE_CONTEXT_H_
 
+#include <atomic>
 #include <string>
 
 #include "absl/time/clock.h"
 #include "grpcpp/server_context.h"
 #include "server/core/engine.h"
-#include "server/core/executor.h"
+#include "server/scheduler/scheduler.h"
 #include "server/metrics/metrics.h"
+#include "server/auth/grpc_auth.h"
 #include "server/rpc/status.h"
 
 namespace adaptd {
 
 struct ServiceContext {
   Engine* engine = nullptr;
-  Executor* executor = nullptr;
+  // Runs every request's work: per-tenant queues, deadlines, lanes, predict batches.
+  Scheduler* scheduler = nullptr;
   Metrics* metrics = nullptr;  // nullable
   size_t max_import_bytes = 0;
   size_t export_chunk_bytes = 1 << 20;
+  const TokenAuthorizer* auth = nullptr;      // nullable: authentication off
+  const std::atomic<bool>* draining = nullptr;  // nullable; true once shutdown began
+
+  // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall.
+  grpc::Status Admit(const grpc::ServerContextBase& context, const std::string& tenant) const {
+    if (draining != nullptr && draining->load(std::memory_order_acquire)) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+    }
+    return AuthorizeCall(auth, context, tenant);
+  }
+  // For each later message of a stream: may the caller touch this message's tenant?
+  grpc::Status Authorize(const grpc::ServerContextBase& context,
+                         const std::string& tenant) const {
+    return AuthorizeCall(auth, context, tenant);
+  }
 
   void Record(const char* method, const grpc::Status& status, absl::Time start) const {
     if (metrics != nullptr) {
@@ -40,6 +58,37 @@ inline grpc::Status CallStillWanted(grpc::CallbackServerContext* context) {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled");
   }
   return grpc::Status::OK;
+}
+
+// A unary call refused before it ran (draining, authentication, authorization).
+inline grpc::ServerUnaryReactor* Refuse(const ServiceContext& ctx,
+                                        grpc::CallbackServerContext* context, const char* method,
+                                        const grpc::Status& status) {
+  ctx.Record(method, status, absl::Now());
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+// A streaming call refused before it ran: finishes at once and deletes itself.
+template <typename Reactor>
+class RefusedReactor final : public Reactor {
+ public:
+  explicit RefusedReactor(const grpc::Status& status) { this->Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+// A scheduler task for work of `context`'s call on behalf of `tenant`: it carries the call's
+// deadline and cancellation; the caller sets `run` (and `lane` or `batch_item`).
+inline Task CallTask(grpc::CallbackServerContext* context, const std::string& tenant) {
+  Task task;
+  task.tenant = tenant;
+  const auto deadline = context->deadline();
+  if (deadline != std::chrono::system_clock::time_point::max()) {
+    task.deadline = absl::FromChrono(deadline);
+  }
+  task.cancelled = [context] { return context->IsCancelled(); };
+  return task;
 }
 
 inline grpc::Status ShuttingDown() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "server/rpc/predict_batch.h"
 
 namespace adaptd {
 namespace {
@@ -53,13 +54,33 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
   if (!ok) {
     // End of the client's stream (or a broken one: then the commit is moot but harmless to
     // skip). Commit only when the call is still wanted.
-    if (!ctx_.executor->Submit([this] { Commit(); })) Complete(ShuttingDown());
+    // Commits run in the store's lane: commits to one store apply in arrival order.
+    Task task = CallTask(context_, tenant_);
+    task.lane = lane_;
+    task.run = [this](const absl::Status& wanted) {
+      if (wanted.ok()) {
+        Commit();
+      } else {
+        Complete(ToGrpc(wanted));
+      }
+    };
+    if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
+      Complete(ToGrpc(queued));
+    }
     return;
   }
-  const bool queued = ctx_.executor->Submit([this] {
-    grpc::Status wanted = CallStillWanted(context_);
+  if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
+    Complete(denied);
+    return;
+  }
+  if (tenant_.empty() && !request_.tenant().empty() && !request_.store().empty()) {
+    tenant_ = request_.tenant();
+    lane_ = absl::StrCat(request_.tenant(), "/", request_.store());
+  }
+  Task task = CallTask(context_, tenant_);
+  task.run = [this](const absl::Status& wanted) {
     if (!wanted.ok()) {
-      Complete(wanted);
+      Complete(ToGrpc(wanted));
       return;
     }
     absl::Status status = Stage(*session_, request_);
@@ -68,8 +89,10 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
       return;
     }
     this->StartRead(&request_);
-  });
-  if (!queued) Complete(ShuttingDown());
+  };
+  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    Complete(ToGrpc(queued));
+  }
 }
 
 template <typename Request, typename Response>
@@ -104,21 +127,25 @@ void PredictStreamReactor::OnReadDone(bool ok) {
     Complete(grpc::Status::OK);
     return;
   }
-  const bool queued = ctx_.executor->Submit([this] {
-    grpc::Status wanted = CallStillWanted(context_);
-    if (!wanted.ok()) {
-      Complete(wanted);
-      return;
-    }
-    auto result = ctx_.engine->Predict(request_);
-    if (!result.ok()) {
-      Complete(ToGrpc(result.status()));
-      return;
-    }
-    response_ = *std::move(result);
-    StartWrite(&response_);
-  });
-  if (!queued) Complete(ShuttingDown());
+  if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
+    Complete(denied);
+    return;
+  }
+  // Batchable, like a unary Predict; the next read starts once the answer is written.
+  Task task = CallTask(context_, request_.tenant());
+  task.run = [this](const absl::Status& dropped) { Complete(ToGrpc(dropped)); };
+  task.batch_item = std::make_unique<PredictItem>(
+      &request_, [this](absl::StatusOr<adapt::v1::PredictResponse> result) {
+        if (!result.ok()) {
+          Complete(ToGrpc(result.status()));
+          return;
+        }
+        response_ = *std::move(result);
+        StartWrite(&response_);
+      });
+  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    Complete(ToGrpc(queued));
+  }
 }
 
 void PredictStreamReactor::OnWriteDone(bool ok) {
@@ -134,10 +161,10 @@ void PredictStreamReactor::OnWriteDone(bool ok) {
 ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
                              adapt::v1::ExportStoreRequest request)
     : ctx_(ctx), start_(absl::Now()) {
-  const bool queued = ctx_.executor->Submit([this, context, request] {
-    grpc::Status wanted = CallStillWanted(context);
+  Task task = CallTask(context, request.tenant());
+  task.run = [this, request](const absl::Status& wanted) {
     if (!wanted.ok()) {
-      Complete(wanted);
+      Complete(ToGrpc(wanted));
       return;
     }
     auto file = ctx_.engine->Export(request);
@@ -147,8 +174,10 @@ ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* co
     }
     file_ = *std::move(file);
     WriteNext();
-  });
-  if (!queued) Complete(ShuttingDown());
+  };
+  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    Complete(ToGrpc(queued));
+  }
 }
 
 void ExportReactor::Complete(const grpc::Status& status) {
@@ -190,6 +219,10 @@ void ImportReactor::Complete(const grpc::Status& status) {
 
 void ImportReactor::OnReadDone(bool ok) {
   if (ok) {
+    if (auto denied = ctx_.Authorize(*context_, chunk_.tenant()); !denied.ok()) {
+      Complete(denied);
+      return;
+    }
     if (tenant_.empty() && store_.empty()) {
       tenant_ = chunk_.tenant();
       store_ = chunk_.store();
@@ -209,17 +242,20 @@ void ImportReactor::OnReadDone(bool ok) {
     StartRead(&chunk_);
     return;
   }
-  const bool queued = ctx_.executor->Submit([this] {
-    grpc::Status wanted = CallStillWanted(context_);
+  Task task = CallTask(context_, tenant_);
+  task.lane = absl::StrCat(tenant_, "/", store_);
+  task.run = [this](const absl::Status& wanted) {
     if (!wanted.ok()) {
-      Complete(wanted);
+      Complete(ToGrpc(wanted));
       return;
     }
     auto info = ctx_.engine->Import(tenant_, store_, file_);
     if (info.ok()) *response_ = *std::move(info);
     Complete(ToGrpc(info.status()));
-  });
-  if (!queued) Complete(ShuttingDown());
+  };
+  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    Complete(ToGrpc(queued));
+  }
 }
 
 }  // namespace adaptd

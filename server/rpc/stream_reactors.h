@@ -1,5 +1,5 @@
 // The reactors of the streaming RPCs. Each reads or writes one message at a time, hands the
-// work for it to the executor, and starts the next read or write from there, so a stream is
+// work for it to the scheduler, and starts the next read or write from there, so a stream is
 // processed in order and no gRPC thread computes. Each deletes itself in OnDone.
 #ifndef ADAPTD_SERVER_RPC_STREAM_REACTORS_H_
 #define ADAPTD_SERVER_RPC_STREAM_REACTORS_H_
@@ -33,6 +33,8 @@ class WriteReactor final : public grpc::ServerReadReactor<Request> {
   absl::Time start_;
   std::unique_ptr<WriteSession> session_;
   Request request_;
+  // From the first message: the queue the stream's work waits in, and the store's lane.
+  std::string tenant_, lane_;
 };
 
 class PredictStreamReactor final

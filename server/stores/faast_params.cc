@@ -78,6 +78,19 @@ absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
   }
   StoreSpec out = spec;
   if (absl::Status s = ValidateOutput(spec.output(), out.mutable_output()); !s.ok()) return s;
+  if (!out.output().label_encoder().empty()) {
+    if (out.output().kind() != OutputSpec::KIND_LABELS) {
+      return absl::InvalidArgumentError(
+          "spec.output.label_encoder: a label encoder needs a labels output");
+    }
+    if (out.output().label_dim() < 1 || out.output().label_dim() > kFaastMaxOutputDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.label_dim: the label encoder's width must be in [1, ",
+                       kFaastMaxOutputDim, "], got ", out.output().label_dim()));
+    }
+  } else if (out.output().label_dim() != 0) {
+    return absl::InvalidArgumentError("spec.output.label_dim: set without a label encoder");
+  }
 
   const FaastParams& in = spec.faast();
   if (absl::Status s = ValidateFaastSolverFields(in, "spec.faast"); !s.ok()) return s;

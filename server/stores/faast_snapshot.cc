@@ -37,7 +37,21 @@ absl::Status CheckSize(const Repeated& values, int64_t expected, absl::string_vi
 
 absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPersistent* out) {
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
-  if (!labels) {
+  const bool embedded = labels && !spec.output().label_encoder().empty();
+  if (!embedded && !state.label_vectors().empty()) {
+    return Bad("label_vectors", "present for a store without a label encoder");
+  }
+  if (embedded) {
+    const uint32_t p = spec.output().label_dim();
+    if (state.columns() != p) {
+      return Bad("columns",
+                 absl::StrCat(state.columns(), " does not match spec.output.label_dim ", p));
+    }
+    RETURN_IF_ERROR(
+        CheckSize(state.label_vectors(), int64_t{state.labels_size()} * p, "label_vectors"));
+    RETURN_IF_ERROR(CheckFinite(state.label_vectors(), "label_vectors"));
+    out->label_vectors.assign(state.label_vectors().begin(), state.label_vectors().end());
+  } else if (!labels) {
     if (state.columns() != spec.output().dim()) {
       return Bad("columns", absl::StrCat(state.columns(), " does not match the output width ",
                                          spec.output().dim()));
@@ -45,7 +59,7 @@ absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPer
     if (state.labels_size() != 0) return Bad("labels", "must be empty for a vector store");
     return absl::OkStatus();
   }
-  if (state.columns() != static_cast<uint32_t>(state.labels_size())) {
+  if (!embedded && state.columns() != static_cast<uint32_t>(state.labels_size())) {
     return Bad("columns", absl::StrCat(state.columns(), " does not match the ", state.labels_size(),
                                        " labels"));
   }
@@ -194,7 +208,8 @@ FaastState FaastStateToProto(const FaastStatistics& st, const std::vector<std::s
 absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
                                  FaastPersistent* out) {
   FaastStatistics& st = out->stats;
-  st.labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
+  st.labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS &&
+              spec.output().label_encoder().empty();
   if (state.dim() > kFaastMaxDim) {
     return Bad("dim", absl::StrCat("must be at most ", kFaastMaxDim, ", got ", state.dim()));
   }

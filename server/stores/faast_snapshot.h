@@ -23,6 +23,7 @@ namespace adaptd {
 struct FaastPersistent {
   FaastStatistics stats;
   std::vector<std::string> labels;
+  std::vector<float> label_vectors;  // label-embedding mode: labels × output.label_dim
   uint64_t version = 0;
   PrequentialStats prequential;
 };

@@ -19,7 +19,9 @@ using adapt::v1::StoreSpec;
 FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
     : backend_(backend),
       labels_(spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS),
-      out_dim_(spec.output().dim()),
+      embedded_(labels_ && !spec.output().label_encoder().empty()),
+      one_hot_(labels_ && !embedded_),
+      out_dim_(embedded_ ? spec.output().label_dim() : spec.output().dim()),
       decay_(spec.faast().decay()),
       few_shot_(spec.faast().few_shot()),
       max_labels_(spec.faast().max_labels()),
@@ -27,9 +29,9 @@ FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
       auto_compile_delay_ms_(spec.faast().auto_compile_delay_ms()),
       spec_(spec),
       label_names_(std::make_shared<const std::vector<std::string>>()) {
-  stats_.labels = labels_;
+  stats_.labels = one_hot_;
   stats_.dim = spec.dim();
-  stats_.columns = labels_ ? 0 : out_dim_;
+  stats_.columns = one_hot_ ? 0 : out_dim_;
   stats_.raw_kept = few_shot_;
 }
 
@@ -47,6 +49,7 @@ absl::StatusOr<std::unique_ptr<FaastStore>> FaastStore::Restore(const StoreSpec&
     }
     store->label_names_ = std::make_shared<const std::vector<std::string>>(std::move(state.labels));
     store->prequential_ = state.prequential;
+    store->label_vectors_ = std::move(state.label_vectors);
   }
   if (state.version > 0) {
     RETURN_IF_ERROR(store->CompileAndPublish(adapt::v1::FaastParams(), state.version).status());
@@ -85,6 +88,36 @@ std::shared_ptr<const FaastWeights> FaastStore::published() const {
   return published_;
 }
 
+std::vector<std::vector<float>> FaastStore::LabelVectors(
+    const std::vector<std::string>& names) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::vector<float>> out(names.size());
+  if (!embedded_) return out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = label_index_.find(names[i]);
+    if (it == label_index_.end()) continue;
+    const auto first = label_vectors_.begin() + static_cast<int64_t>(it->second) * out_dim_;
+    out[i].assign(first, first + out_dim_);
+  }
+  return out;
+}
+
+std::shared_ptr<const LinearReadout> FaastStore::Readout() const {
+  std::shared_ptr<const FaastWeights> w = published();
+  if (w == nullptr || w->columns == 0 || w->dim == 0) return nullptr;
+  if (w->label_vectors != nullptr) return nullptr;  // decoded by cosine: Predict only
+  return readout_cache_.Get(w, [&w] {
+    auto r = std::make_shared<LinearReadout>();
+    r->version = w->version;
+    r->dim = w->dim;
+    r->columns = w->columns;
+    r->labels = w->labels;
+    r->weights.assign(w->s.begin(), w->s.end());
+    r->label_names = w->label_names;
+    return std::shared_ptr<const LinearReadout>(std::move(r));
+  });
+}
+
 uint64_t FaastStore::version() const {
   absl::MutexLock lock(&pub_mu_);
   return published_ == nullptr ? 0 : published_->version;
@@ -94,17 +127,18 @@ absl::Status FaastStore::MapColumns(const FaastTxn& txn, std::vector<int32_t>* c
                                     std::vector<std::string>* fresh) const {
   const int64_t columns = txn.delta_.columns;
   column->resize(columns);
-  if (!labels_) {
+  if (!one_hot_) {
     for (int64_t j = 0; j < columns; ++j) (*column)[j] = static_cast<int32_t>(j);
-    return absl::OkStatus();
   }
+  if (!labels_) return absl::OkStatus();
+  // One-hot: transaction label j is column j. Embedded: the columns are the embedding's.
   const int32_t base = static_cast<int32_t>(label_names_->size());
-  for (int64_t j = 0; j < columns; ++j) {
+  for (size_t j = 0; j < txn.labels_.size(); ++j) {
     const std::string& name = txn.labels_[j];
     if (auto it = label_index_.find(name); it != label_index_.end()) {
-      (*column)[j] = it->second;
+      if (one_hot_) (*column)[j] = it->second;
     } else {
-      (*column)[j] = base + static_cast<int32_t>(fresh->size());
+      if (one_hot_) (*column)[j] = base + static_cast<int32_t>(fresh->size());
       fresh->push_back(name);
     }
   }
@@ -121,15 +155,19 @@ absl::Status FaastStore::MapColumns(const FaastTxn& txn, std::vector<int32_t>* c
   return absl::OkStatus();
 }
 
-void FaastStore::AppendLabels(const std::vector<std::string>& fresh) {
+void FaastStore::AppendLabels(const std::vector<std::string>& fresh, const FaastTxn& txn) {
   if (fresh.empty()) return;
   auto names = std::make_shared<std::vector<std::string>>(*label_names_);
   for (const std::string& name : fresh) {
     label_index_.emplace(name, static_cast<int32_t>(names->size()));
     names->push_back(name);
+    if (embedded_) {
+      const auto first = txn.label_vectors_.begin() + txn.column_of_.at(name) * out_dim_;
+      label_vectors_.insert(label_vectors_.end(), first, first + out_dim_);
+    }
   }
   label_names_ = std::move(names);
-  stats_.AddColumns(static_cast<int64_t>(fresh.size()));
+  if (one_hot_) stats_.AddColumns(static_cast<int64_t>(fresh.size()));
 }
 
 absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
@@ -165,7 +203,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
         stats_.Allocate(delta.dim);
         spec_.set_dim(static_cast<uint32_t>(delta.dim));
       }
-      AppendLabels(fresh);
+      AppendLabels(fresh, *t);
       MergeAdapt(delta, column, decay_, &stats_);
     }
     prequential_.evaluated += t->prequential_.evaluated;
@@ -224,6 +262,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   FaastStatistics problem;
   adapt::v1::FaastParams params;
   std::shared_ptr<const std::vector<std::string>> names;
+  std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
   uint64_t taken = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -246,6 +285,10 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
       problem.ct = stats_.ct;
     }
     names = label_names_;
+    if (embedded_) {
+      label_vectors = std::make_shared<const std::vector<double>>(
+          UnitRows(label_vectors_.data(), static_cast<int64_t>(names->size()), out_dim_));
+    }
     taken = pending_;
     pending_ = 0;
   }
@@ -266,6 +309,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   weights->columns = columns;
   weights->s = std::move(solution->s);
   if (labels_) weights->label_names = names;
+  weights->label_vectors = std::move(label_vectors);
 
   adapt::v1::FaastStats stats;
   stats.set_compiled_examples(compiled_examples);
@@ -300,7 +344,8 @@ void FaastStore::Describe(adapt::v1::StoreInfo* info) const {
   info->set_weighted_examples(stats_.weighted_examples);
   info->clear_labels();
   for (const std::string& name : *label_names_) info->add_labels(name);
-  info->set_memory_bytes(stats_.bytes() + (w == nullptr ? 0 : w->bytes()));
+  info->set_memory_bytes(stats_.bytes() + (w == nullptr ? 0 : w->bytes()) +
+                         label_vectors_.capacity() * sizeof(float));
   info->set_prequential_evaluated(prequential_.evaluated);
   info->set_prequential_correct(prequential_.correct);
   info->set_prequential_loss_sum(prequential_.loss_sum);
@@ -323,6 +368,8 @@ absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
   }
   *snapshot.mutable_spec() = spec_;
   *snapshot.mutable_faast() = FaastStateToProto(stats_, *label_names_, version(), prequential_);
+  snapshot.mutable_faast()->mutable_label_vectors()->Add(label_vectors_.begin(),
+                                                         label_vectors_.end());
   return snapshot;
 }
 

@@ -24,6 +24,7 @@
 #include "server/stores/faast_snapshot.h"
 #include "server/stores/faast_state.h"
 #include "server/stores/faast_weights.h"
+#include "server/stores/readout_cache.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
@@ -49,9 +50,15 @@ class FaastStore final : public Store {
       const adapt::v1::CompileRequest& request) override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+  std::shared_ptr<const LinearReadout> Readout() const override;
 
   // The last published weights (null before the first compile), for tests and tools.
   std::shared_ptr<const FaastWeights> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);
+
+  // Label-embedding mode (spec.output.label_encoder): the stored embedding of each named label,
+  // label_dim floats, or an empty vector for a label the store does not hold.
+  std::vector<std::vector<float>> LabelVectors(const std::vector<std::string>& names) const
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   friend class FaastTxn;
@@ -73,7 +80,8 @@ class FaastStore final : public Store {
   // Maps the transaction's columns to store columns; names the labels the store lacks.
   absl::Status MapColumns(const FaastTxn& txn, std::vector<int32_t>* column,
                           std::vector<std::string>* fresh) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AppendLabels(const std::vector<std::string>& fresh) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AppendLabels(const std::vector<std::string>& fresh, const FaastTxn& txn)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Compiles with `overrides` and publishes as `version` (default: the next version).
   absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
@@ -82,8 +90,10 @@ class FaastStore final : public Store {
 
   kernels::Backend* const backend_;
   // Fixed at creation.
-  const bool labels_;
-  const int64_t out_dim_;  // M for vector stores
+  const bool labels_;      // the output is labels
+  const bool embedded_;    // labels decoded by their embeddings (label-embedding mode)
+  const bool one_hot_;     // labels as one-hot columns: labels_ && !embedded_
+  const int64_t out_dim_;  // target width: M for vector stores, label_dim when embedded_
   const double decay_;
   const bool few_shot_;
   const uint32_t max_labels_;
@@ -101,12 +111,15 @@ class FaastStore final : public Store {
   // Copy-on-write, so compiles and published weights share a label list cheaply.
   std::shared_ptr<const std::vector<std::string>> label_names_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int32_t> label_index_ ABSL_GUARDED_BY(mu_);
+  // embedded_: each label's embedding as given at its first adapt (labels × out_dim_).
+  std::vector<float> label_vectors_ ABSL_GUARDED_BY(mu_);
   uint64_t pending_ ABSL_GUARDED_BY(mu_) = 0;  // examples changed since the last compile start
   PrequentialStats prequential_ ABSL_GUARDED_BY(mu_);
   adapt::v1::FaastStats last_stats_ ABSL_GUARDED_BY(mu_);
 
   mutable absl::Mutex pub_mu_;
   std::shared_ptr<const FaastWeights> published_ ABSL_GUARDED_BY(pub_mu_);
+  mutable ReadoutCache readout_cache_;
 };
 
 }  // namespace adaptd

@@ -43,8 +43,9 @@ absl::Status FaastTxn::CheckShape(const ExampleBatch& b) const {
         return absl::InvalidArgumentError(absl::StrCat("examples[", r, "].label: is empty"));
       }
     }
-    return absl::OkStatus();
+    if (store_->one_hot_) return absl::OkStatus();
   }
+  // Vector stores, and label-embedding stores whose targets are the label embeddings.
   const int64_t m = store_->out_dim_;
   if (b.targets.size() != static_cast<size_t>(b.rows * m)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -88,10 +89,7 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
     const double* row = out->data() + r * m;
     ++stats->evaluated;
     if (store_->labels_) {
-      int64_t best = -1;
-      for (int64_t j = 0; j < m; ++j) {
-        if (best < 0 || row[j] > row[best]) best = j;
-      }
+      const int64_t best = FaastBestLabel(*w, row);
       const bool hit = best >= 0 && (*w->label_names)[best] == b.labels[r];
       stats->correct += hit ? 1 : 0;
       stats->loss_sum += hit ? 0.0 : 1.0;
@@ -113,14 +111,27 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   if (delta_.dim == 0) {
     delta_.dim = d;
     delta_.g = store_->TakeScratch(d * d);
-    delta_.columns = store_->labels_ ? 0 : store_->out_dim_;
+    delta_.columns = store_->one_hot_ ? 0 : store_->out_dim_;
     delta_.ct.assign(delta_.columns * d, 0.0);
   }
+  const int32_t known = static_cast<int32_t>(labels_.size());
   for (const std::string& name : plan.fresh) {
     column_of_.emplace(name, static_cast<int32_t>(labels_.size()));
     labels_.push_back(name);
   }
-  if (store_->labels_) {
+  if (store_->embedded_ && !plan.fresh.empty()) {
+    const int64_t p = store_->out_dim_;
+    std::vector<bool> filled(plan.fresh.size(), false);
+    label_vectors_.resize(labels_.size() * p);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int32_t col = plan.row_column[r];
+      if (col < known || filled[col - known]) continue;
+      filled[col - known] = true;
+      std::copy(b.targets.begin() + r * p, b.targets.begin() + (r + 1) * p,
+                label_vectors_.begin() + static_cast<int64_t>(col) * p);
+    }
+  }
+  if (store_->one_hot_) {
     delta_.columns = static_cast<int64_t>(labels_.size());
     delta_.ct.resize(delta_.columns * d, 0.0);
   }
@@ -135,7 +146,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   absl::Status s = store_->backend_->SyrkUpper(d, rows, 1.0, keys.data(), d,
                                                delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d);
   delta_.g_written = delta_.g_written || s.ok();
-  if (s.ok() && store_->labels_) {
+  if (s.ok() && store_->one_hot_) {
     for (int64_t r = 0; r < rows; ++r) {
       double* dst = delta_.ct.data() + plan.row_column[r] * d;
       const double* x = keys.data() + r * d;
@@ -161,7 +172,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   }
   FaastRawPairs& raw = delta_.raw;
   raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
-  if (store_->labels_) {
+  if (store_->one_hot_) {
     raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
   } else {
     raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());

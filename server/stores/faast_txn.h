@@ -49,6 +49,9 @@ class FaastTxn final : public Txn {
   const TxnKind kind_;
   FaastDelta delta_;
   std::vector<std::string> labels_;  // transaction columns (label stores)
+  // Label-embedding stores: the embedding of each of labels_ (labels_ × out_dim), taken from
+  // the target of the label's first example.
+  std::vector<float> label_vectors_;
   absl::flat_hash_map<std::string, int32_t> column_of_;
   // Transaction labels the store did not know at the last look (labels are never removed).
   std::vector<std::string> maybe_new_;

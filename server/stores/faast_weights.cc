@@ -1,6 +1,7 @@
 #include "server/stores/faast_weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace adaptd {
@@ -20,16 +21,27 @@ absl::StatusOr<std::vector<double>> FaastOutputs(const FaastWeights& weights, co
   return out;
 }
 
-void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>& outputs,
-                          int64_t rows, int top_k, Predictions* out) {
+namespace {
+
+// Cosines of one output row against every label embedding.
+void Cosines(const FaastWeights& weights, const double* row, std::vector<double>* scores) {
   const int64_t m = weights.columns;
-  out->version = weights.version;
-  out->rows = rows;
-  if (!weights.labels) {
-    out->out_dim = m;
-    out->vectors.assign(outputs.begin(), outputs.end());
-    return;
+  const std::vector<double>& e = *weights.label_vectors;
+  const int64_t labels = static_cast<int64_t>(e.size()) / std::max<int64_t>(m, 1);
+  double norm2 = 0;
+  for (int64_t j = 0; j < m; ++j) norm2 += row[j] * row[j];
+  const double inv = norm2 > 0 ? 1.0 / std::sqrt(norm2) : 0.0;
+  scores->assign(labels, 0.0);
+  for (int64_t l = 0; l < labels; ++l) {
+    double dot = 0;
+    for (int64_t j = 0; j < m; ++j) dot += row[j] * e[l * m + j];
+    (*scores)[l] = dot * inv;
   }
+}
+
+// Top-k columns of `rows` score rows (rows × m) into `out`.
+void TopK(const FaastWeights& weights, const double* scores, int64_t rows, int64_t m, int top_k,
+          Predictions* out) {
   const int k = static_cast<int>(std::clamp<int64_t>(top_k, 1, std::max<int64_t>(m, 1)));
   out->top_k = m == 0 ? 0 : k;
   out->label_names = weights.label_names;
@@ -38,7 +50,7 @@ void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>
   out->scores.resize(rows * k);
   std::vector<int32_t> order(m);
   for (int64_t r = 0; r < rows; ++r) {
-    const double* row = outputs.data() + r * m;
+    const double* row = scores + r * m;
     std::iota(order.begin(), order.end(), 0);
     // Best first; ties go to the earlier label.
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
@@ -49,6 +61,60 @@ void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>
       out->scores[r * k + i] = static_cast<float>(row[order[i]]);
     }
   }
+}
+
+}  // namespace
+
+std::vector<double> UnitRows(const float* rows, int64_t count, int64_t width) {
+  std::vector<double> out(rows, rows + count * width);
+  for (int64_t r = 0; r < count; ++r) {
+    double* row = out.data() + r * width;
+    double norm2 = 0;
+    for (int64_t j = 0; j < width; ++j) norm2 += row[j] * row[j];
+    if (norm2 <= 0) continue;
+    const double inv = 1.0 / std::sqrt(norm2);
+    for (int64_t j = 0; j < width; ++j) row[j] *= inv;
+  }
+  return out;
+}
+
+int64_t FaastBestLabel(const FaastWeights& weights, const double* row) {
+  std::vector<double> cosines;
+  const double* scores = row;
+  int64_t m = weights.columns;
+  if (weights.label_vectors != nullptr) {
+    Cosines(weights, row, &cosines);
+    scores = cosines.data();
+    m = static_cast<int64_t>(cosines.size());
+  }
+  int64_t best = -1;
+  for (int64_t j = 0; j < m; ++j) {
+    if (best < 0 || scores[j] > scores[best]) best = j;
+  }
+  return best;
+}
+
+void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>& outputs,
+                          int64_t rows, int top_k, Predictions* out) {
+  const int64_t m = weights.columns;
+  out->version = weights.version;
+  out->rows = rows;
+  if (!weights.labels) {
+    out->out_dim = m;
+    out->vectors.assign(outputs.begin(), outputs.end());
+    return;
+  }
+  if (weights.label_vectors != nullptr) {
+    const int64_t labels = static_cast<int64_t>(weights.label_names->size());
+    std::vector<double> scores(rows * labels), row_scores;
+    for (int64_t r = 0; r < rows; ++r) {
+      Cosines(weights, outputs.data() + r * m, &row_scores);
+      std::copy(row_scores.begin(), row_scores.end(), scores.begin() + r * labels);
+    }
+    TopK(weights, scores.data(), rows, labels, top_k, out);
+    return;
+  }
+  TopK(weights, outputs.data(), rows, m, top_k, out);
 }
 
 }  // namespace adaptd

@@ -24,8 +24,11 @@ struct FaastWeights {
   int64_t dim = 0;
   int64_t columns = 0;
   std::vector<double> s;  // dim × columns
-  // Label stores: the names of the columns (size == columns).
+  // Label stores: the names of the columns (size == columns); in label-embedding mode the
+  // names of the labels (any count), whose unit-length embeddings are `label_vectors`
+  // (labels × columns): an output row decodes to the labels of highest cosine.
   std::shared_ptr<const std::vector<std::string>> label_names;
+  std::shared_ptr<const std::vector<double>> label_vectors;
 
   size_t bytes() const { return s.capacity() * sizeof(double); }
 };
@@ -35,9 +38,17 @@ absl::StatusOr<std::vector<double>> FaastOutputs(const FaastWeights& weights, co
                                                  int64_t rows, kernels::Backend* backend);
 
 // Fills `out` with the predictions of `outputs` (label stores: top-k ids and scores, k clamped
-// to [1, columns]; vector stores: the rows as floats).
+// to [1, labels]; vector stores: the rows as floats). Label-embedding weights score each
+// label by the cosine between the output row and the label's embedding (0 for a zero row).
 void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>& outputs,
                           int64_t rows, int top_k, Predictions* out);
+
+// The best label of one output row (columns values): the largest column, or in label-embedding
+// mode the label of highest cosine; -1 when there is none.
+int64_t FaastBestLabel(const FaastWeights& weights, const double* row);
+
+// Unit-length copies of `count` rows of `width` floats (zero rows stay zero).
+std::vector<double> UnitRows(const float* rows, int64_t count, int64_t width);
 
 // float keys → float64.
 std::vector<double> ToDouble(const float* values, int64_t count);

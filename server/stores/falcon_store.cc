@@ -255,6 +255,29 @@ absl::StatusOr<Predictions> FalconStore::Predict(const float* keys, int64_t rows
   return p;
 }
 
+std::shared_ptr<const LinearReadout> FalconStore::Readout() const {
+  std::shared_ptr<const FalconVersion> v = published();
+  const FalconMemory& mem = v->memory;
+  if (mem.dim == 0 || mem.columns == 0) return nullptr;
+  return readout_cache_.Get(v, [&] {
+    auto r = std::make_shared<LinearReadout>();
+    r->version = v->version;
+    r->dim = mem.dim;
+    r->columns = mem.columns;
+    r->labels = labels_;
+    r->weights.assign(mem.s.begin(), mem.s.end());
+    if (labels_) r->label_names = v->labels;
+    if (config_.key_norm != FalconKeyNorm::kNone) {
+      r->prepare = [norm = config_.key_norm, dim = mem.dim](int64_t rows, float* keys) {
+        std::vector<double> x(keys, keys + rows * dim);
+        NormalizeKeys(norm, rows, dim, x.data());
+        std::copy(x.begin(), x.end(), keys);
+      };
+    }
+    return std::shared_ptr<const LinearReadout>(std::move(r));
+  });
+}
+
 absl::StatusOr<adapt::v1::CompileResponse> FalconStore::Compile(const adapt::v1::CompileRequest&) {
   return absl::FailedPreconditionError("falcon stores learn online; there is nothing to compile");
 }

@@ -24,6 +24,7 @@
 #include "kernels/backend.h"
 #include "server/stores/falcon_params.h"
 #include "server/stores/falcon_snapshot.h"
+#include "server/stores/readout_cache.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
@@ -47,6 +48,7 @@ class FalconStore final : public Store {
       const adapt::v1::CompileRequest& request) override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+  std::shared_ptr<const LinearReadout> Readout() const override;
 
   // The current version, for tests and tools.
   std::shared_ptr<const FalconVersion> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);
@@ -78,6 +80,7 @@ class FalconStore final : public Store {
 
   mutable absl::Mutex pub_mu_;
   std::shared_ptr<const FalconVersion> published_ ABSL_GUARDED_BY(pub_mu_);
+  mutable ReadoutCache readout_cache_;
 };
 
 // The factory's entry points (store_factory.cc): validate, then build.

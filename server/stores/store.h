@@ -11,6 +11,7 @@
 #define ADAPTD_SERVER_STORES_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,22 @@ struct Predictions {
   std::vector<float> confidence;
 };
 
+// A store's published linear read-out, for grouped predicts over many stores: the outputs of
+// keys X (rows × dim) are prepare(X) · weights, then top-k for label stores. Immutable; a new
+// published version makes a new one. Results equal the store's own Predict up to float
+// rounding (the read-out is float; a store may compute in float64).
+struct LinearReadout {
+  uint64_t version = 0;
+  int64_t dim = 0;
+  int64_t columns = 0;
+  bool labels = true;
+  std::vector<float> weights;  // dim × columns
+  // Label stores: the names of the columns (size == columns).
+  std::shared_ptr<const std::vector<std::string>> label_names;
+  // Applied to the keys (rows × dim, in place) before the product; empty: none.
+  std::function<void(int64_t rows, float* keys)> prepare;
+};
+
 enum class TxnKind { kAdapt, kForget };
 
 class Txn {
@@ -111,6 +128,10 @@ class Store {
 
   // The whole state, for export; RestoreStore (store_factory.h) reads it back.
   virtual absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const = 0;
+
+  // The published linear read-out, or null for kinds without one or while Predict would
+  // fail (nothing published yet): callers then use Predict.
+  virtual std::shared_ptr<const LinearReadout> Readout() const { return nullptr; }
 };
 
 }  // namespace adaptd

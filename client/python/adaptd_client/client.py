@@ -4,6 +4,7 @@ Thread safety: a Client may be shared between threads (the channel is thread-saf
 client keeps no other mutable state). Every call carries a deadline of `timeout` seconds.
 """
 
+import os
 import time
 
 import grpc
@@ -27,26 +28,39 @@ class Client:
 
     Args:
       address: "host:port" of the gRPC listener.
-      token: the tenant's bearer token, sent as `authorization: Bearer <token>` metadata.
+      token: the tenant's bearer token, sent as `authorization: Bearer <token>` metadata
+        (default: the environment variable ADAPTD_TOKEN, when set).
       timeout: deadline of every call, in seconds (a streaming call as a whole).
       root_certificates: PEM bytes of the CA to trust; when given the channel uses TLS.
+      private_key, certificate_chain: PEM bytes of a client key and certificate, for a server
+        that requires client certificates (mutual TLS; with root_certificates).
       max_message_bytes: largest message sent or received (the server's default too).
       channel_options: further (name, value) gRPC channel arguments.
     """
 
     def __init__(self, address, token=None, timeout=30.0, root_certificates=None,
-                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, channel_options=()):
+                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, channel_options=(),
+                 private_key=None, certificate_chain=None):
+        if token is None:
+            token = os.environ.get("ADAPTD_TOKEN") or None
+        if (private_key is None) != (certificate_chain is None):
+            raise ValueError("private_key and certificate_chain go together")
+        if private_key is not None and root_certificates is None:
+            raise ValueError("a client certificate needs root_certificates (TLS)")
         if timeout is None or timeout <= 0:
             raise ValueError("timeout: every call needs a positive deadline, got %r" % (timeout,))
         self.address = address
         self.timeout = float(timeout)
         self._token = token
         self._root_certificates = root_certificates
+        self._client_cert = (private_key, certificate_chain)
         options = [("grpc.max_send_message_length", max_message_bytes),
                    ("grpc.max_receive_message_length", max_message_bytes)]
         options.extend(channel_options)
         if root_certificates is not None:
-            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates,
+                                                       private_key=private_key,
+                                                       certificate_chain=certificate_chain)
             self._channel = grpc.secure_channel(address, credentials, options=options)
         else:
             self._channel = grpc.insecure_channel(address, options=options)
@@ -97,7 +111,9 @@ class Client:
         while True:
             probe = Client(self.address, token=self._token,
                            timeout=max(0.05, min(1.0, deadline - time.monotonic())),
-                           root_certificates=self._root_certificates)
+                           root_certificates=self._root_certificates,
+                           private_key=self._client_cert[0],
+                           certificate_chain=self._client_cert[1])
             try:
                 status = probe.health()
                 if status == "SERVING":

@@ -41,5 +41,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   "metricsTenants" $c.metricsTenants
   "metricsTopTenants" $c.metricsTopTenants -}}
 {{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
+{{- if $c.tokens }}{{- $_ := set $cfg "tokens" $c.tokens -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}
 {{- end -}}

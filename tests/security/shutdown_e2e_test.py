@@ -135,11 +135,14 @@ class ShutdownTest(unittest.TestCase):
                 return error.code()
             return grpc.StatusCode.OK
 
+        # The server answers UNAVAILABLE itself while it drains; once gRPC's own shutdown has
+        # begun, the transport cancels a call that reaches it instead. Either way nothing runs.
+        refusals = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
         fresh = pb_grpc.AdaptationStub(grpc.insecure_channel(self.address))
-        self.assertEqual(refused(lambda: fresh.ListEncoders(pb.ListEncodersRequest(), timeout=5)),
-                         grpc.StatusCode.UNAVAILABLE)
-        self.assertEqual(refused(lambda: stub.GetStore(
-            pb.GetStoreRequest(tenant="t", store="s"), timeout=5)), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn(refused(lambda: fresh.ListEncoders(pb.ListEncodersRequest(), timeout=5)),
+                      refusals)
+        self.assertIn(refused(lambda: stub.GetStore(
+            pb.GetStoreRequest(tenant="t", store="s"), timeout=5)), refusals)
         watch.cancel()
 
         # The in-flight stream finishes within the grace period with every example.

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -21,7 +23,10 @@ using testing::Pointers;
 class FastTextEncoderTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir() + "/fasttext_encoder_test");
+    // One directory per process: ctest runs each test of the suite as its own process, in
+    // parallel, and each trains its own models.
+    dir_ = new std::string(::testing::TempDir() + "/fasttext_encoder_test." +
+                           std::to_string(::getpid()));
     std::filesystem::create_directories(*dir_);
     std::mt19937 gen(11);
     const std::vector<std::string> animals = {"cat", "dog", "horse", "cow", "sheep", "goat"};
@@ -47,7 +52,11 @@ class FastTextEncoderTest : public ::testing::Test {
           Run("fasttext supervised -input " + *dir_ + "/labelled.txt -output " + *dir_ +
               "/supervised -wordNgrams 2" + common);
   }
-  static void TearDownTestSuite() { delete dir_; }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(*dir_, ec);
+    delete dir_;
+  }
 
   static bool Run(const std::string& command) { return std::system(command.c_str()) == 0; }
 

@@ -90,8 +90,10 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
       metrics_(metrics),
       encoders_(std::move(encoders)),
       compile_pool_(static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
-                    [metrics](const Store& store,
-                              const absl::StatusOr<adapt::v1::CompileResponse>& r, bool automatic) {
+                    [this, metrics](const Store& store,
+                                    const absl::StatusOr<adapt::v1::CompileResponse>& r,
+                                    bool automatic) {
+                      if (automatic && r.ok()) LogAutoCompile(store);
                       if (metrics == nullptr) return;
                       metrics->RecordCompile(r.ok(), automatic,
                                              r.ok() ? r->faast().compile_seconds() : 0.0);

@@ -129,6 +129,8 @@ class Engine {
   // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
   absl::Status OpenJournal(const adapt::v1::ServerConfig& config);
   // `done`, after the compile's record is durable.
+  // Logs an automatic compile that finished (compile pool observer), so replay reproduces it.
+  void LogAutoCompile(const Store& store);
   CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
                                    CompilePool::Done done);
   // The tenant's quotas before `adding` joins its stores (a create or import), or before a

@@ -61,6 +61,16 @@ CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& reques
   };
 }
 
+void Engine::LogAutoCompile(const Store& store) {
+  if (journal_ == nullptr) return;
+  // The compile is published already; if its record cannot be written, a restart publishes
+  // the same statistics again under a lower version, and nothing else is lost.
+  if (const absl::Status logged = journal_->LogAutoCompile(&store); !logged.ok()) {
+    std::fprintf(stderr, "adaptd: logging an automatic compile failed: %s\n",
+                 std::string(logged.message()).c_str());
+  }
+}
+
 absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*>
 WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
   bool any_id = false;

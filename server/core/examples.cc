@@ -6,37 +6,6 @@
 
 namespace adaptd {
 
-bool IsValidUtf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    size_t extra;
-    uint32_t min;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      extra = 1, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size()) return false;
-    uint32_t cp = c & (0x3f >> extra);
-    for (size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
-
 absl::StatusOr<ExampleBatch> EncodeExamples(
     const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
     const adapt::v1::OutputSpec& output, const Encoder& encoder, int64_t expected_dim,

@@ -8,14 +8,13 @@
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "google/protobuf/repeated_field.h"
+#include "server/core/utf8.h"
 #include "server/encoders/encoder.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
 
 inline constexpr size_t kMaxLabelBytes = 256;
-
-bool IsValidUtf8(std::string_view text);
 
 // Validates every example's target against `output` and encodes the inputs with `encoder`.
 // `expected_dim` is the store's dimension (0 while unfixed). Errors are InvalidArgument naming

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <iterator>
 
+#include "server/core/utf8.h"
+
 namespace adaptd {
 namespace {
 
@@ -19,35 +21,12 @@ constexpr LowerRun kLowerRuns[] = {
 }  // namespace
 
 bool DecodeUtf8(absl::string_view text, std::u32string* out) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      out->push_back(c);
-      ++i;
-      continue;
-    }
-    size_t extra;
-    char32_t min;
-    if ((c & 0xe0) == 0xc0) {
-      extra = 1, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3, min = 0x10000;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size()) return false;
-    char32_t cp = c & (0x3f >> extra);
-    for (size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+  const std::string_view view(text.data(), text.size());
+  size_t pos = 0;
+  char32_t cp;
+  while (pos < view.size()) {
+    if (!NextUtf8CodePoint(view, &pos, &cp)) return false;
     out->push_back(cp);
-    i += extra + 1;
   }
   return true;
 }

@@ -179,6 +179,22 @@ absl::Status Journal::LogCompile(const std::string& tenant, const std::string& n
   return WaitDurable(lsn);
 }
 
+absl::Status Journal::LogAutoCompile(const Store* store) {
+  std::string tenant, name;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, entry] : entries_) {
+      if (entry->store.get() == store) {
+        tenant = entry->tenant;
+        name = entry->name;
+        break;
+      }
+    }
+  }
+  if (name.empty()) return absl::OkStatus();
+  return LogCompile(tenant, name, store, adapt::v1::CompileRequest());
+}
+
 void Journal::MaybeCheckpointLater() {
   if (options_.snapshot_log_bytes == 0 || wal_->segment_bytes() < options_.snapshot_log_bytes) {
     return;

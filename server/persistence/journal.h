@@ -80,6 +80,11 @@ class Journal {
   absl::Status LogCompile(const std::string& tenant, const std::string& name, const Store* store,
                           const adapt::v1::CompileRequest& request);
 
+  // Logs a finished automatic compile of `store` (found among the open stores; nothing is
+  // logged for a store that was deleted meanwhile) and waits for durability, so replay
+  // publishes the same versions.
+  absl::Status LogAutoCompile(const Store* store);
+
   // Snapshots every healthy store and deletes the log segments they cover.
   absl::Status Checkpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
 

@@ -105,6 +105,33 @@ TEST_F(JournalTest, ReplaysTheLogIntoTheSameStatistics) {
   }
 }
 
+TEST_F(JournalTest, AutomaticCompilesReplayToTheSameVersion) {
+  Open();
+  auto a = Create("a");
+  auto b = Create("b");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  // Two automatic compiles of "a" (as the compile pool runs them) around more examples.
+  ASSERT_TRUE(a->Compile(adapt::v1::CompileRequest()).ok());
+  ASSERT_TRUE(journal_->LogAutoCompile(a.get()).ok());
+  ASSERT_TRUE(Adapt("a", a.get(), 3, 2).ok());
+  ASSERT_TRUE(a->Compile(adapt::v1::CompileRequest()).ok());
+  ASSERT_TRUE(journal_->LogAutoCompile(a.get()).ok());
+  ASSERT_TRUE(Adapt("a", a.get(), 2, 3).ok());
+  const adapt::v1::StoreInfo before = Info(*a);
+  ASSERT_GE(before.version(), 2u);
+  // A store the journal does not know (deleted meanwhile): nothing is logged, no error.
+  auto stray = CreateStore(a->spec(), backend_.get());
+  ASSERT_TRUE(stray.ok());
+  EXPECT_TRUE(journal_->LogAutoCompile(stray->get()).ok());
+
+  auto stores = Open();  // no checkpoint: everything comes from the log
+  const adapt::v1::StoreInfo after = Info(*stores["t/a"]);
+  EXPECT_EQ(after.version(), before.version());
+  EXPECT_EQ(after.examples(), 10u);
+  EXPECT_EQ(after.faast().pending_examples(), before.faast().pending_examples());
+  EXPECT_EQ(Info(*stores["t/b"]).version(), Info(*b).version());
+}
+
 TEST_F(JournalTest, TornLastRecordIsDroppedAndTruncated) {
   Open();
   auto a = Create("a");

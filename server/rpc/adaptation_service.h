@@ -1,59 +1,76 @@
-// AdaptationService: the adapt.v1.Adaptation service on gRPC's callback API. Handlers
-// validate nothing and compute nothing themselves: each hands the request to the scheduler,
-// where the engine runs it, and the reactor finishes from there. Thread-safe.
+// AdaptationService: the adapt.v1.Adaptation service on gRPC's callback API. Every method is
+// registered raw: the service parses each request itself (server/rpc/wire.h), so a request
+// protobuf refuses (a string that is not UTF-8) is answered INVALID_ARGUMENT naming the field.
+// Handlers validate nothing and compute nothing themselves: each hands the request to the
+// scheduler, where the engine runs it, and the call finishes from there. Every admitted call
+// holds a place in the CallGate until it is done, so shutdown can drain. Thread-safe.
 #ifndef ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
 #define ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
 
 #include "adapt/v1/adapt.grpc.pb.h"
 #include "server/rpc/service_context.h"
+#include "server/rpc/unary_call.h"
 
 namespace adaptd {
 
-class AdaptationService final : public adapt::v1::Adaptation::CallbackService {
+namespace internal {
+using adapt::v1::Adaptation;
+// The generated service with every method marked raw (ByteBuffer in and out).
+using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
+    Adaptation::WithRawCallbackMethod_GetStore<Adaptation::WithRawCallbackMethod_ListStores<
+        Adaptation::WithRawCallbackMethod_DeleteStore<Adaptation::WithRawCallbackMethod_Adapt<
+            Adaptation::WithRawCallbackMethod_Compile<Adaptation::WithRawCallbackMethod_Forget<
+                Adaptation::WithRawCallbackMethod_Predict<
+                    Adaptation::WithRawCallbackMethod_PredictStream<
+                        Adaptation::WithRawCallbackMethod_ExportStore<
+                            Adaptation::WithRawCallbackMethod_ImportStore<
+                                Adaptation::WithRawCallbackMethod_ListEncoders<
+                                    Adaptation::WithRawCallbackMethod_Ping<
+                                        Adaptation::Service>>>>>>>>>>>>>;
+}  // namespace internal
+
+class AdaptationService final : public internal::RawAdaptationService {
  public:
+  using Raw = grpc::ByteBuffer;
+
   explicit AdaptationService(ServiceContext context) : ctx_(context) {}
 
-  grpc::ServerUnaryReactor* CreateStore(grpc::CallbackServerContext* context,
-                                        const adapt::v1::CreateStoreRequest* request,
-                                        adapt::v1::StoreInfo* response) override;
-  grpc::ServerUnaryReactor* GetStore(grpc::CallbackServerContext* context,
-                                     const adapt::v1::GetStoreRequest* request,
-                                     adapt::v1::StoreInfo* response) override;
-  grpc::ServerUnaryReactor* ListStores(grpc::CallbackServerContext* context,
-                                       const adapt::v1::ListStoresRequest* request,
-                                       adapt::v1::ListStoresResponse* response) override;
-  grpc::ServerUnaryReactor* DeleteStore(grpc::CallbackServerContext* context,
-                                        const adapt::v1::DeleteStoreRequest* request,
-                                        adapt::v1::DeleteStoreResponse* response) override;
-  grpc::ServerReadReactor<adapt::v1::AdaptRequest>* Adapt(
-      grpc::CallbackServerContext* context, adapt::v1::AdaptResponse* response) override;
-  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
-                                    const adapt::v1::CompileRequest* request,
-                                    adapt::v1::CompileResponse* response) override;
-  grpc::ServerReadReactor<adapt::v1::ForgetRequest>* Forget(
-      grpc::CallbackServerContext* context, adapt::v1::ForgetResponse* response) override;
-  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context,
-                                    const adapt::v1::PredictRequest* request,
-                                    adapt::v1::PredictResponse* response) override;
-  grpc::ServerBidiReactor<adapt::v1::PredictRequest, adapt::v1::PredictResponse>* PredictStream(
-      grpc::CallbackServerContext* context) override;
-  grpc::ServerWriteReactor<adapt::v1::StoreChunk>* ExportStore(
-      grpc::CallbackServerContext* context, const adapt::v1::ExportStoreRequest* request) override;
-  grpc::ServerReadReactor<adapt::v1::StoreChunk>* ImportStore(
-      grpc::CallbackServerContext* context, adapt::v1::StoreInfo* response) override;
-  grpc::ServerUnaryReactor* ListEncoders(grpc::CallbackServerContext* context,
-                                         const adapt::v1::ListEncodersRequest* request,
-                                         adapt::v1::ListEncodersResponse* response) override;
-  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context,
-                                 const adapt::v1::PingRequest* request,
-                                 adapt::v1::PingResponse* response) override;
+  grpc::ServerUnaryReactor* CreateStore(grpc::CallbackServerContext* context, const Raw* request,
+                                        Raw* response) override;
+  grpc::ServerUnaryReactor* GetStore(grpc::CallbackServerContext* context, const Raw* request,
+                                     Raw* response) override;
+  grpc::ServerUnaryReactor* ListStores(grpc::CallbackServerContext* context, const Raw* request,
+                                       Raw* response) override;
+  grpc::ServerUnaryReactor* DeleteStore(grpc::CallbackServerContext* context, const Raw* request,
+                                        Raw* response) override;
+  grpc::ServerReadReactor<Raw>* Adapt(grpc::CallbackServerContext* context,
+                                      Raw* response) override;
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context, const Raw* request,
+                                    Raw* response) override;
+  grpc::ServerReadReactor<Raw>* Forget(grpc::CallbackServerContext* context,
+                                       Raw* response) override;
+  grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context, const Raw* request,
+                                    Raw* response) override;
+  grpc::ServerBidiReactor<Raw, Raw>* PredictStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerWriteReactor<Raw>* ExportStore(grpc::CallbackServerContext* context,
+                                             const Raw* request) override;
+  grpc::ServerReadReactor<Raw>* ImportStore(grpc::CallbackServerContext* context,
+                                            Raw* response) override;
+  grpc::ServerUnaryReactor* ListEncoders(grpc::CallbackServerContext* context, const Raw* request,
+                                         Raw* response) override;
+  grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const Raw* request,
+                                 Raw* response) override;
 
  private:
-  // Queues `fn` (returning absl::Status) on the scheduler in `tenant`'s queue and finishes the
-  // call with its status (or with the reason it did not run).
-  template <typename Fn>
+  // Parses `request` into `call` and admits the call (draining, authentication, authorization).
+  template <typename Call>
+  grpc::Status Open(grpc::CallbackServerContext* context, const Raw* request, Call* call);
+
+  // Queues `fn` (returning absl::Status) on the scheduler in `call`'s tenant queue and finishes
+  // `call` with its status (or with the reason it did not run).
+  template <typename Call, typename Fn>
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const char* method,
-                                  const std::string& tenant, Fn fn);
+                                  Call* call, Fn fn);
 
   ServiceContext ctx_;
 };

@@ -13,6 +13,7 @@
 #include "server/config/config.h"
 #include "server/core/status_macros.h"
 #include "server/rpc/predict_batch.h"
+#include "server/rpc/wire.h"
 #include "server/scheduler/scheduler_config.h"
 
 namespace adaptd {
@@ -39,6 +40,7 @@ absl::StatusOr<std::string> StartExposer(const std::string& listen,
 absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     const adapt::v1::ServerConfig& config) {
   RETURN_IF_ERROR(ValidateConfig(config));
+  QuietProtobufUtf8Log();  // the service answers those requests itself, naming the field
   std::unique_ptr<AdaptdServer> s(new AdaptdServer());
   ASSIGN_OR_RETURN(TokenAuthorizer auth, TokenAuthorizer::Create(config.tokens()));
   s->auth_ = std::make_unique<TokenAuthorizer>(std::move(auth));
@@ -85,7 +87,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   ctx.max_import_bytes = size_t{4} << 30;
   ctx.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
   ctx.auth = s->auth_.get();
-  ctx.draining = &s->draining_;
+  ctx.gate = &s->gate_;
   s->service_ = std::make_unique<AdaptationService>(ctx);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -115,11 +117,16 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
 void AdaptdServer::Shutdown(absl::Duration grace) {
   if (shut_down_) return;
   shut_down_ = true;
-  draining_.store(true, std::memory_order_release);
+  const absl::Time deadline = absl::Now() + grace;
+  // From here on the service answers new calls UNAVAILABLE itself, while the transport still
+  // accepts them; gRPC's own shutdown starts only once the admitted calls are done.
+  gate_.Close();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
-    // Returns once every in-flight call finished, or at the deadline after cancelling the rest.
-    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(grace));
+    gate_.WaitIdle(deadline);
+    // Returns once every remaining call finished (health watches, calls still being refused),
+    // or at the deadline after cancelling the rest.
+    server_->Shutdown(absl::ToChronoTime(std::max(deadline, absl::Now())));
   }
   FlushDurableState();
   if (engine_ != nullptr) engine_->Shutdown();

@@ -17,6 +17,7 @@
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/adaptation_service.h"
+#include "server/rpc/call_gate.h"
 #include "server/scheduler/scheduler.h"
 
 namespace adaptd {
@@ -38,9 +39,9 @@ class AdaptdServer {
   // The grace period of Shutdown() (config shutdown_grace_seconds; 10 s when unset).
   absl::Duration shutdown_grace() const { return grace_; }
 
-  // Health turns NOT_SERVING and new calls are refused with UNAVAILABLE; in-flight calls get
-  // `grace` to finish (then they are cancelled); the engine's durable state is flushed; then
-  // everything stops.
+  // Health turns NOT_SERVING and new calls are refused with UNAVAILABLE (by the service, for as
+  // long as admitted calls are still running); in-flight calls get `grace` to finish (then they
+  // are cancelled); the engine's durable state is flushed; then everything stops.
   void Shutdown() { Shutdown(grace_); }
   void Shutdown(absl::Duration grace);
   void Wait();
@@ -59,7 +60,7 @@ class AdaptdServer {
   std::unique_ptr<AdaptationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<TokenAuthorizer> auth_;
-  std::atomic<bool> draining_{false};
+  CallGate gate_;  // admits calls; closed when shutdown begins
   absl::Duration grace_ = absl::Seconds(10);
   bool shut_down_ = false;
 };

@@ -12,9 +12,14 @@
 #include "server/scheduler/scheduler.h"
 #include "server/metrics/metrics.h"
 #include "server/auth/grpc_auth.h"
+#include "server/rpc/call_gate.h"
 #include "server/rpc/status.h"
 
 namespace adaptd {
+
+inline grpc::Status ShuttingDown() {
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+}
 
 struct ServiceContext {
   Engine* engine = nullptr;
@@ -24,14 +29,19 @@ struct ServiceContext {
   size_t max_import_bytes = 0;
   size_t export_chunk_bytes = 1 << 20;
   const TokenAuthorizer* auth = nullptr;      // nullable: authentication off
-  const std::atomic<bool>* draining = nullptr;  // nullable; true once shutdown began
+  CallGate* gate = nullptr;  // nullable; closed once shutdown began
 
-  // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall.
-  grpc::Status Admit(const grpc::ServerContextBase& context, const std::string& tenant) const {
-    if (draining != nullptr && draining->load(std::memory_order_acquire)) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
+  // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
+  // `*admitted` holds the call's place in the gate until the call object is destroyed.
+  grpc::Status Admit(const grpc::ServerContextBase& context, const std::string& tenant,
+                     AdmittedCall* admitted) const {
+    if (gate != nullptr && gate->closed()) return ShuttingDown();
+    if (grpc::Status s = AuthorizeCall(auth, context, tenant); !s.ok()) return s;
+    if (gate != nullptr) {
+      if (!gate->Enter()) return ShuttingDown();
+      *admitted = AdmittedCall(gate);
     }
-    return AuthorizeCall(auth, context, tenant);
+    return grpc::Status::OK;
   }
   // For each later message of a stream: may the caller touch this message's tenant?
   grpc::Status Authorize(const grpc::ServerContextBase& context,
@@ -60,16 +70,6 @@ inline grpc::Status CallStillWanted(grpc::CallbackServerContext* context) {
   return grpc::Status::OK;
 }
 
-// A unary call refused before it ran (draining, authentication, authorization).
-inline grpc::ServerUnaryReactor* Refuse(const ServiceContext& ctx,
-                                        grpc::CallbackServerContext* context, const char* method,
-                                        const grpc::Status& status) {
-  ctx.Record(method, status, absl::Now());
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(status);
-  return reactor;
-}
-
 // A streaming call refused before it ran: finishes at once and deletes itself.
 template <typename Reactor>
 class RefusedReactor final : public Reactor {
@@ -89,10 +89,6 @@ inline Task CallTask(grpc::CallbackServerContext* context, const std::string& te
   }
   task.cancelled = [context] { return context->IsCancelled(); };
   return task;
-}
-
-inline grpc::Status ShuttingDown() {
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down");
 }
 
 }  // namespace adaptd

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/rpc/predict_batch.h"
+#include "server/rpc/wire.h"
 
 namespace adaptd {
 namespace {
@@ -33,20 +34,23 @@ absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& reques
 template <typename Request, typename Response>
 WriteReactor<Request, Response>::WriteReactor(ServiceContext ctx,
                                               grpc::CallbackServerContext* context,
-                                              Response* response, TxnKind kind, const char* method)
+                                              AdmittedCall admitted, grpc::ByteBuffer* reply,
+                                              TxnKind kind, const char* method)
     : ctx_(ctx),
       context_(context),
-      response_(response),
+      admitted_(std::move(admitted)),
+      reply_(reply),
       method_(method),
       start_(absl::Now()),
       session_(ctx.engine->StartWrite(kind)) {
-  this->StartRead(&request_);
+  StartRead(&incoming_);
 }
 
 template <typename Request, typename Response>
 void WriteReactor<Request, Response>::Complete(const grpc::Status& status) {
-  ctx_.Record(method_, status, start_);
-  this->Finish(status);
+  const grpc::Status answer = status.ok() ? SerializeMessage(response_, reply_) : status;
+  ctx_.Record(method_, answer, start_);
+  Finish(answer);
 }
 
 template <typename Request, typename Response>
@@ -69,6 +73,10 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
     }
     return;
   }
+  if (grpc::Status parsed = ParseMessage(incoming_, &request_); !parsed.ok()) {
+    Complete(parsed);
+    return;
+  }
   if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
     Complete(denied);
     return;
@@ -88,7 +96,7 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
       Complete(ToGrpc(status));
       return;
     }
-    this->StartRead(&request_);
+    StartRead(&incoming_);
   };
   if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
     Complete(ToGrpc(queued));
@@ -103,7 +111,7 @@ void WriteReactor<Request, Response>::Commit() {
     return;
   }
   auto result = session_->Finish();
-  if (result.ok()) Fill(*result, response_);
+  if (result.ok()) Fill(*result, &response_);
   Complete(ToGrpc(result.status()));
 }
 
@@ -112,9 +120,10 @@ template class WriteReactor<adapt::v1::ForgetRequest, adapt::v1::ForgetResponse>
 
 // ---------------------------------------------------------------------------------------------
 
-PredictStreamReactor::PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context)
-    : ctx_(ctx), context_(context), start_(absl::Now()) {
-  StartRead(&request_);
+PredictStreamReactor::PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+                                           AdmittedCall admitted)
+    : ctx_(ctx), context_(context), admitted_(std::move(admitted)), start_(absl::Now()) {
+  StartRead(&incoming_);
 }
 
 void PredictStreamReactor::Complete(const grpc::Status& status) {
@@ -125,6 +134,10 @@ void PredictStreamReactor::Complete(const grpc::Status& status) {
 void PredictStreamReactor::OnReadDone(bool ok) {
   if (!ok) {
     Complete(grpc::Status::OK);
+    return;
+  }
+  if (grpc::Status parsed = ParseMessage(incoming_, &request_); !parsed.ok()) {
+    Complete(parsed);
     return;
   }
   if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
@@ -140,8 +153,11 @@ void PredictStreamReactor::OnReadDone(bool ok) {
           Complete(ToGrpc(result.status()));
           return;
         }
-        response_ = *std::move(result);
-        StartWrite(&response_);
+        if (grpc::Status written = SerializeMessage(*result, &outgoing_); !written.ok()) {
+          Complete(written);
+          return;
+        }
+        StartWrite(&outgoing_);
       });
   if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
     Complete(ToGrpc(queued));
@@ -153,14 +169,14 @@ void PredictStreamReactor::OnWriteDone(bool ok) {
     Complete(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
     return;
   }
-  StartRead(&request_);
+  StartRead(&incoming_);
 }
 
 // ---------------------------------------------------------------------------------------------
 
 ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                             adapt::v1::ExportStoreRequest request)
-    : ctx_(ctx), start_(absl::Now()) {
+                             AdmittedCall admitted, adapt::v1::ExportStoreRequest request)
+    : ctx_(ctx), admitted_(std::move(admitted)), start_(absl::Now()) {
   Task task = CallTask(context, request.tenant());
   task.run = [this, request](const absl::Status& wanted) {
     if (!wanted.ok()) {
@@ -191,9 +207,14 @@ void ExportReactor::WriteNext() {
     return;
   }
   const size_t n = std::min(ctx_.export_chunk_bytes, file_.size() - offset_);
-  chunk_.set_data(file_.substr(offset_, n));
+  adapt::v1::StoreChunk chunk;
+  chunk.set_data(file_.substr(offset_, n));
   offset_ += n;
-  StartWrite(&chunk_);
+  if (grpc::Status written = SerializeMessage(chunk, &outgoing_); !written.ok()) {
+    Complete(written);
+    return;
+  }
+  StartWrite(&outgoing_);
 }
 
 void ExportReactor::OnWriteDone(bool ok) {
@@ -207,18 +228,27 @@ void ExportReactor::OnWriteDone(bool ok) {
 // ---------------------------------------------------------------------------------------------
 
 ImportReactor::ImportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                             adapt::v1::StoreInfo* response)
-    : ctx_(ctx), context_(context), response_(response), start_(absl::Now()) {
-  StartRead(&chunk_);
+                             AdmittedCall admitted, grpc::ByteBuffer* reply)
+    : ctx_(ctx),
+      context_(context),
+      admitted_(std::move(admitted)),
+      reply_(reply),
+      start_(absl::Now()) {
+  StartRead(&incoming_);
 }
 
 void ImportReactor::Complete(const grpc::Status& status) {
-  ctx_.Record("ImportStore", status, start_);
-  Finish(status);
+  const grpc::Status answer = status.ok() ? SerializeMessage(response_, reply_) : status;
+  ctx_.Record("ImportStore", answer, start_);
+  Finish(answer);
 }
 
 void ImportReactor::OnReadDone(bool ok) {
   if (ok) {
+    if (grpc::Status parsed = ParseMessage(incoming_, &chunk_); !parsed.ok()) {
+      Complete(parsed);
+      return;
+    }
     if (auto denied = ctx_.Authorize(*context_, chunk_.tenant()); !denied.ok()) {
       Complete(denied);
       return;
@@ -239,7 +269,7 @@ void ImportReactor::OnReadDone(bool ok) {
       return;
     }
     file_.append(chunk_.data());
-    StartRead(&chunk_);
+    StartRead(&incoming_);
     return;
   }
   Task task = CallTask(context_, tenant_);
@@ -250,7 +280,7 @@ void ImportReactor::OnReadDone(bool ok) {
       return;
     }
     auto info = ctx_.engine->Import(tenant_, store_, file_);
-    if (info.ok()) *response_ = *std::move(info);
+    if (info.ok()) response_ = *std::move(info);
     Complete(ToGrpc(info.status()));
   };
   if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {

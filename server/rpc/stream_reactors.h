@@ -1,6 +1,8 @@
 // The reactors of the streaming RPCs. Each reads or writes one message at a time, hands the
 // work for it to the scheduler, and starts the next read or write from there, so a stream is
-// processed in order and no gRPC thread computes. Each deletes itself in OnDone.
+// processed in order and no gRPC thread computes. Messages travel raw (grpc::ByteBuffer) and
+// are parsed and serialized here (server/rpc/wire.h). Each holds its call's place in the
+// CallGate and deletes itself in OnDone.
 #ifndef ADAPTD_SERVER_RPC_STREAM_REACTORS_H_
 #define ADAPTD_SERVER_RPC_STREAM_REACTORS_H_
 
@@ -15,10 +17,10 @@ namespace adaptd {
 // Adapt and Forget: stages each message in a WriteSession and commits at the end of the
 // stream. The first error finishes the call; nothing is committed then.
 template <typename Request, typename Response>
-class WriteReactor final : public grpc::ServerReadReactor<Request> {
+class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  WriteReactor(ServiceContext ctx, grpc::CallbackServerContext* context, Response* response,
-               TxnKind kind, const char* method);
+  WriteReactor(ServiceContext ctx, grpc::CallbackServerContext* context, AdmittedCall admitted,
+               grpc::ByteBuffer* reply, TxnKind kind, const char* method);
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }
 
@@ -28,19 +30,23 @@ class WriteReactor final : public grpc::ServerReadReactor<Request> {
 
   ServiceContext ctx_;
   grpc::CallbackServerContext* context_;
-  Response* response_;
+  AdmittedCall admitted_;
+  grpc::ByteBuffer* reply_;
   const char* method_;
   absl::Time start_;
   std::unique_ptr<WriteSession> session_;
+  grpc::ByteBuffer incoming_;
   Request request_;
+  Response response_;
   // From the first message: the queue the stream's work waits in, and the store's lane.
   std::string tenant_, lane_;
 };
 
 class PredictStreamReactor final
-    : public grpc::ServerBidiReactor<adapt::v1::PredictRequest, adapt::v1::PredictResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context);
+  PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+                       AdmittedCall admitted);
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
@@ -50,14 +56,15 @@ class PredictStreamReactor final
 
   ServiceContext ctx_;
   grpc::CallbackServerContext* context_;
+  AdmittedCall admitted_;
   absl::Time start_;
+  grpc::ByteBuffer incoming_, outgoing_;
   adapt::v1::PredictRequest request_;
-  adapt::v1::PredictResponse response_;
 };
 
-class ExportReactor final : public grpc::ServerWriteReactor<adapt::v1::StoreChunk> {
+class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+  ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context, AdmittedCall admitted,
                 adapt::v1::ExportStoreRequest request);
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
@@ -67,16 +74,17 @@ class ExportReactor final : public grpc::ServerWriteReactor<adapt::v1::StoreChun
   void WriteNext();
 
   ServiceContext ctx_;
+  AdmittedCall admitted_;
   absl::Time start_;
   std::string file_;
   size_t offset_ = 0;
-  adapt::v1::StoreChunk chunk_;
+  grpc::ByteBuffer outgoing_;
 };
 
-class ImportReactor final : public grpc::ServerReadReactor<adapt::v1::StoreChunk> {
+class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
-  ImportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                adapt::v1::StoreInfo* response);
+  ImportReactor(ServiceContext ctx, grpc::CallbackServerContext* context, AdmittedCall admitted,
+                grpc::ByteBuffer* reply);
   void OnReadDone(bool ok) override;
   void OnDone() override { delete this; }
 
@@ -85,10 +93,13 @@ class ImportReactor final : public grpc::ServerReadReactor<adapt::v1::StoreChunk
 
   ServiceContext ctx_;
   grpc::CallbackServerContext* context_;
-  adapt::v1::StoreInfo* response_;
+  AdmittedCall admitted_;
+  grpc::ByteBuffer* reply_;
   absl::Time start_;
   std::string tenant_, store_, file_;
+  grpc::ByteBuffer incoming_;
   adapt::v1::StoreChunk chunk_;
+  adapt::v1::StoreInfo response_;
 };
 
 }  // namespace adaptd

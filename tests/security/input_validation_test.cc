@@ -131,10 +131,9 @@ class InputValidationTest : public ::testing::Test {
         << "'" << status.error_message() << "' does not name " << field;
   }
 
-  // Refused before it reached a store (the code is the transport's choice).
-  static void ExpectRefused(const grpc::Status& status) {
-    EXPECT_FALSE(status.ok());
-    EXPECT_NE(status.error_code(), grpc::StatusCode::UNKNOWN) << status.error_message();
+  // A string field that is not UTF-8: refused by the server's parser, naming the field.
+  static void ExpectNotUtf8(const grpc::Status& status, const std::string& field) {
+    ExpectInvalid(status, field + ": not valid UTF-8");
   }
 
   static SecurityServer* server_;
@@ -176,10 +175,11 @@ TEST_F(InputValidationTest, LabelsEmptyOversizedOrNotUtf8) {
   for (const char* store : {"faast", "falcon", "fwpkm"}) {
     ExpectInvalid(Adapt(store, {Vec({1, 0, 0, 0}, "")}), "examples[0].label");
     ExpectInvalid(Adapt(store, {Vec({1, 0, 0, 0}, std::string(257, 'x'))}), "examples[0].label");
-    // Invalid UTF-8 in a proto3 string field: protobuf itself refuses to parse the message on
-    // the server, so the stream ends with no message and nothing changes.
-    ExpectRefused(Adapt(store, {Vec({1, 0, 0, 0}, "bad\xc3(utf8")}));
-    ExpectRefused(Adapt(store, {Vec({1, 0, 0, 0}, "\xed\xa0\x80")}));  // a UTF-16 surrogate
+    // Invalid UTF-8 in a proto3 string field: protobuf cannot parse the message, so the
+    // server's own parser finds the field; the stream ends and nothing changes.
+    ExpectNotUtf8(Adapt(store, {Vec({1, 0, 0, 0}, "bad\xc3(utf8")}), "examples[0].label");
+    ExpectNotUtf8(Adapt(store, {Vec({1, 0, 0, 0}, "a"), Vec({0, 1, 0, 0}, "\xed\xa0\x80")}),
+                  "examples[1].label");  // a UTF-16 surrogate, in the second example
   }
 }
 
@@ -197,16 +197,46 @@ TEST_F(InputValidationTest, LabelAtTheLimitIsAccepted) {
 
 TEST_F(InputValidationTest, TextsEmptyOversizedOrNotUtf8) {
   ExpectInvalid(Adapt("text", {Text("", "greeting")}), "examples[0].input.text");
-  ExpectRefused(Adapt("text", {Text("caf\xe9", "greeting")}));
+  ExpectNotUtf8(Adapt("text", {Text("caf\xe9", "greeting")}), "examples[0].input.text");
   // Over 1 MiB, in a message the server accepts (its size limit is 64 MiB).
   ExpectInvalid(Adapt("text", {Text(std::string((1 << 20) + 1, 'a'), "greeting")}),
                 "examples[0].input.text");
   adapt::v1::Input bad;
   bad.set_text("\xff");
-  ExpectRefused(Predict("text", bad));
+  ExpectNotUtf8(Predict("text", bad), "inputs[0].text");
   // A vector for a text encoder and a text for a vector encoder.
   ExpectInvalid(Adapt("text", {Vec({1, 0, 0, 0}, "greeting")}), "examples[0].input");
   ExpectInvalid(Adapt("faast", {Text("hello", "a")}), "examples[0].input");
+}
+
+TEST_F(InputValidationTest, NamesNotUtf8InUnaryCalls) {
+  // Unary calls: gRPC alone would answer UNIMPLEMENTED with no message.
+  ExpectNotUtf8(Create("bad\xc0\xafname", Spec(adapt::v1::STORE_KIND_FAAST)), "store");
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("t\xff");
+  get.set_store("faast");
+  adapt::v1::StoreInfo info;
+  ExpectNotUtf8(stub().GetStore(TokenContext("").get(), get, &info), "tenant");
+  adapt::v1::StoreSpec spec = Spec(adapt::v1::STORE_KIND_FAAST);
+  spec.set_encoder("vec\xe2\x82");  // truncated sequence
+  ExpectNotUtf8(Create("bad", spec), "spec.encoder");
+}
+
+TEST_F(InputValidationTest, BadMessageLaterInAStreamCommitsNothing) {
+  adapt::v1::AdaptRequest good;
+  good.set_tenant("t");
+  good.set_store("faast");
+  *good.add_examples() = Vec({1, 0, 0, 0}, "a");
+  adapt::v1::AdaptRequest bad = good;
+  bad.mutable_examples(0)->set_label("\xfe");
+  auto context = TokenContext("");
+  adapt::v1::AdaptResponse response;
+  auto writer = stub().Adapt(context.get(), &response);
+  writer->Write(good);
+  writer->Write(bad);
+  writer->WritesDone();
+  ExpectNotUtf8(writer->Finish(), "examples[0].label");
+  // TearDown checks that the first message was not applied either.
 }
 
 TEST_F(InputValidationTest, TooManyLabels) {

@@ -17,6 +17,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_resources.h"
+#include "kernels/cuda/falcon_chunk_kernels.h"
 #include "kernels/op_checks.h"
 
 namespace adaptd::kernels {
@@ -50,8 +51,9 @@ class CudaBackend final : public Backend {
       : resources_(std::move(resources)) {}
 
   std::string_view name() const override { return "cuda"; }
-  // The Falcon chunk step runs its products here (Gemm) and the rest on the host.
-  bool Supports(Op op) const override { return op != Op::kFalconChunkStep; }
+  // Every op runs here; Falcon chunks longer than gpu::kFalconMaxSteps steps go to the host
+  // implementation, whose products still run here (Gemm).
+  bool Supports(Op) const override { return true; }
 
   absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
                     const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
@@ -150,6 +152,13 @@ class CudaBackend final : public Backend {
     return OnDevice([&](CudaResources& r) { return gpu::ProductKeyScoresOnDevice(r, query); });
   }
 
+  absl::Status FalconChunkStep(const FalconChunk<float>& chunk) override {
+    return FalconChunkStepImpl(chunk);
+  }
+  absl::Status FalconChunkStep(const FalconChunk<double>& chunk) override {
+    return FalconChunkStepImpl(chunk);
+  }
+
  private:
   template <typename T>
   absl::Status GemvImpl(Trans trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
@@ -176,6 +185,18 @@ class CudaBackend final : public Backend {
     return OnDevice([&](CudaResources& r) {
       return gpu::GemmOnDevice<T>(r, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
+  }
+
+  template <typename T>
+  absl::Status FalconChunkStepImpl(const FalconChunk<T>& chunk) {
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckFalconChunk(chunk));
+    if (chunk.m == 0) return absl::OkStatus();
+    // The kernels hold c per-step factors in shared memory.
+    if (chunk.c > gpu::kFalconMaxSteps) return Backend::FalconChunkStep(chunk);
+    int64_t pairs = 0;
+    for (int64_t w : chunk.window) pairs += w;
+    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({chunk.d, chunk.m, chunk.h + chunk.c, pairs}));
+    return OnDevice([&](CudaResources& r) { return gpu::FalconChunkStepOnDevice<T>(r, chunk); });
   }
 
   // Runs `op` under the device lock with the device current, then waits for the stream even when

@@ -1,8 +1,9 @@
 // The CUDA backend against the CPU backend (the reference) on random inputs, with padded leading
 // dimensions and garbage in every region an op must not read. Tolerances are relative to the
 // largest reference entry (or |λ|max): double GEMM/SYRK 1e-12, float GEMM 1e-5, eigenvalues
-// 1e-10, Cholesky solution 1e-10. Every test that needs a device skips itself when none is
-// present (MakeCudaBackend answers Unavailable), or fails instead when the environment sets
+// 1e-10, Cholesky solution 1e-10, Falcon chunk step (S and predictions) 1e-10 in double and
+// 1e-4 in float. Every test that needs a device skips itself when none is present
+// (MakeCudaBackend answers Unavailable), or fails instead when the environment sets
 // ADAPTD_REQUIRE_CUDA=1 (as kernels/cuda/check_on_gpu.sh does, so a driver too old for this
 // runtime cannot pass as a clean skip).
 #include <algorithm>
@@ -329,6 +330,139 @@ TEST_F(CudaBackendTest, ConcurrentCallersFromSeveralBackendsAgree) {
   }
   for (auto& th : threads) th.join();
   for (const absl::Status& s : failures) EXPECT_TRUE(s.ok()) << s;
+}
+
+// FalconChunkStep on the device against the CPU backend. Keys are unit rows (as the store
+// normalises them), rates η/B with B the step's window, decays in [0.8, 1]: a well-conditioned
+// solve, so that the two backends' different product orders stay within float 1e-4 and double
+// 1e-10 of the largest entry of S and the predictions (or 1).
+struct FalconDeviceCase {
+  int64_t d, m, h, c;
+  bool residual;
+  int groups;
+  int window_mode;  // 0: every window 1; 1: up to 4 pairs; 2: anything in [1, h + t + 1]
+  bool predictions;
+};
+
+template <typename T>
+void CheckFalconOnDevice(Backend& cpu, Backend& cuda, const FalconDeviceCase& fc, double tol) {
+  SCOPED_TRACE(testing::Message() << "d=" << fc.d << " m=" << fc.m << " h=" << fc.h << " c=" << fc.c
+                                  << " residual=" << fc.residual << " groups=" << fc.groups
+                                  << " window_mode=" << fc.window_mode
+                                  << " predictions=" << fc.predictions << " bytes=" << sizeof(T));
+  std::mt19937_64 rng(fc.d * 7919 + fc.m * 131 + fc.h * 31 + fc.c * 7 + fc.groups * 3 +
+                      fc.window_mode + (fc.residual ? 1000 : 0));
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const int64_t e = fc.h + fc.c;
+  auto keys = Random<T>(e * fc.d, rng);
+  for (int64_t i = 0; i < e; ++i) {
+    double norm = 0;
+    for (int64_t a = 0; a < fc.d; ++a) norm += double(keys[i * fc.d + a]) * keys[i * fc.d + a];
+    for (int64_t a = 0; a < fc.d; ++a) keys[i * fc.d + a] = T(keys[i * fc.d + a] / std::sqrt(norm));
+  }
+  const auto targets = Random<T>(e * fc.m, rng);
+  auto s0 = Random<T>(fc.d * fc.m, rng);
+  for (T& x : s0) x *= T(0.5);
+  std::vector<int64_t> window(fc.c);
+  for (int64_t t = 0; t < fc.c; ++t) {
+    const int64_t most = fc.h + t + 1;
+    int64_t cap = most;
+    if (fc.window_mode == 0) cap = 1;
+    if (fc.window_mode == 1) cap = std::min<int64_t>(most, 4);
+    window[t] = 1 + static_cast<int64_t>(rng() % cap);
+  }
+  if (fc.window_mode == 2) window[fc.c - 1] = fc.h + fc.c;  // the longest window there is
+  // Columns dealt to groups at random, each group non-empty.
+  std::vector<std::vector<int64_t>> cols(fc.groups);
+  for (int64_t j = 0; j < fc.m; ++j) {
+    cols[j < fc.groups ? j : static_cast<int64_t>(rng() % fc.groups)].push_back(j);
+  }
+  std::vector<std::vector<double>> log_gamma(fc.groups), rate(fc.groups);
+  std::vector<FalconColumnGroup> groups;
+  for (int g = 0; g < fc.groups; ++g) {
+    for (int64_t t = 0; t < fc.c; ++t) {
+      log_gamma[g].push_back(std::log(0.8 + 0.2 * unit(rng)));
+      rate[g].push_back((0.01 + 0.3 * unit(rng)) / static_cast<double>(window[t]));
+    }
+    groups.push_back({cols[g], log_gamma[g], rate[g]});
+  }
+  FalconChunk<T> chunk;
+  chunk.d = fc.d;
+  chunk.m = fc.m;
+  chunk.h = fc.h;
+  chunk.c = fc.c;
+  chunk.keys = keys.data();
+  chunk.targets = targets.data();
+  chunk.window = window;
+  chunk.residual = fc.residual;
+  chunk.groups = groups;
+  auto s_cpu = s0, s_gpu = s0;
+  const T sentinel = T(12345);
+  std::vector<T> p_cpu(fc.c * fc.m, sentinel), p_gpu(fc.c * fc.m, sentinel);
+  chunk.s = s_cpu.data();
+  chunk.predictions = fc.predictions ? p_cpu.data() : nullptr;
+  ASSERT_TRUE(cpu.FalconChunkStep(chunk).ok());
+  chunk.s = s_gpu.data();
+  chunk.predictions = fc.predictions ? p_gpu.data() : nullptr;
+  const absl::Status st = cuda.FalconChunkStep(chunk);
+  ASSERT_TRUE(st.ok()) << st;
+  const double scale = std::max({1.0, MaxAbs(s_cpu), fc.predictions ? MaxAbs(p_cpu) : 0.0});
+  for (size_t i = 0; i < s_cpu.size(); ++i) {
+    ASSERT_NEAR(s_gpu[i], s_cpu[i], tol * scale) << "S[" << i / fc.m << "," << i % fc.m << "]";
+  }
+  for (size_t i = 0; i < p_cpu.size(); ++i) {
+    if (!fc.predictions) {
+      ASSERT_EQ(p_gpu[i], sentinel) << "prediction " << i << " written without predictions";
+      continue;
+    }
+    ASSERT_NEAR(p_gpu[i], p_cpu[i], tol * scale)
+        << "prediction t=" << i / fc.m << " column " << i % fc.m;
+  }
+}
+
+TEST_F(CudaBackendTest, FalconChunkStepMatchesCpu) {
+  EXPECT_TRUE(cuda_->Supports(Op::kFalconChunkStep));
+  int variant = 0;
+  for (bool residual : {true, false}) {
+    for (int64_t h : {0, 3}) {
+      for (int64_t c : {1, 7, 64}) {
+        for (int groups : {1, 3}) {
+          for (int window_mode : {0, 1, 2}) {
+            ++variant;
+            // 70 columns: two tiles of kFalconTileColumns for one group.
+            const bool predictions = variant % 2 == 0;
+            const FalconDeviceCase fc{16, 70, h, c, residual, groups, window_mode, predictions};
+            CheckFalconOnDevice<double>(*cpu_, *cuda_, fc, 1e-10);
+            CheckFalconOnDevice<float>(*cpu_, *cuda_, fc, 1e-4);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, FalconChunkStepAwkwardShapes) {
+  for (bool residual : {true, false}) {
+    for (bool predictions : {false, true}) {
+      // No key coordinates, one column, one key coordinate, many groups of one column, and more
+      // columns than a tile in each of several groups.
+      for (const FalconDeviceCase& fc :
+           {FalconDeviceCase{0, 5, 2, 4, residual, 2, 1, predictions},
+            FalconDeviceCase{8, 1, 0, 9, residual, 1, 2, predictions},
+            FalconDeviceCase{1, 4, 5, 6, residual, 4, 2, predictions},
+            FalconDeviceCase{12, 33, 2, 16, residual, 33, 1, predictions},
+            FalconDeviceCase{24, 300, 4, 32, residual, 3, 1, predictions}}) {
+        CheckFalconOnDevice<double>(*cpu_, *cuda_, fc, 1e-10);
+        CheckFalconOnDevice<float>(*cpu_, *cuda_, fc, 1e-4);
+      }
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, FalconChunkStepLongChunkRunsOnHostPath) {
+  // Beyond the kernels' step limit (4096) the host solve runs, with its products on the device.
+  const FalconDeviceCase fc{4, 2, 1, 4100, true, 1, 0, true};
+  CheckFalconOnDevice<double>(*cpu_, *cuda_, fc, 1e-10);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 //            ("peak"), and the FAAST ingest path (float rows converted on the device, then
 //            DSYRK) as a fraction of it; plus the whole host-to-host SyrkUpperAccumulate call.
 //   topk:    the top-k kernel's rows per second.
+//   falcon:  one Falcon chunk step through the whole backend call, CUDA against CPU.
 // Usage: cuda_bench [--quick]. Prints one JSON line per point; exits 1 without a device.
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -176,6 +177,55 @@ void TopK(cudaStream_t stream, int rows, int n, int k, int rounds) {
   BENCH_CHECK(cudaFree(val));
 }
 
+// One Falcon chunk step through the whole backend call (host data in and out), the CUDA
+// backend against the CPU backend on the same chunk: d × m state, h history pairs, c steps with
+// windows of `window` pairs, `groups` column groups.
+void FalconStep(Backend& cuda, int d, int m, int h, int c, int window, int groups, bool residual,
+                int rounds) {
+  const int e = h + c;
+  std::vector<double> keys(size_t(e) * d), targets(size_t(e) * m), s0(size_t(d) * m, 0.01);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = ((i * 2654435761u) % 1000) / 1000.0 - 0.5;
+  for (size_t i = 0; i < targets.size(); ++i) targets[i] = ((i * 40503u) % 1000) / 1000.0 - 0.5;
+  std::vector<int64_t> windows(c);
+  for (int t = 0; t < c; ++t) windows[t] = std::min(window, h + t + 1);
+  std::vector<std::vector<int64_t>> cols(groups);
+  for (int j = 0; j < m; ++j) cols[j % groups].push_back(j);
+  const std::vector<double> log_gamma(c, -0.01), rate(c, 0.05 / window);
+  std::vector<FalconColumnGroup> spec;
+  for (const auto& g : cols) spec.push_back({g, log_gamma, rate});
+  std::vector<double> s(s0), pred(size_t(c) * m);
+  FalconChunk<double> chunk;
+  chunk.d = d;
+  chunk.m = m;
+  chunk.h = h;
+  chunk.c = c;
+  chunk.keys = keys.data();
+  chunk.targets = targets.data();
+  chunk.window = windows;
+  chunk.residual = residual;
+  chunk.groups = spec;
+  chunk.s = s.data();
+  chunk.predictions = pred.data();
+  auto cpu = MakeCpuBackend();
+  auto median_ms = [&](Backend& backend) {
+    std::vector<double> ms;
+    for (int r = 0; r <= rounds; ++r) {
+      std::copy(s0.begin(), s0.end(), s.begin());
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!backend.FalconChunkStep(chunk).ok()) std::exit(1);
+      const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - t0;
+      if (r > 0) ms.push_back(t.count());  // the first call warms up
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  const double cuda_ms = median_ms(cuda), cpu_ms = median_ms(*cpu);
+  std::printf(
+      "{\"bench\":\"falcon_chunk_host_to_host\",\"d\":%d,\"m\":%d,\"h\":%d,\"c\":%d,\"window\":%d,"
+      "\"groups\":%d,\"residual\":%s,\"cuda_ms\":%.3f,\"cpu_ms\":%.3f,\"cpu_over_cuda\":%.2f}\n",
+      d, m, h, c, window, groups, residual ? "true" : "false", cuda_ms, cpu_ms, cpu_ms / cuda_ms);
+}
+
 int Main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   auto backend = MakeCudaBackend(0);
@@ -197,6 +247,7 @@ int Main(int argc, char** argv) {
   if (quick) {
     Grouped(stream, 64, 64, 16, 4, copy_bw, rounds);
     Syrk(stream, blas, 128, 256, 0, rounds);
+    FalconStep(**backend, 64, 64, 2, 16, 3, 2, true, rounds);
     TopK(stream, 64, 1024, 16, rounds);
     return 0;
   }
@@ -211,6 +262,11 @@ int Main(int argc, char** argv) {
   SyrkHostToHost(**backend, 1024, 8192, peak);
   SyrkHostToHost(**backend, 4096, 8192, peak);
   for (int k : {1, 16, 64}) TopK(stream, 10000, 1024, k, rounds);
+  for (bool residual : {true, false}) {
+    FalconStep(**backend, 256, 256, 0, 64, 1, 1, residual, rounds);
+    FalconStep(**backend, 256, 256, 2, 64, 3, 1, residual, rounds);
+    FalconStep(**backend, 1024, 1024, 7, 64, 8, 4, residual, rounds);
+  }
   TopK(stream, 1000, 65536, 64, rounds);
   BENCH_CHECK(cublasDestroy(blas));
   BENCH_CHECK(cudaStreamDestroy(stream));

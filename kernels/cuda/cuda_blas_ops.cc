@@ -1,29 +1,12 @@
 // GEMM and SYRK on cuBLAS. See cuda_ops.h for the row-major ↔ column-major mapping.
 #include <cublas_v2.h>
 
+#include "kernels/cuda/cublas_gemm.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_staging.h"
 
 namespace adaptd::kernels::gpu {
-namespace {
-
-cublasOperation_t ToCublas(Trans t) { return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N; }
-
-cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
-                          int n, int k, const double* alpha, const double* a, int lda,
-                          const double* b, int ldb, const double* beta, double* c, int ldc) {
-  return cublasDgemm(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
-                          int n, int k, const float* alpha, const float* a, int lda, const float* b,
-                          int ldb, const float* beta, float* c, int ldc) {
-  return cublasSgemm(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-}  // namespace
-
 template <typename T>
 absl::Status GemmOnDevice(CudaResources& r, Trans trans_a, Trans trans_b, int m, int n, int k,
                           T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,

@@ -69,6 +69,12 @@ absl::Status GroupedGemmOnDevice(CudaResources& r, std::span<const GemmGroup> gr
 absl::Status ProductKeyScoresOnDevice(CudaResources& r, const ProductKeyQuery& query)
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
 
+// Chunk checked (op_checks.h); m ≥ 1, c ≤ kFalconMaxSteps (falcon_chunk_kernels.h), d, m, h + c
+// and the window pair count within int. Synchronizes itself.
+template <typename T>
+absl::Status FalconChunkStepOnDevice(CudaResources& r, const FalconChunk<T>& chunk)
+    ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu());
+
 }  // namespace adaptd::kernels::gpu
 
 #endif  // ADAPTD_KERNELS_CUDA_CUDA_OPS_H_

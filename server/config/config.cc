@@ -124,6 +124,10 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
     return absl::InvalidArgumentError(
         "worker_threads/compile_threads: at most 1024 workers and 256 compile threads");
   }
+  if (config.backend_threads() > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backend_threads: at most 1024, got ", config.backend_threads()));
+  }
   if (config.metrics_top_tenants() > 1000) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics_top_tenants: at most 1000, got ", config.metrics_top_tenants()));

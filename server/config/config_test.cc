@@ -61,6 +61,9 @@ TEST(ConfigTest, ValidationNamesTheField) {
   config.set_max_message_bytes(10);
   EXPECT_EQ(ValidateConfig(config).message().substr(0, 18), "max_message_bytes:");
   config = DefaultConfig();
+  config.set_backend_threads(1025);
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 16), "backend_threads:");
+  config = DefaultConfig();
   config.clear_encoders();
   EXPECT_FALSE(ValidateConfig(config).ok());
 }

@@ -26,9 +26,9 @@ absl::StatusOr<std::string> StartExposer(const std::string& listen,
   try {
     *exposer = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen,
-                                               ": the address is in use or not available (",
-                                               e.what(), ")"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", listen, ": ", e.what(),
+                     " (the address may be in use or not available)"));
   }
   const auto ports = (*exposer)->GetListeningPorts();
   const std::string host = listen.substr(0, listen.rfind(':'));
@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   }
 
   ASSIGN_OR_RETURN(s->backend_, kernels::MakeBackend(config.device()));
+  s->backend_->SetThreads(BackendThreadsFromConfig(config, std::thread::hardware_concurrency()));
   s->metrics_ = std::make_unique<Metrics>(
       TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
                    config.has_metrics_top_tenants() ? config.metrics_top_tenants()

@@ -20,4 +20,10 @@ SchedulerOptions SchedulerOptionsFromConfig(const adapt::v1::ServerConfig& confi
   return o;
 }
 
+int BackendThreadsFromConfig(const adapt::v1::ServerConfig& config, unsigned cores) {
+  if (config.backend_threads() > 0) return static_cast<int>(config.backend_threads());
+  const int workers = SchedulerOptionsFromConfig(config).workers;
+  return std::max(1, static_cast<int>(std::max(1u, cores)) / std::max(1, workers));
+}
+
 }  // namespace adaptd

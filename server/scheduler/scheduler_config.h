@@ -17,6 +17,10 @@ inline constexpr uint32_t kDefaultTenantQueueCapacity = 1000;
 // the number of cores (at least 2) when 0.
 SchedulerOptions SchedulerOptionsFromConfig(const adapt::v1::ServerConfig& config);
 
+// The thread count the server gives its backend (Backend::SetThreads): backend_threads, or
+// max(1, cores / workers) when unset or 0. `cores` is the machine's (0: unknown, taken as 1).
+int BackendThreadsFromConfig(const adapt::v1::ServerConfig& config, unsigned cores);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_SCHEDULER_SCHEDULER_CONFIG_H_

@@ -25,6 +25,10 @@ void AddSchedulerFlags(CLI::App& app, SchedulerFlags* flags) {
                  "Requests of one tenant waiting in the queue [default " +
                      std::to_string(kDefaultTenantQueueCapacity) + "]")
       ->check(CLI::Range(int64_t{1}, int64_t{100000000}));
+  app.add_option("--backend-threads", flags->backend_threads,
+                 "Threads one backend call may use on the host (OpenBLAS, process-wide); 0 = "
+                 "cores / workers, at least 1 [default 0]")
+      ->check(CLI::Range(int64_t{0}, int64_t{1024}));
 }
 
 void ApplySchedulerFlags(const SchedulerFlags& flags, adapt::v1::ServerConfig* config) {
@@ -34,6 +38,7 @@ void ApplySchedulerFlags(const SchedulerFlags& flags, adapt::v1::ServerConfig* c
   if (flags.tenant_queue_capacity >= 0) {
     config->set_tenant_queue_capacity(flags.tenant_queue_capacity);
   }
+  if (flags.backend_threads >= 0) config->set_backend_threads(flags.backend_threads);
 }
 
 }  // namespace adaptd

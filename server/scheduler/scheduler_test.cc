@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "server/scheduler/scheduler_config.h"
 
 namespace adaptd {
 namespace {
@@ -345,6 +346,19 @@ TEST(SchedulerTest, StopRunsWhatIsQueuedAndRefusesNewWork) {
   f.scheduler->Stop();
   EXPECT_EQ(f.rec.order().size(), 50u);
   EXPECT_EQ(f.scheduler->Submit(Work(&f.rec, "t", "w")).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(SchedulerConfigTest, BackendThreadsShareTheCoresAmongWorkers) {
+  adapt::v1::ServerConfig config;
+  config.set_worker_threads(4);
+  EXPECT_EQ(BackendThreadsFromConfig(config, 16), 4);
+  EXPECT_EQ(BackendThreadsFromConfig(config, 18), 4);  // rounded down
+  EXPECT_EQ(BackendThreadsFromConfig(config, 2), 1);   // never below one
+  EXPECT_EQ(BackendThreadsFromConfig(config, 0), 1);   // cores unknown
+  config.set_backend_threads(3);
+  EXPECT_EQ(BackendThreadsFromConfig(config, 16), 3);  // an explicit count wins
+  config.set_backend_threads(0);
+  EXPECT_EQ(BackendThreadsFromConfig(config, 16), 4);  // 0 means the default
 }
 
 }  // namespace

@@ -15,8 +15,6 @@
 namespace adaptd {
 namespace {
 
-constexpr uint32_t kMaxTopK = 10000;
-
 absl::Status ValidateStoreNames(const std::string& tenant, const std::string& store) {
   RETURN_IF_ERROR(ValidateName("tenant", tenant));
   return ValidateName("store", store);
@@ -336,12 +334,9 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
     return absl::InvalidArgumentError(
         absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
   }
-  std::vector<const adapt::v1::Input*> inputs;
-  inputs.reserve(request.inputs_size());
-  for (const auto& input : request.inputs()) inputs.push_back(&input);
   ASSIGN_OR_RETURN(const Encoder* encoder, EncoderOf(*store));
   ASSIGN_OR_RETURN(EncodedBatch batch,
-                   encoder->Encode(inputs, store->dim(), max_dim_, [](size_t i) {
+                   encoder->Encode(InputsOf(request), store->dim(), max_dim_, [](size_t i) {
                      return absl::StrCat("inputs[", i, "]");
                    }));
   const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
@@ -350,24 +345,7 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
     metrics_->RecordPredict(request.tenant(), KindName(store->spec().kind()),
                             static_cast<double>(p.rows));
   }
-  adapt::v1::PredictResponse response;
-  response.set_version(p.version);
-  response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
-  for (int64_t r = 0; r < p.rows; ++r) {
-    adapt::v1::Prediction* out = response.add_predictions();
-    if (p.top_k > 0) {
-      for (int j = 0; j < p.top_k; ++j) {
-        adapt::v1::LabelScore* ls = out->add_labels();
-        ls->set_label((*p.label_names)[p.label_ids[r * p.top_k + j]]);
-        ls->set_score(p.scores[r * p.top_k + j]);
-      }
-    } else {
-      out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
-                                 p.vectors.begin() + (r + 1) * p.out_dim);
-    }
-    if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
-  }
-  return response;
+  return ToPredictResponse(p);
 }
 
 void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done) {
@@ -419,6 +397,34 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   adapt::v1::StoreInfo info = Describe(tenant, name, *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;
+}
+
+std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request) {
+  std::vector<const adapt::v1::Input*> inputs;
+  inputs.reserve(request.inputs_size());
+  for (const auto& input : request.inputs()) inputs.push_back(&input);
+  return inputs;
+}
+
+adapt::v1::PredictResponse ToPredictResponse(const Predictions& p) {
+  adapt::v1::PredictResponse response;
+  response.set_version(p.version);
+  response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
+  for (int64_t r = 0; r < p.rows; ++r) {
+    adapt::v1::Prediction* out = response.add_predictions();
+    if (p.top_k > 0) {
+      for (int j = 0; j < p.top_k; ++j) {
+        adapt::v1::LabelScore* ls = out->add_labels();
+        ls->set_label((*p.label_names)[p.label_ids[r * p.top_k + j]]);
+        ls->set_score(p.scores[r * p.top_k + j]);
+      }
+    } else {
+      out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
+                                 p.vectors.begin() + (r + 1) * p.out_dim);
+    }
+    if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
+  }
+  return response;
 }
 
 }  // namespace adaptd

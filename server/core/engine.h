@@ -69,6 +69,11 @@ class WriteSession {
   uint64_t duplicates_ = 0;
 };
 
+// Shared by Engine::Predict and Engine::PredictBatch (engine.cc, engine_batch.cc).
+inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
+std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
+adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
+
 class Engine {
  public:
   // `backend` and `metrics` (nullable) must outlive the engine.

@@ -10,9 +10,6 @@
 namespace adaptd {
 namespace {
 
-// The same bound as Engine::Predict.
-constexpr uint32_t kMaxTopK = 10000;
-
 struct Pending {
   std::shared_ptr<Store> store;
   const Encoder* encoder = nullptr;
@@ -21,34 +18,6 @@ struct Pending {
   std::shared_ptr<const LinearReadout> readout;
   std::vector<float> outputs;  // grouped stores: rows × columns
 };
-
-adapt::v1::PredictResponse ToResponse(const Predictions& p) {
-  adapt::v1::PredictResponse response;
-  response.set_version(p.version);
-  response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
-  for (int64_t r = 0; r < p.rows; ++r) {
-    adapt::v1::Prediction* out = response.add_predictions();
-    if (p.top_k > 0) {
-      for (int j = 0; j < p.top_k; ++j) {
-        adapt::v1::LabelScore* ls = out->add_labels();
-        ls->set_label((*p.label_names)[p.label_ids[r * p.top_k + j]]);
-        ls->set_score(p.scores[r * p.top_k + j]);
-      }
-    } else {
-      out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
-                                 p.vectors.begin() + (r + 1) * p.out_dim);
-    }
-    if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
-  }
-  return response;
-}
-
-std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request) {
-  std::vector<const adapt::v1::Input*> inputs;
-  inputs.reserve(request.inputs_size());
-  for (const auto& input : request.inputs()) inputs.push_back(&input);
-  return inputs;
-}
 
 std::string InputName(size_t i) { return absl::StrCat("inputs[", i, "]"); }
 
@@ -154,7 +123,7 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
       live[i] = false;
       continue;
     }
-    results[i] = ToResponse(*predictions);
+    results[i] = ToPredictResponse(*predictions);
   }
   if (!groups.empty()) {
     const absl::Status status = backend_->GroupedGemm(groups);
@@ -186,7 +155,7 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
         out.out_dim = r.columns;
         out.vectors = std::move(p.outputs);
       }
-      results[i] = ToResponse(out);
+      results[i] = ToPredictResponse(out);
     }
   }
 

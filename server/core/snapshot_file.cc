@@ -1,43 +1,14 @@
 #include "server/core/snapshot_file.h"
 
-#include <zlib.h>
-
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/binary_format.h"
 
 namespace adaptd {
 namespace {
 
 constexpr char kMagic[8] = {'A', 'D', 'A', 'P', 'T', 'D', 'S', 'S'};
-
-template <typename T>
-void PutLittle(std::string* out, T value) {
-  for (size_t i = 0; i < sizeof(T); ++i)
-    out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-template <typename T>
-T GetLittle(const char* p) {
-  T value = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    value |= static_cast<T>(static_cast<unsigned char>(p[i])) << (8 * i);
-  }
-  return value;
-}
-
-uint32_t Crc32(std::string_view data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* p = reinterpret_cast<const Bytef*>(data.data());
-  size_t left = data.size();
-  while (left > 0) {
-    const uInt n = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
-    crc = crc32(crc, p, n);
-    p += n;
-    left -= n;
-  }
-  return static_cast<uint32_t>(crc);
-}
 
 }  // namespace
 
@@ -51,7 +22,7 @@ absl::StatusOr<std::string> EncodeSnapshotFile(const adapt::v1::StoreSnapshot& s
   file.append(kMagic, sizeof(kMagic));
   PutLittle<uint32_t>(&file, kSnapshotFormatVersion);
   PutLittle<uint64_t>(&file, payload.size());
-  PutLittle<uint32_t>(&file, Crc32(payload));
+  PutLittle<uint32_t>(&file, Crc32Of(payload));
   file.append(payload);
   return file;
 }
@@ -74,7 +45,7 @@ absl::StatusOr<adapt::v1::StoreSnapshot> DecodeSnapshotFile(std::string_view fil
         absl::StrCat("data: snapshot truncated or padded: header says ", length,
                      " payload bytes, got ", payload.size()));
   }
-  if (Crc32(payload) != crc) {
+  if (Crc32Of(payload) != crc) {
     return absl::InvalidArgumentError("data: snapshot checksum mismatch (corrupt file)");
   }
   adapt::v1::StoreSnapshot snapshot;

@@ -1,29 +1,14 @@
 #include "server/persistence/log_format.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include "server/core/binary_format.h"
 
 namespace adaptd {
 namespace {
 
 constexpr uint32_t kFrameMagic = 0x4c415741;  // "AWAL"
-
-template <typename T>
-void PutLittle(std::string* out, T value) {
-  for (size_t i = 0; i < sizeof(T); ++i)
-    out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-template <typename T>
-T GetLittle(const char* p) {
-  T value = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) {
-    value |= static_cast<T>(static_cast<unsigned char>(p[i])) << (8 * i);
-  }
-  return value;
-}
 
 enum class HeaderCheck { kOk, kIncomplete, kBad };
 
@@ -48,19 +33,6 @@ HeaderCheck CheckHeader(std::string_view data, size_t pos, LogFrame* frame, size
 }
 
 }  // namespace
-
-uint32_t Crc32Of(std::string_view data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* p = reinterpret_cast<const Bytef*>(data.data());
-  size_t left = data.size();
-  while (left > 0) {
-    const uInt n = static_cast<uInt>(std::min<size_t>(left, 1u << 30));
-    crc = crc32(crc, p, n);
-    p += n;
-    left -= n;
-  }
-  return static_cast<uint32_t>(crc);
-}
 
 void AppendFrame(uint64_t lsn, std::string_view key, std::string_view payload, std::string* out) {
   const size_t start = out->size();

@@ -18,8 +18,6 @@ inline constexpr size_t kFrameFixedBytes = 4 + 4 + 8 + 4 + 4 + 2;
 inline constexpr size_t kMaxFrameKeyBytes = 255;
 inline constexpr uint32_t kMaxFramePayloadBytes = 1u << 31;
 
-uint32_t Crc32Of(std::string_view data);
-
 // Appends the frame of one record to `out`.
 void AppendFrame(uint64_t lsn, std::string_view key, std::string_view payload, std::string* out);
 

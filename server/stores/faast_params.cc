@@ -68,13 +68,9 @@ absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_v
 }
 
 absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
-  if (spec.kind() != adapt::v1::STORE_KIND_FAAST) {
-    return absl::InvalidArgumentError("spec.kind: must be faast");
-  }
-  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
-  if (spec.dim() > kFaastMaxDim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.dim: must be at most ", kFaastMaxDim, ", got ", spec.dim()));
+  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kFaastMaxDim);
+      !s.ok()) {
+    return s;
   }
   StoreSpec out = spec;
   if (absl::Status s = ValidateOutput(spec.output(), out.mutable_output()); !s.ok()) return s;

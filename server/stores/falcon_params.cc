@@ -107,13 +107,9 @@ absl::Status ValidateScalars(const FalconParams& p) {
 }  // namespace
 
 absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
-  if (spec.kind() != adapt::v1::STORE_KIND_FALCON) {
-    return absl::InvalidArgumentError("spec.kind: must be falcon");
-  }
-  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
-  if (spec.dim() > kFalconMaxDim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.dim: must be at most ", kFalconMaxDim, ", got ", spec.dim()));
+  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FALCON, "falcon", kFalconMaxDim);
+      !s.ok()) {
+    return s;
   }
   StoreSpec out = spec;
   if (absl::Status s = ValidateOutput(spec, out.mutable_output()); !s.ok()) return s;

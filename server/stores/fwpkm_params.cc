@@ -55,13 +55,9 @@ absl::Status NormalizeOutput(const OutputSpec& output, OutputSpec* out) {
 }  // namespace
 
 absl::StatusOr<StoreSpec> NormalizeFwpkmSpec(const StoreSpec& spec) {
-  if (spec.kind() != adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError("spec.kind: must be fwpkm");
-  }
-  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
-  if (spec.dim() > kFwpkmMaxDim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.dim: must be at most ", kFwpkmMaxDim, ", got ", spec.dim()));
+  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FWPKM, "fwpkm", kFwpkmMaxDim);
+      !s.ok()) {
+    return s;
   }
   StoreSpec out = spec;
   if (absl::Status s = NormalizeOutput(spec.output(), out.mutable_output()); !s.ok()) return s;

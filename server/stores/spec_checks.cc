@@ -45,4 +45,17 @@ absl::Status CheckParamsMatchKind(const StoreSpec& spec) {
       absl::StrCat("spec.", params, ": parameters do not match store kind '", kind, "'"));
 }
 
+absl::Status CheckSpecKindAndDim(const adapt::v1::StoreSpec& spec, adapt::v1::StoreKind kind,
+                                 const char* kind_name, uint32_t max_dim) {
+  if (spec.kind() != kind) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.kind: must be ", kind_name));
+  }
+  if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
+  if (spec.dim() > max_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.dim: must be at most ", max_dim, ", got ", spec.dim()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace adaptd

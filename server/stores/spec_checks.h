@@ -11,6 +11,11 @@ namespace adaptd {
 // than `spec.kind()` (no parameters at all is fine: defaults apply).
 absl::Status CheckParamsMatchKind(const adapt::v1::StoreSpec& spec);
 
+// What every kind's Normalize*Spec checks first: the spec is of `kind` (named `kind_name` in
+// the error), carries no other kind's parameters, and its dimension is at most `max_dim`.
+absl::Status CheckSpecKindAndDim(const adapt::v1::StoreSpec& spec, adapt::v1::StoreKind kind,
+                                 const char* kind_name, uint32_t max_dim);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_STORES_SPEC_CHECKS_H_

@@ -157,7 +157,9 @@ TEST_F(JournalTest, TornLastRecordIsDroppedAndTruncated) {
   EXPECT_TRUE(Info(*stores["t/a"]).failure().empty());
   EXPECT_EQ(Info(*stores["t/a"]).examples(), 5u);
   // The checkpoint after recovery removed the old segment, or it was truncated to `good`.
-  if (std::filesystem::exists(path)) EXPECT_EQ(std::filesystem::file_size(path), good);
+  if (std::filesystem::exists(path)) {
+    EXPECT_EQ(std::filesystem::file_size(path), good);
+  }
 }
 
 TEST_F(JournalTest, CorruptRecordFailsOnlyItsStore) {

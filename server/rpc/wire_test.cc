@@ -66,7 +66,7 @@ TEST(WireTest, NamesTheRepeatedNestedField) {
 }
 
 TEST(WireTest, EveryKindOfBadSequence) {
-  for (const std::string bad : {std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
+  for (const std::string& bad : {std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
                                 std::string("\xe2\x82"), std::string("\x80"),
                                 std::string("\xf8\x88\x80\x80\x80")}) {
     adapt::v1::GetStoreRequest request;

@@ -150,7 +150,9 @@ class AuthzTest : public ::testing::Test {
       // the store keeps its contents; a refused forget must change nothing by itself.
       const bool allowed = token == kAdmin || (token == kAlpha && tenant == "alpha") ||
                            (token == kBeta && tenant == "beta");
-      if (allowed) EXPECT_TRUE(AdaptAs(kAdmin, {tenant}).ok());
+      if (allowed) {
+        EXPECT_TRUE(AdaptAs(kAdmin, {tenant}).ok());
+      }
       auto context = TokenContext(token);
       adapt::v1::ForgetResponse response;
       auto writer = stub().Forget(context.get(), &response);

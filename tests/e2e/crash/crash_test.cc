@@ -276,7 +276,9 @@ class CrashTest : public ::testing::Test {
     first.targets.assign(batch.targets.begin(), batch.targets.begin() + split * 2);
     second.targets.assign(batch.targets.begin() + split * 2, batch.targets.end());
     ASSERT_TRUE(txn->Add(first).ok());
-    if (second.rows > 0) ASSERT_TRUE(txn->Add(second).ok());
+    if (second.rows > 0) {
+      ASSERT_TRUE(txn->Add(second).ok());
+    }
     ASSERT_TRUE(falcon_reference_->Commit(*txn).ok());
   }
 
@@ -427,7 +429,9 @@ TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
   for (round_ = 0; round_ < rounds; ++round_) {
     Server server(binary_, data, log);
     ASSERT_NO_FATAL_FAILURE(server.Start());
-    if (round_ == 0) ASSERT_NO_FATAL_FAILURE(CreateStores(server.stub()));
+    if (round_ == 0) {
+      ASSERT_NO_FATAL_FAILURE(CreateStores(server.stub()));
+    }
     ASSERT_NO_FATAL_FAILURE(ResendUnknown(server.stub()));
     ASSERT_NO_FATAL_FAILURE(CheckState(server.stub(), round_));
     std::atomic<bool> stop{false};

@@ -211,7 +211,10 @@ absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
     if (journal_ != nullptr) lsn = journal_->AppendDelete(request.tenant(), request.store());
   }));
   if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
-  if (metrics_ != nullptr) metrics_->AddStores(KindName(removed->spec().kind()), -1);
+  if (metrics_ != nullptr) {
+    metrics_->AddStores(KindName(removed->spec().kind()), -1);
+    metrics_->ForgetStore(removed.get());
+  }
   return absl::OkStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "server/metrics/metrics.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace adaptd {
@@ -211,10 +212,29 @@ void Metrics::RecordFaastCompile(const adapt::v1::FaastStats& stats) {
 void Metrics::ObserveStore(const std::shared_ptr<const void>& owner,
                            const adapt::v1::StoreInfo& info) {
   absl::MutexLock lock(&refresh_mu_);
+  // Amortised: a sweep after as many new entries as the last sweep left (at least 64).
+  if (stores_seen_.size() >= std::max<size_t>(64, 2 * swept_size_)) SweepExpiredLocked();
   StoreEntry& e = stores_seen_[owner.get()];
   e.owner = owner;
   e.info = info;
   e.info.clear_labels();  // not needed for the aggregates
+}
+
+void Metrics::SweepExpiredLocked() {
+  for (auto it = stores_seen_.begin(); it != stores_seen_.end();) {
+    it = it->second.owner.expired() ? stores_seen_.erase(it) : std::next(it);
+  }
+  swept_size_ = stores_seen_.size();
+}
+
+void Metrics::ForgetStore(const void* key) {
+  absl::MutexLock lock(&refresh_mu_);
+  stores_seen_.erase(key);
+}
+
+size_t Metrics::observed_stores() const {
+  absl::MutexLock lock(&refresh_mu_);
+  return stores_seen_.size();
 }
 
 void Metrics::RefreshStore(const void* key, const adapt::v1::StoreInfo& info) {

@@ -67,10 +67,16 @@ class Metrics {
   // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
   void RecordFaastCompile(const adapt::v1::FaastStats& stats);
   // The latest description of a live store, keyed by its owner: the entry disappears when the
-  // owner expires. Memory and kind statistics are summed over these at scrape time.
+  // owner expires (at the next scrape, or when ObserveStore has seen as many new stores as
+  // there were entries, whichever comes first, so a server nobody scrapes does not keep them).
+  // Memory and kind statistics are summed over these at scrape time.
   void ObserveStore(const std::shared_ptr<const void>& owner, const adapt::v1::StoreInfo& info);
   // Updates the entry of `key` (the owner's address) if one exists.
   void RefreshStore(const void* key, const adapt::v1::StoreInfo& info);
+  // Drops the entry of `key` at once (a deleted store).
+  void ForgetStore(const void* key);
+  // Entries held now, live or not yet swept (for tests).
+  size_t observed_stores() const;
 
   // --- per tenant (bounded) -------------------------------------------------------------
   // Inputs predicted by one Predict.
@@ -129,9 +135,12 @@ class Metrics {
            std::vector<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>>>
       tenant_series_ ABSL_GUARDED_BY(tenant_mu_);
 
-  absl::Mutex refresh_mu_;
+  void SweepExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+
+  mutable absl::Mutex refresh_mu_;
   std::function<size_t()> queue_depth_source_ ABSL_GUARDED_BY(refresh_mu_);
   std::map<const void*, StoreEntry> stores_seen_ ABSL_GUARDED_BY(refresh_mu_);
+  size_t swept_size_ ABSL_GUARDED_BY(refresh_mu_) = 0;  // entries after the last sweep
 };
 
 }  // namespace adaptd

@@ -84,6 +84,30 @@ TEST(Metrics, KindAggregatesExistOnlyWhileAStoreReportsThem) {
   EXPECT_FALSE(Has(Scrape(m), "adaptd_fwpkm_slots "));
 }
 
+TEST(Metrics, EntriesOfDeadStoresDoNotPileUpWithoutScrapes) {
+  Metrics m;
+  adapt::v1::StoreInfo info;
+  info.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  auto kept = std::make_shared<int>(0);
+  m.ObserveStore(kept, info);
+  // Many stores created and dropped, nobody scraping: the entries stay bounded.
+  for (int i = 0; i < 10000; ++i) {
+    auto churned = std::make_shared<int>(i);
+    m.ObserveStore(churned, info);
+  }
+  EXPECT_LE(m.observed_stores(), 128u);
+  // A deleted store's entry goes at once; the live one stays.
+  auto deleted = std::make_shared<int>(1);
+  m.ObserveStore(deleted, info);
+  const size_t before = m.observed_stores();
+  m.ForgetStore(deleted.get());
+  EXPECT_EQ(m.observed_stores(), before - 1);
+  info.set_memory_bytes(5);
+  m.RefreshStore(kept.get(), info);
+  EXPECT_TRUE(Has(Scrape(m), R"(adaptd_memory_bytes{kind="faast"} 5)"));
+  EXPECT_EQ(m.observed_stores(), 1u);  // the scrape swept the rest
+}
+
 TEST(Metrics, QueueDepthIsSampledAtScrape) {
   Metrics m;
   size_t depth = 7;

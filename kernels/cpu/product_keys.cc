@@ -11,30 +11,13 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/best_list.h"
 #include "kernels/cpu/cpu_ops.h"
 
 namespace adaptd::kernels::cpu {
 namespace {
 
 inline float IdwScore(float d2, float eps) { return -std::log(eps + d2); }
-
-// a before b: higher score, then smaller id.
-inline bool Better(float sa, int64_t a, float sb, int64_t b) {
-  return sa > sb || (sa == sb && a < b);
-}
-
-// Inserts (s, id) into the sorted list (`*size` entries, capacity k) if it belongs there.
-inline void Insert(float s, int32_t id, int k, float* scores, int32_t* ids, int* size) {
-  if (*size == k && !Better(s, id, scores[k - 1], ids[k - 1])) return;
-  int pos = *size < k ? (*size)++ : k - 1;
-  while (pos > 0 && Better(s, id, scores[pos - 1], ids[pos - 1])) {
-    scores[pos] = scores[pos - 1];
-    ids[pos] = ids[pos - 1];
-    --pos;
-  }
-  scores[pos] = s;
-  ids[pos] = id;
-}
 
 typedef float V16 __attribute__((vector_size(64)));
 typedef float V16u __attribute__((vector_size(64), aligned(4)));
@@ -198,7 +181,7 @@ void RankWithinMargin(const int32_t* ids, const float* d2, int count, float kth,
   int size = 0;
   for (int c = 0; c < count; ++c) {
     if (eps + d2[c] > bound) continue;
-    Insert(IdwScore(d2[c], eps), ids[c], k, score, idx, &size);
+    InsertBest(IdwScore(d2[c], eps), ids[c], k, score, idx, &size);
   }
 }
 
@@ -240,7 +223,7 @@ void SelectHalf(const float* d2, int n, int k, float eps, int32_t* idx, float* s
   int size = 0;
   for (int i = 0; i < n; ++i) {
     if (eps + d2[i] > bound) continue;
-    Insert(IdwScore(d2[i], eps), i, k, score, idx, &size);
+    InsertBest(IdwScore(d2[i], eps), static_cast<int32_t>(i), k, score, idx, &size);
   }
 }
 

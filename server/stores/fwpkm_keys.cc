@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "kernels/cpu/best_list.h"
+
 namespace adaptd {
 namespace {
 
@@ -13,25 +15,6 @@ namespace {
 kernels::Backend& CpuBackend() {
   static kernels::Backend* const cpu = kernels::MakeCpuBackend().release();
   return *cpu;
-}
-
-// a before b: higher score, then smaller id.
-inline bool Better(float sa, int64_t a, float sb, int64_t b) {
-  return sa > sb || (sa == sb && a < b);
-}
-
-// Inserts (s, id) into the sorted list (`*size` entries, capacity k) if it belongs there.
-template <typename Id>
-inline void Insert(float s, Id id, int k, float* scores, Id* ids, int* size) {
-  if (*size == k && !Better(s, id, scores[k - 1], ids[k - 1])) return;
-  int pos = *size < k ? (*size)++ : k - 1;
-  while (pos > 0 && Better(s, id, scores[pos - 1], ids[pos - 1])) {
-    scores[pos] = scores[pos - 1];
-    ids[pos] = ids[pos - 1];
-    --pos;
-  }
-  scores[pos] = s;
-  ids[pos] = id;
 }
 
 }  // namespace
@@ -115,7 +98,7 @@ void CombineHalves(int n, int k, FwpkmAddress* out) {
       // Later b have no better half-2 score: once the sum falls strictly below the k-th,
       // nothing further in this row can enter.
       if (size == k && s < out->score[k - 1]) break;
-      Insert(s, slot, k, out->score.data(), out->slot.data(), &size);
+      kernels::InsertBest(s, slot, k, out->score.data(), out->slot.data(), &size);
     }
   }
   double total = 0;

@@ -28,10 +28,6 @@ class CallGate {
     absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  bool closed() const {
-    absl::MutexLock lock(&mu_);
-    return closed_;
-  }
   int64_t active() const {
     absl::MutexLock lock(&mu_);
     return active_;

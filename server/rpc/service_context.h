@@ -35,12 +35,13 @@ struct ServiceContext {
   // `*admitted` holds the call's place in the gate until the call object is destroyed.
   grpc::Status Admit(const grpc::ServerContextBase& context, const std::string& tenant,
                      AdmittedCall* admitted) const {
-    if (gate != nullptr && gate->closed()) return ShuttingDown();
-    if (grpc::Status s = AuthorizeCall(auth, context, tenant); !s.ok()) return s;
+    AdmittedCall call;
     if (gate != nullptr) {
       if (!gate->Enter()) return ShuttingDown();
-      *admitted = AdmittedCall(gate);
+      call = AdmittedCall(gate);
     }
+    if (grpc::Status s = AuthorizeCall(auth, context, tenant); !s.ok()) return s;  // releases
+    *admitted = std::move(call);
     return grpc::Status::OK;
   }
   // For each later message of a stream: may the caller touch this message's tenant?

@@ -33,6 +33,12 @@ EngineEnv* Build() {
     create.set_store(env->store_names[i]);
     create.mutable_spec()->set_kind(kinds[i]);
     create.mutable_spec()->set_dim(4);
+    if (kinds[i] == adapt::v1::STORE_KIND_FAAST) {
+      // No automatic compiles: one running in the background would change the store between
+      // the fuzzer's before-and-after fingerprints of a refused write.
+      create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
+      create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
+    }
     if (kinds[i] == adapt::v1::STORE_KIND_FALCON) {
       create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
     }

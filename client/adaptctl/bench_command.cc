@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/adaptctl/bench_load.h"
 #include "client/adaptctl/commands.h"
+#include "client/adaptctl/settings.h"
 #include "grpcpp/grpcpp.h"
 
 namespace adaptctl {
@@ -28,6 +30,7 @@ struct BenchOptions {
   int tenants = 1;
   int stores = 10;
   std::string kind = "faast";
+  std::vector<std::string> settings;  // --set KEY=VALUE for the stores' spec
   int dim = 64;
   int labels = 16;
   int inputs_per_request = 1;
@@ -39,12 +42,6 @@ struct BenchOptions {
 struct BenchStore {
   std::string tenant, store;
 };
-
-adapt::v1::StoreKind KindOf(const std::string& kind) {
-  if (kind == "falcon") return adapt::v1::STORE_KIND_FALCON;
-  if (kind == "fwpkm") return adapt::v1::STORE_KIND_FWPKM;
-  return adapt::v1::STORE_KIND_FAAST;
-}
 
 void RandomVector(std::mt19937& rng, int dim, adapt::v1::FloatVector* out) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -78,17 +75,14 @@ absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const Benc
   adapt::v1::CreateStoreRequest create;
   create.set_tenant(s.tenant);
   create.set_store(s.store);
-  create.mutable_spec()->set_kind(KindOf(o.kind));
+  absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(o.kind);
+  if (!kind.ok()) return UsageError(kind.status().message());
+  create.mutable_spec()->set_kind(*kind);
   create.mutable_spec()->set_encoder("identity");
   create.mutable_spec()->set_dim(o.dim);
   create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
-  if (o.kind == "falcon") {
-    create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
-  }
-  if (o.kind == "faast") {
-    // The bench compiles each store once itself.
-    create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
-    create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
+  if (absl::Status s = ApplyStoreSettings(o.settings, *create.mutable_spec()); !s.ok()) {
+    return UsageError(s.message());
   }
   if (auto info = client.CreateStore(create); !info.ok()) return info.status();
   std::mt19937 rng(seed);
@@ -102,12 +96,14 @@ absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const Benc
     e->set_label(absl::StrCat("label", i % o.labels));
   }
   if (auto r = client.Adapt({adapt}); !r.ok()) return r.status();
-  // faast solves its weights; fwpkm applies its partial chunk.
-  if (o.kind != "falcon") {
-    adapt::v1::CompileRequest compile;
-    compile.set_tenant(s.tenant);
-    compile.set_store(s.store);
-    if (auto r = client.Compile(compile); !r.ok()) return r.status();
+  // A kind with a compile step solves its weights or applies its pending examples; the
+  // others answer FAILED_PRECONDITION and predict from their current state.
+  adapt::v1::CompileRequest compile;
+  compile.set_tenant(s.tenant);
+  compile.set_store(s.store);
+  if (auto r = client.Compile(compile);
+      !r.ok() && r.status().code() != absl::StatusCode::kFailedPrecondition) {
+    return r.status();
   }
   return absl::OkStatus();
 }
@@ -139,8 +135,8 @@ absl::StatusOr<std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>>> MakeSt
 
 absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
   if (!o.address.empty()) globals.addr = o.address;
-  if (o.kind != "faast" && o.kind != "falcon" && o.kind != "fwpkm") {
-    return UsageError("--kind: expected faast, falcon or fwpkm");
+  if (absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(o.kind); !kind.ok()) {
+    return UsageError(kind.status().message());
   }
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
@@ -270,9 +266,15 @@ void AddBenchCommand(CLI::App& app, Action* action) {
   bench->add_option("--stores", options->stores, "Stores created and queried")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  bench->add_option("--kind", options->kind, "Store kind: faast, falcon or fwpkm")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"faast", "falcon", "fwpkm"}));
+  bench
+      ->add_option("--kind", options->kind,
+                   absl::StrCat("Store kind: ", absl::StrJoin(StoreKindNames(), ", ")))
+      ->capture_default_str();
+  bench
+      ->add_option("--set", options->settings,
+                   "KEY=VALUE for every store's spec, as in `store create` (e.g. variant=1 "
+                   "for falcon); repeatable")
+      ->type_name("KEY=VALUE");
   bench->add_option("--dim", options->dim, "Key dimension (vectors sent to `identity`)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));

@@ -179,13 +179,53 @@ absl::Status SetFieldOrExplain(Message& message, absl::string_view key, absl::st
 
 }  // namespace
 
+std::vector<std::string> StoreKindNames() {
+  std::vector<std::string> names;
+  const google::protobuf::EnumDescriptor* kinds = adapt::v1::StoreKind_descriptor();
+  for (int i = 0; i < kinds->value_count(); ++i) {
+    if (kinds->value(i)->number() == adapt::v1::STORE_KIND_UNSPECIFIED) continue;
+    absl::string_view name = kinds->value(i)->name();
+    absl::ConsumePrefix(&name, "STORE_KIND_");
+    names.push_back(absl::AsciiStrToLower(name));
+  }
+  return names;
+}
+
 absl::StatusOr<adapt::v1::StoreKind> ParseStoreKind(absl::string_view text) {
-  const std::string lower = absl::AsciiStrToLower(text);
-  if (lower == "faast") return adapt::v1::STORE_KIND_FAAST;
-  if (lower == "falcon") return adapt::v1::STORE_KIND_FALCON;
-  if (lower == "fwpkm") return adapt::v1::STORE_KIND_FWPKM;
+  const std::string upper = absl::StrCat("STORE_KIND_", absl::AsciiStrToUpper(text));
+  const google::protobuf::EnumValueDescriptor* value =
+      adapt::v1::StoreKind_descriptor()->FindValueByName(upper);
+  if (value != nullptr && value->number() != adapt::v1::STORE_KIND_UNSPECIFIED) {
+    return static_cast<adapt::v1::StoreKind>(value->number());
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("--kind ", text, ": expected faast, falcon or fwpkm"));
+      absl::StrCat("--kind ", text, ": expected ", absl::StrJoin(StoreKindNames(), ", ")));
+}
+
+const FieldDescriptor* KindParamsField(adapt::v1::StoreKind kind) {
+  const google::protobuf::EnumValueDescriptor* value =
+      adapt::v1::StoreKind_descriptor()->FindValueByNumber(kind);
+  if (value == nullptr || kind == adapt::v1::STORE_KIND_UNSPECIFIED) return nullptr;
+  absl::string_view name = value->name();
+  absl::ConsumePrefix(&name, "STORE_KIND_");
+  const FieldDescriptor* field =
+      adapt::v1::StoreSpec::descriptor()->FindFieldByName(absl::AsciiStrToLower(name));
+  const google::protobuf::OneofDescriptor* params =
+      adapt::v1::StoreSpec::descriptor()->FindOneofByName("params");
+  if (field == nullptr || field->containing_oneof() != params) return nullptr;
+  return field;
+}
+
+std::string StoreSettingsHelp() {
+  std::string help = "Settable with --set KEY=VALUE, by kind (and dim=D for every kind):";
+  for (const std::string& name : StoreKindNames()) {
+    absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(name);
+    const FieldDescriptor* field = kind.ok() ? KindParamsField(*kind) : nullptr;
+    const std::vector<std::string> keys =
+        field == nullptr ? std::vector<std::string>{} : SettableKeys(*field->message_type());
+    absl::StrAppend(&help, "\n  ", name, ": ", keys.empty() ? "(none)" : absl::StrJoin(keys, ", "));
+  }
+  return help;
 }
 
 absl::StatusOr<adapt::v1::OutputSpec> ParseOutputSpec(absl::string_view text) {
@@ -221,24 +261,17 @@ absl::Status SetField(Message& message, absl::string_view key, absl::string_view
 
 absl::Status ApplyStoreSettings(const std::vector<std::string>& settings,
                                 adapt::v1::StoreSpec& spec) {
-  Message* params = nullptr;
-  std::string owner;
-  switch (spec.kind()) {
-    case adapt::v1::STORE_KIND_FAAST:
-      params = spec.mutable_faast();
-      owner = "a faast store";
-      break;
-    case adapt::v1::STORE_KIND_FALCON:
-      params = spec.mutable_falcon();
-      owner = "a falcon store";
-      break;
-    case adapt::v1::STORE_KIND_FWPKM:
-      params = spec.mutable_fwpkm();
-      owner = "a fwpkm store";
-      break;
-    default:
-      return absl::InvalidArgumentError("the store kind is not set");
+  if (spec.kind() == adapt::v1::STORE_KIND_UNSPECIFIED) {
+    return absl::InvalidArgumentError("the store kind is not set");
   }
+  const FieldDescriptor* params_field = KindParamsField(spec.kind());
+  Message* params =
+      params_field == nullptr ? nullptr : spec.GetReflection()->MutableMessage(&spec, params_field);
+  const std::string kind_name =
+      params_field == nullptr ? std::to_string(spec.kind()) : params_field->name();
+  const std::string owner = absl::StrCat(
+      absl::string_view("aeiou").find(kind_name[0]) == absl::string_view::npos ? "a " : "an ",
+      kind_name, " store");
   for (const std::string& setting : settings) {
     absl::StatusOr<Setting> split = SplitSetting(setting);
     if (!split.ok()) return split.status();
@@ -250,6 +283,11 @@ absl::Status ApplyStoreSettings(const std::vector<std::string>& settings,
       }
       spec.set_dim(dim);
       continue;
+    }
+    if (params == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--set: unknown key \"", split->key, "\" for ",
+                                                     owner,
+                                                     ", which has no parameters; valid keys: dim"));
     }
     absl::Status status = SetFieldOrExplain(*params, split->key, split->value, {"dim"}, owner);
     if (!status.ok()) return status;

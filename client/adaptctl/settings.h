@@ -1,7 +1,7 @@
 // Parsing of adaptctl's store and compile options: --kind, --output and --set KEY=VALUE.
 //
-// A KEY names a field of the store kind's parameter message (FaastParams, FalconParams,
-// FwpkmParams; CompileRequest.faast for compile), found by protobuf reflection, so that new
+// A KEY names a field of the store kind's parameter message (StoreSpec.params.<kind>;
+// CompileRequest.faast for compile), found by protobuf reflection, so that new
 // parameters need no adaptctl change. VALUE is parsed by the field's type: numbers, booleans
 // (true/false, yes/no, 1/0), enums by full name (VARIANT_1A) or by the part after the enum's prefix
 // (1a), any case; a repeated field takes a comma-separated list. Stateless; thread-safe.
@@ -19,8 +19,15 @@
 
 namespace adaptctl {
 
-// "faast", "falcon" or "fwpkm".
+// The store kinds adapt.proto lists, by their names ("faast", ...): StoreKind values
+// STORE_KIND_<NAME>, lower-cased, whose parameters are the StoreSpec.params field <name>.
+std::vector<std::string> StoreKindNames();
+// A kind name, any case.
 absl::StatusOr<adapt::v1::StoreKind> ParseStoreKind(absl::string_view text);
+// The StoreSpec.params field of `kind`, or null for a kind without parameters.
+const google::protobuf::FieldDescriptor* KindParamsField(adapt::v1::StoreKind kind);
+// Every kind's --set keys, for --help.
+std::string StoreSettingsHelp();
 
 // "labels", "vector:M" (M >= 1) or "next".
 absl::StatusOr<adapt::v1::OutputSpec> ParseOutputSpec(absl::string_view text);

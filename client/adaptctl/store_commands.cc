@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/adaptctl/commands.h"
 #include "client/adaptctl/settings.h"
 
@@ -83,7 +84,10 @@ void AddCreate(CLI::App& store, Action* action) {
   create->add_option("store", options->store_ref, "The store")
       ->type_name("TENANT/STORE")
       ->required();
-  create->add_option("--kind", options->kind, "Store kind: faast, falcon or fwpkm")
+  create->footer(StoreSettingsHelp());
+  create
+      ->add_option("--kind", options->kind,
+                   absl::StrCat("Store kind: ", absl::StrJoin(StoreKindNames(), ", ")))
       ->type_name("KIND")
       ->required();
   create->add_option("--encoder", options->encoder, "Encoder name (see `encoders`)")

@@ -11,6 +11,7 @@
 #include "server/persistence/failed_store.h"
 #include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_factory.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 namespace {
@@ -40,9 +41,17 @@ absl::Status CheckShape(const adapt::v1::StoreSpec& spec, int examples, int sequ
         "examples: a store whose output is 'next' learns from sequences; send the items in "
         "the sequence field");
   }
-  if (passes > 1 && spec.kind() != adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("passes: only fwpkm stores re-read examples, got ", passes));
+  if (passes > 1) {
+    const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
+    if (kind == nullptr || !kind->rereads) {
+      std::vector<std::string> rereading;
+      for (const StoreKind* k : StoreKinds::Global().All()) {
+        if (k->rereads) rereading.push_back(k->name);
+      }
+      return absl::InvalidArgumentError(absl::StrCat("passes: only ",
+                                                     absl::StrJoin(rereading, " and "),
+                                                     " stores re-read examples, got ", passes));
+    }
   }
   if (passes > kMaxPasses) {
     return absl::InvalidArgumentError(
@@ -57,19 +66,6 @@ absl::Status Prefixed(int message, const absl::Status& status) {
 }
 
 }  // namespace
-
-std::string KindName(adapt::v1::StoreKind kind) {
-  switch (kind) {
-    case adapt::v1::STORE_KIND_FAAST:
-      return "faast";
-    case adapt::v1::STORE_KIND_FALCON:
-      return "falcon";
-    case adapt::v1::STORE_KIND_FWPKM:
-      return "fwpkm";
-    default:
-      return "unspecified";
-  }
-}
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend,
@@ -87,19 +83,18 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
       backend_(backend),
       metrics_(metrics),
       encoders_(std::move(encoders)),
-      compile_pool_(static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
-                    [this, metrics](const Store& store,
-                                    const absl::StatusOr<adapt::v1::CompileResponse>& r,
-                                    bool automatic) {
-                      if (automatic && r.ok()) LogAutoCompile(store);
-                      if (metrics == nullptr) return;
-                      metrics->RecordCompile(r.ok(), automatic,
-                                             r.ok() ? r->faast().compile_seconds() : 0.0);
-                      if (r.ok() && r->has_faast()) metrics->RecordFaastCompile(r->faast());
-                      adapt::v1::StoreInfo info;
-                      store.Describe(&info);
-                      metrics->RefreshStore(&store, info);
-                    }) {}
+      compile_pool_(
+          static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
+          [this, metrics](const Store& store, const absl::StatusOr<adapt::v1::CompileResponse>& r,
+                          bool automatic) {
+            if (automatic && r.ok()) LogAutoCompile(store);
+            if (metrics == nullptr) return;
+            metrics->RecordCompile(r.ok(), automatic, r.ok() ? r->faast().compile_seconds() : 0.0);
+            if (r.ok() && r->has_faast()) metrics->RecordFaastCompile(r->faast());
+            adapt::v1::StoreInfo info;
+            store.Describe(&info);
+            metrics->RefreshStore(&store, info);
+          }) {}
 
 Engine::~Engine() { Shutdown(); }
 
@@ -248,8 +243,8 @@ absl::Status WriteSession::Add(
   if (!fresh.ok()) return Prefixed(messages_, fresh.status());
   if (!examples.empty() && (*fresh)->empty()) return absl::OkStatus();  // all resent
   if (kind_ == TxnKind::kAdapt) {
-    RETURN_IF_ERROR(Prefixed(messages_, engine_->quotas_->TakeExamples(
-                                            tenant_, examples.size() + sequence.size())));
+    RETURN_IF_ERROR(Prefixed(
+        messages_, engine_->quotas_->TakeExamples(tenant_, examples.size() + sequence.size())));
   }
   auto encoder = engine_->EncoderOf(*store_);
   if (!encoder.ok()) return Prefixed(messages_, encoder.status());
@@ -339,9 +334,8 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
   }
   ASSIGN_OR_RETURN(const Encoder* encoder, EncoderOf(*store));
   ASSIGN_OR_RETURN(EncodedBatch batch,
-                   encoder->Encode(InputsOf(request), store->dim(), max_dim_, [](size_t i) {
-                     return absl::StrCat("inputs[", i, "]");
-                   }));
+                   encoder->Encode(InputsOf(request), store->dim(), max_dim_,
+                                   [](size_t i) { return absl::StrCat("inputs[", i, "]"); }));
   const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
   ASSIGN_OR_RETURN(Predictions p, store->Predict(batch.keys.data(), batch.rows, batch.dim, top_k));
   if (metrics_ != nullptr) {

@@ -25,6 +25,7 @@
 #include "server/persistence/journal.h"
 #include "server/quota/tenant_quotas.h"
 #include "server/stores/store.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 
@@ -151,9 +152,6 @@ class Engine {
   std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;
 };
-
-// The metric label of a store kind ("faast", "falcon", "fwpkm").
-std::string KindName(adapt::v1::StoreKind kind);
 
 }  // namespace adaptd
 

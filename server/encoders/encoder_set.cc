@@ -11,6 +11,7 @@
 #include "server/encoders/hashed_ngrams_encoder.h"
 #include "server/encoders/identity_encoder.h"
 #include "server/encoders/random_features_encoder.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 namespace {
@@ -120,8 +121,13 @@ absl::Status EncoderSet::BindToSpec(adapt::v1::StoreSpec* spec) const {
   auto bad = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat("spec.output.label_encoder: ", why));
   };
-  if (spec->kind() != adapt::v1::STORE_KIND_FAAST) {
-    return bad("only faast stores embed their labels");
+  const StoreKind* kind = StoreKinds::Global().Find(spec->kind());
+  if (kind == nullptr || !kind->embeds_labels) {
+    std::string embedding;
+    for (const StoreKind* k : StoreKinds::Global().All()) {
+      if (k->embeds_labels) absl::StrAppend(&embedding, embedding.empty() ? "" : ", ", k->name);
+    }
+    return bad(absl::StrCat("only ", embedding, " stores embed their labels"));
   }
   if (output->kind() != adapt::v1::OutputSpec::KIND_LABELS) {
     return bad("a label encoder needs a labels output");

@@ -25,7 +25,53 @@ Histogram::BucketBoundaries BatchBuckets() {
   return b;
 }
 
-const char* const kKinds[] = {"faast", "falcon", "fwpkm"};
+const char* AggregateName(KindGauge::Aggregate a) {
+  switch (a) {
+    case KindGauge::Aggregate::kSum:
+      return "sum";
+    case KindGauge::Aggregate::kMean:
+      return "mean";
+    case KindGauge::Aggregate::kMax:
+      return "max";
+    case KindGauge::Aggregate::kMin:
+      return "min";
+  }
+  return "";
+}
+
+// One kind gauge's running aggregates over the stores seen at a scrape.
+struct GaugeTotals {
+  int stores = 0;
+  double sum = 0;
+  double max = -std::numeric_limits<double>::infinity();
+  double min = std::numeric_limits<double>::infinity();
+
+  void Add(double v) {
+    ++stores;
+    sum += v;
+    max = std::max(max, v);
+    min = std::min(min, v);
+  }
+  double Get(KindGauge::Aggregate a) const {
+    switch (a) {
+      case KindGauge::Aggregate::kSum:
+        return sum;
+      case KindGauge::Aggregate::kMean:
+        return sum / stores;
+      case KindGauge::Aggregate::kMax:
+        return max;
+      case KindGauge::Aggregate::kMin:
+        return min;
+    }
+    return 0;
+  }
+};
+
+// A gauge with the single aggregate kSum has no label; any other set is labelled.
+prometheus::Labels AggregateLabels(const KindGauge& gauge, KindGauge::Aggregate a) {
+  if (gauge.aggregates.size() == 1 && a == KindGauge::Aggregate::kSum) return {};
+  return {{"aggregate", AggregateName(a)}};
+}
 
 template <typename T>
 void RemoveIfPresent(prometheus::Family<T>& family, const prometheus::Labels& labels) {
@@ -120,23 +166,6 @@ Metrics::Metrics(TenantPolicy policy)
                            .Help("faast: condition number over the kept directions at the "
                                  "last compile")
                            .Register(*registry_)),
-      falcon_residual_(prometheus::BuildGauge()
-                           .Name("adaptd_falcon_residual_norm")
-                           .Help("falcon: moving average of the residual norm, mean and max "
-                                 "over stores")
-                           .Register(*registry_)),
-      fwpkm_slots_(prometheus::BuildGauge()
-                       .Name("adaptd_fwpkm_slots")
-                       .Help("fwpkm: slots addressable, summed over stores")
-                       .Register(*registry_)),
-      fwpkm_slots_used_(prometheus::BuildGauge()
-                            .Name("adaptd_fwpkm_slots_used")
-                            .Help("fwpkm: slots written at least once, summed over stores")
-                            .Register(*registry_)),
-      fwpkm_entropy_(prometheus::BuildGauge()
-                         .Name("adaptd_fwpkm_addressing_entropy_nats")
-                         .Help("fwpkm: addressing entropy, mean and min over stores")
-                         .Register(*registry_)),
       tenant_examples_(prometheus::BuildCounter()
                            .Name("adaptd_tenant_examples_ingested_total")
                            .Help("Examples committed, by tenant (bounded) and store kind")
@@ -164,7 +193,15 @@ Metrics::Metrics(TenantPolicy policy)
   fsync_.Add({}, FsyncBuckets());
   queue_time_.Add({}, LatencyBuckets());
   queue_depth_.Add({});
-  for (const char* kind : kKinds) memory_.Add({{"kind", kind}});
+  for (const StoreKind* kind : StoreKinds::Global().All()) {
+    kind_names_.push_back(kind->name);
+    memory_.Add({{"kind", kind->name}});
+    for (const KindGauge& gauge : kind->gauges) {
+      auto& family =
+          prometheus::BuildGauge().Name(gauge.name).Help(gauge.help).Register(*registry_);
+      kind_gauges_.push_back({kind->id, &gauge, &family});
+    }
+  }
 }
 
 Metrics::~Metrics() { static_cast<Collector*>(collectable_.get())->Detach(); }
@@ -250,62 +287,35 @@ void Metrics::Refresh() {
   if (queue_depth_source_) queue_depth_.Add({}).Set(static_cast<double>(queue_depth_source_()));
 
   std::map<std::string, double> memory;
-  for (const char* kind : kKinds) memory[kind] = 0;
-  int falcon = 0, fwpkm = 0;
-  double residual_sum = 0, residual_max = 0, slots = 0, used = 0, entropy_sum = 0;
-  double entropy_min = std::numeric_limits<double>::infinity();
+  for (const std::string& kind : kind_names_) memory[kind] = 0;
+  std::vector<GaugeTotals> totals(kind_gauges_.size());
   for (auto it = stores_seen_.begin(); it != stores_seen_.end();) {
     if (it->second.owner.expired()) {
       it = stores_seen_.erase(it);
       continue;
     }
     const adapt::v1::StoreInfo& info = it->second.info;
-    switch (info.spec().kind()) {
-      case adapt::v1::STORE_KIND_FAAST:
-        memory["faast"] += info.memory_bytes();
-        break;
-      case adapt::v1::STORE_KIND_FALCON:
-        memory["falcon"] += info.memory_bytes();
-        break;
-      case adapt::v1::STORE_KIND_FWPKM:
-        memory["fwpkm"] += info.memory_bytes();
-        break;
-      default:
-        break;
-    }
-    if (info.has_falcon()) {
-      ++falcon;
-      residual_sum += info.falcon().residual_norm_avg();
-      residual_max = std::max(residual_max, info.falcon().residual_norm_avg());
-    }
-    if (info.has_fwpkm()) {
-      ++fwpkm;
-      slots += static_cast<double>(info.fwpkm().slots());
-      used += static_cast<double>(info.fwpkm().slots_used());
-      entropy_sum += info.fwpkm().addressing_entropy();
-      entropy_min = std::min(entropy_min, info.fwpkm().addressing_entropy());
+    auto bytes = memory.find(KindName(info.spec().kind()));
+    if (bytes != memory.end()) bytes->second += info.memory_bytes();
+    for (size_t g = 0; g < kind_gauges_.size(); ++g) {
+      if (kind_gauges_[g].kind == info.spec().kind()) {
+        totals[g].Add(kind_gauges_[g].gauge->value(info));
+      }
     }
     ++it;
   }
   for (const auto& [kind, bytes] : memory) memory_.Add({{"kind", kind}}).Set(bytes);
   // The aggregates of a kind with no store are undefined: their series disappear.
-  if (falcon > 0) {
-    falcon_residual_.Add({{"aggregate", "mean"}}).Set(residual_sum / falcon);
-    falcon_residual_.Add({{"aggregate", "max"}}).Set(residual_max);
-  } else {
-    RemoveIfPresent(falcon_residual_, {{"aggregate", "mean"}});
-    RemoveIfPresent(falcon_residual_, {{"aggregate", "max"}});
-  }
-  if (fwpkm > 0) {
-    fwpkm_slots_.Add({}).Set(slots);
-    fwpkm_slots_used_.Add({}).Set(used);
-    fwpkm_entropy_.Add({{"aggregate", "mean"}}).Set(entropy_sum / fwpkm);
-    fwpkm_entropy_.Add({{"aggregate", "min"}}).Set(entropy_min);
-  } else {
-    RemoveIfPresent(fwpkm_slots_, {});
-    RemoveIfPresent(fwpkm_slots_used_, {});
-    RemoveIfPresent(fwpkm_entropy_, {{"aggregate", "mean"}});
-    RemoveIfPresent(fwpkm_entropy_, {{"aggregate", "min"}});
+  for (size_t g = 0; g < kind_gauges_.size(); ++g) {
+    const KindGauge& gauge = *kind_gauges_[g].gauge;
+    for (KindGauge::Aggregate a : gauge.aggregates) {
+      const prometheus::Labels labels = AggregateLabels(gauge, a);
+      if (totals[g].stores > 0) {
+        kind_gauges_[g].family->Add(labels).Set(totals[g].Get(a));
+      } else {
+        RemoveIfPresent(*kind_gauges_[g].family, labels);
+      }
+    }
   }
 }
 

@@ -28,6 +28,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "server/metrics/tenant_labels.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 
@@ -118,10 +119,15 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& faast_rank_;
   prometheus::Family<prometheus::Gauge>& faast_cutoff_;
   prometheus::Family<prometheus::Gauge>& faast_condition_;
-  prometheus::Family<prometheus::Gauge>& falcon_residual_;
-  prometheus::Family<prometheus::Gauge>& fwpkm_slots_;
-  prometheus::Family<prometheus::Gauge>& fwpkm_slots_used_;
-  prometheus::Family<prometheus::Gauge>& fwpkm_entropy_;
+  // The gauges store kinds contribute (StoreKind::gauges), one family each.
+  struct KindGaugeFamily {
+    adapt::v1::StoreKind kind;
+    const KindGauge* gauge;
+    prometheus::Family<prometheus::Gauge>* family;
+  };
+  std::vector<KindGaugeFamily> kind_gauges_;
+  // The registered kinds' names (adaptd_memory_bytes has a series for each).
+  std::vector<std::string> kind_names_;
   prometheus::Family<prometheus::Counter>& tenant_examples_;
   prometheus::Family<prometheus::Counter>& tenant_predictions_;
   prometheus::Family<prometheus::Counter>& prequential_evaluated_;

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 
@@ -23,7 +24,6 @@ inline constexpr uint32_t kFaastDefaultMaxLabels = 10000;
 // Label ids travel as int32; a million columns is far past any useful one-hot store.
 inline constexpr uint32_t kFaastMaxLabelsLimit = 1000000;
 inline constexpr uint32_t kFaastMaxOutputDim = 65536;
-inline constexpr uint32_t kFaastMaxDim = 65536;
 
 // What a compile solves with: the relative cut-off (absent: N^-alpha) or a ridge term.
 struct FaastSolverParams {

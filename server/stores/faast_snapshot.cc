@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/core/status_macros.h"
 #include "server/stores/faast_params.h"
+#include "server/stores/snapshot_checks.h"
 
 namespace adaptd {
 namespace {
@@ -15,85 +15,63 @@ namespace {
 using adapt::v1::FaastState;
 using adapt::v1::StoreSpec;
 
-absl::Status Bad(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("snapshot.faast.", field, ": ", what));
-}
-
-template <typename Repeated>
-absl::Status CheckFinite(const Repeated& values, absl::string_view field) {
-  for (int i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) return Bad(field, absl::StrCat("entry ", i, " is not finite"));
-  }
-  return absl::OkStatus();
-}
-
-template <typename Repeated>
-absl::Status CheckSize(const Repeated& values, int64_t expected, absl::string_view field) {
-  if (values.size() != expected) {
-    return Bad(field, absl::StrCat("has ", values.size(), " entries, expected ", expected));
-  }
-  return absl::OkStatus();
-}
+const SnapshotChecks kCheck("faast");
 
 absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPersistent* out) {
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
   const bool embedded = labels && !spec.output().label_encoder().empty();
   if (!embedded && !state.label_vectors().empty()) {
-    return Bad("label_vectors", "present for a store without a label encoder");
+    return kCheck.Bad("label_vectors", "present for a store without a label encoder");
   }
   if (embedded) {
     const uint32_t p = spec.output().label_dim();
     if (state.columns() != p) {
-      return Bad("columns",
-                 absl::StrCat(state.columns(), " does not match spec.output.label_dim ", p));
+      return kCheck.Bad("columns",
+                        absl::StrCat(state.columns(), " does not match spec.output.label_dim ", p));
     }
     RETURN_IF_ERROR(
-        CheckSize(state.label_vectors(), int64_t{state.labels_size()} * p, "label_vectors"));
-    RETURN_IF_ERROR(CheckFinite(state.label_vectors(), "label_vectors"));
+        kCheck.Size(state.label_vectors(), int64_t{state.labels_size()} * p, "label_vectors"));
+    RETURN_IF_ERROR(kCheck.Finite(state.label_vectors(), "label_vectors"));
     out->label_vectors.assign(state.label_vectors().begin(), state.label_vectors().end());
   } else if (!labels) {
     if (state.columns() != spec.output().dim()) {
-      return Bad("columns", absl::StrCat(state.columns(), " does not match the output width ",
-                                         spec.output().dim()));
+      return kCheck.Bad(
+          "columns",
+          absl::StrCat(state.columns(), " does not match the output width ", spec.output().dim()));
     }
-    if (state.labels_size() != 0) return Bad("labels", "must be empty for a vector store");
+    if (state.labels_size() != 0) return kCheck.Bad("labels", "must be empty for a vector store");
     return absl::OkStatus();
   }
   if (!embedded && state.columns() != static_cast<uint32_t>(state.labels_size())) {
-    return Bad("columns", absl::StrCat(state.columns(), " does not match the ", state.labels_size(),
-                                       " labels"));
+    return kCheck.Bad("columns", absl::StrCat(state.columns(), " does not match the ",
+                                              state.labels_size(), " labels"));
   }
   if (state.labels_size() > static_cast<int>(spec.faast().max_labels())) {
-    return Bad("labels", absl::StrCat("holds ", state.labels_size(), " labels, more than ",
-                                      "spec.faast.max_labels = ", spec.faast().max_labels()));
+    return kCheck.Bad("labels",
+                      absl::StrCat("holds ", state.labels_size(), " labels, more than ",
+                                   "spec.faast.max_labels = ", spec.faast().max_labels()));
   }
-  absl::flat_hash_set<std::string> seen;
-  for (int i = 0; i < state.labels_size(); ++i) {
-    if (state.labels(i).empty()) return Bad(absl::StrCat("labels[", i, "]"), "is empty");
-    if (!seen.insert(state.labels(i)).second) {
-      return Bad(absl::StrCat("labels[", i, "]"), absl::StrCat("repeats '", state.labels(i), "'"));
-    }
-  }
+  RETURN_IF_ERROR(kCheck.Labels(state.labels()));
   out->labels.assign(state.labels().begin(), state.labels().end());
   return absl::OkStatus();
 }
 
 absl::Status ReadMatrices(const FaastState& state, FaastStatistics* st) {
   const int64_t d = st->dim, m = st->columns;
-  RETURN_IF_ERROR(CheckFinite(state.g(), "g"));
-  RETURN_IF_ERROR(CheckFinite(state.c(), "c"));
+  RETURN_IF_ERROR(kCheck.Finite(state.g(), "g"));
+  RETURN_IF_ERROR(kCheck.Finite(state.c(), "c"));
   if (state.g().empty() != state.c().empty() && m > 0) {
-    return Bad("c", "g and c must both be present or both be empty");
+    return kCheck.Bad("c", "g and c must both be present or both be empty");
   }
   if (state.g().empty()) {
     if (state.examples() != 0 || state.weighted_examples() != 0 || (st->labels && m > 0)) {
-      return Bad("g", "is empty but the store holds examples or labels");
+      return kCheck.Bad("g", "is empty but the store holds examples or labels");
     }
     return absl::OkStatus();
   }
-  if (d == 0) return Bad("g", "present while dim is 0");
-  RETURN_IF_ERROR(CheckSize(state.g(), d * d, "g"));
-  RETURN_IF_ERROR(CheckSize(state.c(), d * m, "c"));
+  if (d == 0) return kCheck.Bad("g", "present while dim is 0");
+  RETURN_IF_ERROR(kCheck.Size(state.g(), d * d, "g"));
+  RETURN_IF_ERROR(kCheck.Size(state.c(), d * m, "c"));
   double scale = 0;
   for (double v : state.g()) scale = std::max(scale, std::abs(v));
   st->Allocate(d);
@@ -101,7 +79,7 @@ absl::Status ReadMatrices(const FaastState& state, FaastStatistics* st) {
     for (int64_t j = i; j < d; ++j) {
       const double a = state.g(i * d + j), b = state.g(j * d + i);
       if (std::abs(a - b) > 1e-12 * scale) {
-        return Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
+        return kCheck.Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
       }
       st->g[i * d + j] = a;
     }
@@ -116,30 +94,33 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatis
   st->raw_kept = state.raw_kept();
   if (!state.raw_kept()) {
     if (!state.raw_keys().empty() || !state.raw_targets().empty() || !state.raw_weights().empty()) {
-      return Bad("raw_keys", "raw pairs present while raw_kept is false");
+      return kCheck.Bad("raw_keys", "raw pairs present while raw_kept is false");
     }
     return absl::OkStatus();
   }
-  if (!spec.faast().few_shot()) return Bad("raw_kept", "set while spec.faast.few_shot is false");
+  if (!spec.faast().few_shot())
+    return kCheck.Bad("raw_kept", "set while spec.faast.few_shot is false");
   const int64_t rows = state.raw_weights_size(), d = st->dim, m = st->columns;
   if (static_cast<uint64_t>(rows) != state.examples()) {
-    return Bad("raw_weights",
-               absl::StrCat("has ", rows, " pairs for ", state.examples(), " examples"));
+    return kCheck.Bad("raw_weights",
+                      absl::StrCat("has ", rows, " pairs for ", state.examples(), " examples"));
   }
   if (rows > 0 && rows >= d) {
-    return Bad("raw_kept", absl::StrCat("raw pairs kept with ", rows, " examples >= dim ", d));
+    return kCheck.Bad("raw_kept",
+                      absl::StrCat("raw pairs kept with ", rows, " examples >= dim ", d));
   }
-  RETURN_IF_ERROR(CheckSize(state.raw_keys(), rows * d, "raw_keys"));
-  RETURN_IF_ERROR(CheckSize(state.raw_targets(), rows * m, "raw_targets"));
-  RETURN_IF_ERROR(CheckFinite(state.raw_keys(), "raw_keys"));
-  RETURN_IF_ERROR(CheckFinite(state.raw_targets(), "raw_targets"));
-  RETURN_IF_ERROR(CheckFinite(state.raw_weights(), "raw_weights"));
+  RETURN_IF_ERROR(kCheck.Size(state.raw_keys(), rows * d, "raw_keys"));
+  RETURN_IF_ERROR(kCheck.Size(state.raw_targets(), rows * m, "raw_targets"));
+  RETURN_IF_ERROR(kCheck.Finite(state.raw_keys(), "raw_keys"));
+  RETURN_IF_ERROR(kCheck.Finite(state.raw_targets(), "raw_targets"));
+  RETURN_IF_ERROR(kCheck.Finite(state.raw_weights(), "raw_weights"));
   FaastRawPairs& raw = st->raw;
   raw.rows = rows;
   raw.keys.assign(state.raw_keys().begin(), state.raw_keys().end());
   raw.weights.assign(state.raw_weights().begin(), state.raw_weights().end());
   for (int64_t r = 0; r < rows; ++r) {
-    if (!(raw.weights[r] > 0)) return Bad("raw_weights", absl::StrCat("entry ", r, " is not > 0"));
+    if (!(raw.weights[r] > 0))
+      return kCheck.Bad("raw_weights", absl::StrCat("entry ", r, " is not > 0"));
   }
   if (!st->labels) {
     raw.targets.assign(state.raw_targets().begin(), state.raw_targets().end());
@@ -156,7 +137,7 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatis
         ones = 2;
       }
     }
-    if (ones != 1) return Bad("raw_targets", absl::StrCat("row ", r, " is not one-hot"));
+    if (ones != 1) return kCheck.Bad("raw_targets", absl::StrCat("row ", r, " is not one-hot"));
     raw.label_ids.push_back(hot);
   }
   return absl::OkStatus();
@@ -210,20 +191,20 @@ absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
   FaastStatistics& st = out->stats;
   st.labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS &&
               spec.output().label_encoder().empty();
-  if (state.dim() > kFaastMaxDim) {
-    return Bad("dim", absl::StrCat("must be at most ", kFaastMaxDim, ", got ", state.dim()));
+  if (state.dim() > kMaxStoreDim) {
+    return kCheck.Bad("dim", absl::StrCat("must be at most ", kMaxStoreDim, ", got ", state.dim()));
   }
   if (spec.dim() != 0 && state.dim() != spec.dim()) {
-    return Bad("dim", absl::StrCat(state.dim(), " does not match spec.dim ", spec.dim()));
+    return kCheck.Bad("dim", absl::StrCat(state.dim(), " does not match spec.dim ", spec.dim()));
   }
   if (state.dim() == 0 && (state.examples() != 0 || state.version() != 0)) {
-    return Bad("dim", "is 0 but the store holds examples or a version");
+    return kCheck.Bad("dim", "is 0 but the store holds examples or a version");
   }
   RETURN_IF_ERROR(ReadLabels(state, spec, out));
   st.dim = state.dim();
   st.columns = state.columns();
   if (!std::isfinite(state.weighted_examples())) {
-    return Bad("weighted_examples", "is not finite");
+    return kCheck.Bad("weighted_examples", "is not finite");
   }
   st.weighted_examples = state.weighted_examples();
   st.examples = state.examples();
@@ -231,7 +212,7 @@ absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
   RETURN_IF_ERROR(ReadRaw(state, spec, &st));
   if (state.prequential_correct() > state.prequential_evaluated() ||
       !(state.prequential_loss_sum() >= 0) || !std::isfinite(state.prequential_loss_sum())) {
-    return Bad("prequential_correct", "prequential totals do not hold together");
+    return kCheck.Bad("prequential_correct", "prequential totals do not hold together");
   }
   out->version = state.version();
   out->prequential.evaluated = state.prequential_evaluated();

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 
@@ -18,7 +19,6 @@ inline constexpr double kFalconDefaultEpsGamma = 1e-3;
 inline constexpr uint32_t kFalconDefaultWindow = 4;
 // The window's energy μ_t is the top eigenvalue of a B×B Gram (Jacobi, B³ per step).
 inline constexpr uint32_t kFalconMaxWindow = 64;
-inline constexpr uint32_t kFalconMaxDim = 65536;
 inline constexpr uint32_t kFalconMaxOutputDim = 65536;
 // S holds dim × labels doubles; a label store stops growing here (ResourceExhausted).
 inline constexpr int64_t kFalconMaxLabels = 10000;

@@ -4,10 +4,10 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "server/stores/falcon_params.h"
+#include "server/stores/snapshot_checks.h"
 
 namespace adaptd {
 namespace {
@@ -15,18 +15,11 @@ namespace {
 using adapt::v1::FalconState;
 using adapt::v1::OutputSpec;
 
-absl::Status Bad(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("snapshot.falcon.", field, ": ", what));
-}
+const SnapshotChecks kCheck("falcon");
 
 absl::Status ReadDoubles(const google::protobuf::RepeatedField<double>& in, int64_t expected,
                          absl::string_view field, std::vector<double>* out) {
-  if (in.size() != expected) {
-    return Bad(field, absl::StrCat("holds ", in.size(), " values, expected ", expected));
-  }
-  for (int i = 0; i < in.size(); ++i) {
-    if (!std::isfinite(in[i])) return Bad(field, absl::StrCat("value ", i, " is not finite"));
-  }
+  if (absl::Status s = kCheck.FiniteOfSize(in, expected, field); !s.ok()) return s;
   out->assign(in.begin(), in.end());
   return absl::OkStatus();
 }
@@ -60,31 +53,27 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
   const OutputSpec::Kind kind = spec.output().kind();
   const int64_t dim = p.dim(), columns = p.columns();
   if (spec.dim() != 0 && dim != 0 && dim != spec.dim()) {
-    return Bad("dim", absl::StrCat(dim, " does not match spec.dim ", spec.dim()));
+    return kCheck.Bad("dim", absl::StrCat(dim, " does not match spec.dim ", spec.dim()));
   }
-  if (dim > kFalconMaxDim) return Bad("dim", absl::StrCat("must be at most ", kFalconMaxDim));
+  if (dim > kMaxStoreDim) return kCheck.Bad("dim", absl::StrCat("must be at most ", kMaxStoreDim));
   if (kind == OutputSpec::KIND_LABELS) {
     if (columns != p.labels_size()) {
-      return Bad("columns", absl::StrCat(columns, " columns for ", p.labels_size(), " labels"));
+      return kCheck.Bad("columns",
+                        absl::StrCat(columns, " columns for ", p.labels_size(), " labels"));
     }
     if (columns > kFalconMaxLabels) {
-      return Bad("labels", absl::StrCat("more than ", kFalconMaxLabels, " labels"));
+      return kCheck.Bad("labels", absl::StrCat("more than ", kFalconMaxLabels, " labels"));
     }
-    absl::flat_hash_set<std::string> seen;
-    for (int i = 0; i < p.labels_size(); ++i) {
-      if (p.labels(i).empty() || !seen.insert(p.labels(i)).second) {
-        return Bad(absl::StrCat("labels[", i, "]"), "is empty or repeated");
-      }
-    }
+    if (absl::Status s = kCheck.Labels(p.labels()); !s.ok()) return s;
   } else {
-    if (p.labels_size() != 0) return Bad("labels", "only label stores hold labels");
+    if (p.labels_size() != 0) return kCheck.Bad("labels", "only label stores hold labels");
     const int64_t want = dim == 0 ? 0 : (kind == OutputSpec::KIND_NEXT ? dim : spec.output().dim());
     if (columns != want) {
-      return Bad("columns", absl::StrCat("is ", columns, ", expected ", want));
+      return kCheck.Bad("columns", absl::StrCat("is ", columns, ", expected ", want));
     }
   }
   if (dim == 0 && (columns != 0 || p.examples() != 0)) {
-    return Bad("dim", "is 0 but the state holds columns or examples");
+    return kCheck.Bad("dim", "is 0 but the state holds columns or examples");
   }
   FalconVersion v;
   v.spec = spec;
@@ -95,8 +84,8 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
   if (!s.ok()) return s;
   const int64_t window = FalconConfigOf(spec.falcon()).window;
   if (p.history() > window - 1 || (dim == 0 && p.history() != 0)) {
-    return Bad("history",
-               absl::StrCat(p.history(), " pairs; the window keeps at most ", window - 1));
+    return kCheck.Bad("history",
+                      absl::StrCat(p.history(), " pairs; the window keeps at most ", window - 1));
   }
   mem.history = p.history();
   s = ReadDoubles(p.history_keys(), mem.history * dim, "history_keys", &mem.history_keys);
@@ -105,15 +94,15 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
                   &mem.history_targets);
   if (!s.ok()) return s;
   if (p.last_key_size() != 0) {
-    if (kind != OutputSpec::KIND_NEXT) return Bad("last_key", "only next stores keep one");
+    if (kind != OutputSpec::KIND_NEXT) return kCheck.Bad("last_key", "only next stores keep one");
     s = ReadDoubles(p.last_key(), dim, "last_key", &v.last_key);
     if (!s.ok()) return s;
   }
   if (p.prequential_correct() > p.prequential_evaluated()) {
-    return Bad("prequential_correct", "exceeds prequential_evaluated");
+    return kCheck.Bad("prequential_correct", "exceeds prequential_evaluated");
   }
   for (double x : {p.prequential_loss_sum(), p.residual_norm(), p.residual_norm_avg()}) {
-    if (!std::isfinite(x) || x < 0) return Bad("statistics", "must be finite and >= 0");
+    if (!std::isfinite(x) || x < 0) return kCheck.Bad("statistics", "must be finite and >= 0");
   }
   v.labels = std::make_shared<const std::vector<std::string>>(p.labels().begin(), p.labels().end());
   v.examples = p.examples();

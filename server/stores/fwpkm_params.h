@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/stores/spec_checks.h"
 
 namespace adaptd {
 
@@ -33,7 +34,6 @@ inline constexpr uint64_t kFwpkmDefaultSeed = 1;
 inline constexpr uint32_t kFwpkmDefaultMaxLabels = 10000;
 inline constexpr uint32_t kFwpkmMaxLabelsLimit = 65536;
 inline constexpr uint32_t kFwpkmMaxOutputDim = 65536;
-inline constexpr uint32_t kFwpkmMaxDim = 65536;
 
 // Validates an fwpkm spec (errors name the field, e.g. "spec.fwpkm.top_k") and returns it with
 // every default filled in.

@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
   const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
   if (s.sub_keys() != p.sub_keys()) return Bad("sub_keys: differs from spec.fwpkm.sub_keys");
   if (s.key_dim() != p.key_dim()) return Bad("key_dim: differs from spec.fwpkm.key_dim");
-  if (s.dim() > kFwpkmMaxDim || (spec.dim() != 0 && s.dim() != spec.dim())) {
+  if (s.dim() > kMaxStoreDim || (spec.dim() != 0 && s.dim() != spec.dim())) {
     return Bad(absl::StrCat("dim: ", s.dim(), " does not match the spec's ", spec.dim()));
   }
   const uint64_t n = s.sub_keys(), half = s.key_dim() / 2;

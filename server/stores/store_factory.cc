@@ -1,79 +1,44 @@
 #include "server/stores/store_factory.h"
 
-#include <utility>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
 #include "server/core/status_macros.h"
-#include "server/stores/faast_params.h"
-#include "server/stores/faast_snapshot.h"
-#include "server/stores/faast_store.h"
-#include "server/stores/falcon_store.h"
-#include "server/stores/fwpkm_store.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 namespace {
 
-using adapt::v1::StoreSpec;
-
-absl::StatusOr<std::unique_ptr<Store>> CreateFaast(const StoreSpec& spec,
-                                                   kernels::Backend* backend) {
-  ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFaastSpec(spec));
-  return std::make_unique<FaastStore>(normalized, backend);
-}
-
-absl::StatusOr<std::unique_ptr<Store>> RestoreFaast(const adapt::v1::StoreSnapshot& snapshot,
-                                                    kernels::Backend* backend) {
-  ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFaastSpec(snapshot.spec()));
-  if (snapshot.state_case() != adapt::v1::StoreSnapshot::kFaast) {
-    return absl::InvalidArgumentError("snapshot.faast: missing for a faast store");
-  }
-  FaastPersistent state;
-  RETURN_IF_ERROR(FaastStateFromProto(snapshot.faast(), normalized, &state));
-  ASSIGN_OR_RETURN(std::unique_ptr<FaastStore> store,
-                   FaastStore::Restore(normalized, std::move(state), backend));
-  return std::unique_ptr<Store>(std::move(store));
-}
-
-absl::Status BadKind(absl::string_view field, adapt::v1::StoreKind kind) {
-  if (kind == adapt::v1::STORE_KIND_UNSPECIFIED) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": must be set (faast, falcon or fwpkm)"));
-  }
+// A snapshot's state must be its kind's: the StoreSnapshot.state field named like the kind,
+// or `other` for a kind that adapt.proto does not list.
+absl::Status CheckStateMatchesKind(const adapt::v1::StoreSnapshot& snapshot,
+                                   const StoreKind& kind) {
+  const google::protobuf::Descriptor* d = adapt::v1::StoreSnapshot::descriptor();
+  const google::protobuf::OneofDescriptor* oneof = d->FindOneofByName("state");
+  const google::protobuf::FieldDescriptor* own = d->FindFieldByName(kind.name);
+  const std::string expected =
+      own != nullptr && own->containing_oneof() == oneof ? kind.name : "other";
+  const google::protobuf::FieldDescriptor* set =
+      snapshot.GetReflection()->GetOneofFieldDescriptor(snapshot, oneof);
+  if (set != nullptr && set->name() == expected) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(field, ": unknown store kind ", static_cast<int>(kind)));
+      absl::StrCat("snapshot.", expected, ": missing for a ", kind.name, " store"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Store>> CreateStore(const StoreSpec& spec,
+absl::StatusOr<std::unique_ptr<Store>> CreateStore(const adapt::v1::StoreSpec& spec,
                                                    kernels::Backend* backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
-  switch (spec.kind()) {
-    case adapt::v1::STORE_KIND_FAAST:
-      return CreateFaast(spec, backend);
-    case adapt::v1::STORE_KIND_FALCON:
-      return CreateFalconStore(spec, backend);
-    case adapt::v1::STORE_KIND_FWPKM:
-      return CreateFwpkmStore(spec, backend);
-    default:
-      return BadKind("spec.kind", spec.kind());
-  }
+  ASSIGN_OR_RETURN(const StoreKind* kind, KindOf(spec));
+  ASSIGN_OR_RETURN(adapt::v1::StoreSpec normalized, NormalizeSpec(spec));
+  return kind->create(normalized, backend);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
                                                     kernels::Backend* backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
-  switch (snapshot.spec().kind()) {
-    case adapt::v1::STORE_KIND_FAAST:
-      return RestoreFaast(snapshot, backend);
-    case adapt::v1::STORE_KIND_FALCON:
-      return RestoreFalconStore(snapshot, backend);
-    case adapt::v1::STORE_KIND_FWPKM:
-      return RestoreFwpkmStore(snapshot, backend);
-    default:
-      return BadKind("snapshot.spec.kind", snapshot.spec().kind());
-  }
+  ASSIGN_OR_RETURN(const StoreKind* kind, KindOf(snapshot.spec(), "snapshot.spec.kind"));
+  RETURN_IF_ERROR(CheckStateMatchesKind(snapshot, *kind));
+  return kind->restore(snapshot, backend);
 }
 
 }  // namespace adaptd

@@ -1,4 +1,5 @@
-// Builds stores from a spec or a snapshot; the one place that knows every store kind.
+// Builds stores from a spec or a snapshot, for every kind registered in StoreKinds
+// (store_kind.h).
 #ifndef ADAPTD_SERVER_STORES_STORE_FACTORY_H_
 #define ADAPTD_SERVER_STORES_STORE_FACTORY_H_
 
@@ -13,13 +14,13 @@
 namespace adaptd {
 
 // Validates `spec` (errors name the field, e.g. "spec.faast.rcond"), fills defaults and builds
-// an empty store. `backend` must outlive the store. Falcon and FwPKM answer Unimplemented.
+// an empty store of its kind. `backend` must outlive the store.
 absl::StatusOr<std::unique_ptr<Store>> CreateStore(const adapt::v1::StoreSpec& spec,
                                                    kernels::Backend* backend);
 
 // Rebuilds a store from Store::Snapshot() output; a snapshot that does not hold together
-// (sizes, values) answers InvalidArgument. A store that had a published version publishes it
-// again before returning.
+// (kind, sizes, values) answers InvalidArgument naming "snapshot.<field>". A store that had a
+// published version publishes it again before returning.
 absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
                                                     kernels::Backend* backend);
 

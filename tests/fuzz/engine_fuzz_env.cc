@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "server/config/config.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd::fuzz {
 namespace {
@@ -25,27 +26,18 @@ EngineEnv* Build() {
   auto engine = Engine::Create(config, env->backend.get(), nullptr);
   Check(engine.status(), "Engine::Create");
   env->engine = *std::move(engine);
-  const adapt::v1::StoreKind kinds[kStores] = {
-      adapt::v1::STORE_KIND_FAAST, adapt::v1::STORE_KIND_FALCON, adapt::v1::STORE_KIND_FWPKM};
-  for (int i = 0; i < kStores; ++i) {
+  // One store of each registered kind, small and with no background work (for faast: no
+  // automatic compile that could change a store between the fuzzer's before-and-after
+  // fingerprints of a refused write).
+  for (const StoreKind* kind : StoreKinds::Global().All()) {
+    env->store_names.push_back(kind->name);
+    const std::string& name = env->store_names.back();
     adapt::v1::CreateStoreRequest create;
     create.set_tenant("t");
-    create.set_store(env->store_names[i]);
-    create.mutable_spec()->set_kind(kinds[i]);
-    create.mutable_spec()->set_dim(4);
-    if (kinds[i] == adapt::v1::STORE_KIND_FAAST) {
-      // No automatic compiles: one running in the background would change the store between
-      // the fuzzer's before-and-after fingerprints of a refused write.
-      create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
-      create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
-    }
-    if (kinds[i] == adapt::v1::STORE_KIND_FALCON) {
-      create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
-    }
-    if (kinds[i] == adapt::v1::STORE_KIND_FWPKM) {
-      create.mutable_spec()->mutable_fwpkm()->set_sub_keys(8);
-      create.mutable_spec()->mutable_fwpkm()->set_chunk(4);
-    }
+    create.set_store(name);
+    auto spec = SmallSpec(*kind, 4, adapt::v1::OutputSpec());
+    Check(spec.status(), "SmallSpec");
+    *create.mutable_spec() = *std::move(spec);
     Check(env->engine->CreateStore(create).status(), "CreateStore");
     adapt::v1::AdaptRequest adapt;
     for (int k = 0; k < 8; ++k) {
@@ -54,7 +46,7 @@ EngineEnv* Build() {
       e->set_label(k % 2 == 0 ? "even" : "odd");
     }
     auto session = env->engine->StartWrite(TxnKind::kAdapt);
-    Check(session->Add("t", env->store_names[i], adapt.examples()), "Adapt");
+    Check(session->Add("t", name, adapt.examples()), "Adapt");
     Check(session->Finish().status(), "Adapt commit");
   }
   return env;

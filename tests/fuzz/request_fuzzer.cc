@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
   // Bit 7 keeps the names the message carries; otherwise they name one of the stores.
   const bool own_names = (selector & 0x80) != 0;
-  const std::string& store = Env().store_names[(selector >> 3) % adaptd::fuzz::kStores];
+  const std::string& store = Env().store_names[(selector >> 3) % Env().store_names.size()];
   auto name = [&](auto& message) {
     if (own_names) return;
     message.set_tenant("t");

@@ -11,12 +11,21 @@ from google.protobuf import descriptor
 
 from ._stubs import pb
 
-KINDS = {
-    "faast": pb.STORE_KIND_FAAST,
-    "falcon": pb.STORE_KIND_FALCON,
-    "fwpkm": pb.STORE_KIND_FWPKM,
-}
+
+
+def _kinds():
+    """The store kinds adapt.proto lists: StoreKind value STORE_KIND_<NAME> is kind "<name>",
+    whose parameters are the StoreSpec.params field of that name (if it has one)."""
+    kinds = {}
+    for value in pb.StoreKind.DESCRIPTOR.values:
+        if value.number != pb.STORE_KIND_UNSPECIFIED:
+            kinds[value.name[len("STORE_KIND_"):].lower()] = value.number
+    return kinds
+
+
+KINDS = _kinds()
 KIND_NAMES = {number: name for name, number in KINDS.items()}
+_PARAMS = {field.name for field in pb.StoreSpec.DESCRIPTOR.oneofs_by_name["params"].fields}
 
 
 def _is_text_sequence(values):
@@ -132,6 +141,10 @@ def build_spec(kind, encoder, output, dim, params):
     if kind not in KINDS:
         raise ValueError("kind: expected one of %s, got %r" % (", ".join(KINDS), kind))
     spec = pb.StoreSpec(kind=KINDS[kind], encoder=encoder, output=parse_output(output), dim=dim)
+    if kind not in _PARAMS:
+        if params:
+            raise ValueError("%s stores take no parameters, got %s" % (kind, ", ".join(params)))
+        return spec
     fill_params(getattr(spec, kind), params, kind)
     # An empty parameter message still selects the kind's oneof case.
     getattr(spec, kind).SetInParent()

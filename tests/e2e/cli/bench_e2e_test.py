@@ -91,9 +91,10 @@ class BenchTest(unittest.TestCase):
     def test_every_kind_batching_on(self):
         server = Server()
         try:
-            for kind in ("faast", "falcon", "fwpkm"):
+            for kind, settings in (("faast", ()), ("falcon", ("--set", "variant=1")),
+                                   ("fwpkm", ())):
                 with self.subTest(kind=kind):
-                    self.run_bench(server, kind)
+                    self.run_bench(server, kind, *settings)
         finally:
             server.stop()
 

@@ -1,0 +1,36 @@
+// The faast store kind's descriptor (store_kind.h).
+#include <utility>
+
+#include "server/core/status_macros.h"
+#include "server/stores/faast_params.h"
+#include "server/stores/faast_snapshot.h"
+#include "server/stores/faast_store.h"
+#include "server/stores/store_kind.h"
+
+namespace adaptd {
+
+StoreKind FaastKind() {
+  StoreKind kind;
+  kind.id = adapt::v1::STORE_KIND_FAAST;
+  kind.name = "faast";
+  kind.params = adapt::v1::FaastParams::descriptor();
+  kind.embeds_labels = true;
+  kind.small_params = "auto_compile_every: 0 auto_compile_delay_ms: 0";
+  kind.normalize = NormalizeFaastSpec;
+  kind.create = [](const adapt::v1::StoreSpec& spec,
+                   kernels::Backend* backend) -> absl::StatusOr<std::unique_ptr<Store>> {
+    return std::make_unique<FaastStore>(spec, backend);
+  };
+  kind.restore = [](const adapt::v1::StoreSnapshot& snapshot,
+                    kernels::Backend* backend) -> absl::StatusOr<std::unique_ptr<Store>> {
+    ASSIGN_OR_RETURN(adapt::v1::StoreSpec spec, NormalizeFaastSpec(snapshot.spec()));
+    FaastPersistent state;
+    RETURN_IF_ERROR(FaastStateFromProto(snapshot.faast(), spec, &state));
+    ASSIGN_OR_RETURN(std::unique_ptr<FaastStore> store,
+                     FaastStore::Restore(spec, std::move(state), backend));
+    return std::unique_ptr<Store>(std::move(store));
+  };
+  return kind;
+}
+
+}  // namespace adaptd

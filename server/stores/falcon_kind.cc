@@ -1,0 +1,28 @@
+// The falcon store kind's descriptor (store_kind.h).
+#include "server/stores/falcon_params.h"
+#include "server/stores/falcon_store.h"
+#include "server/stores/store_kind.h"
+
+namespace adaptd {
+
+StoreKind FalconKind() {
+  StoreKind kind;
+  kind.id = adapt::v1::STORE_KIND_FALCON;
+  kind.name = "falcon";
+  kind.params = adapt::v1::FalconParams::descriptor();
+  kind.small_params = "variant: VARIANT_1";
+  kind.normalize = NormalizeFalconSpec;
+  kind.create = CreateFalconStore;
+  kind.restore = RestoreFalconStore;
+  KindGauge residual;
+  residual.name = "adaptd_falcon_residual_norm";
+  residual.help = "falcon: moving average of the residual norm, mean and max over stores";
+  residual.aggregates = {KindGauge::Aggregate::kMean, KindGauge::Aggregate::kMax};
+  residual.value = [](const adapt::v1::StoreInfo& info) {
+    return info.falcon().residual_norm_avg();
+  };
+  kind.gauges.push_back(std::move(residual));
+  return kind;
+}
+
+}  // namespace adaptd

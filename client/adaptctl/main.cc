@@ -1,5 +1,5 @@
-// adaptctl: the command-line client of adaptd. DESIGN.md, "The command-line client adaptctl",
-// is its contract: commands, options, file formats, summaries and exit codes.
+// adaptctl: the command-line client of adaptd. docs/DESIGN.md, "The command-line client
+// adaptctl", is its contract: commands, options, file formats, summaries and exit codes.
 #include <exception>
 #include <iostream>
 

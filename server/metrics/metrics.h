@@ -1,7 +1,7 @@
 // Metrics: the server's Prometheus series (prometheus-cpp), served on their own port by an
 // Exposer that AdaptdServer owns; register collectable() with it. Every method is thread-safe.
 // Names follow Prometheus conventions: an `adaptd_` prefix, `_total` counters, `_seconds`
-// durations, `_bytes` sizes. deploy/METRICS.md documents every family.
+// durations, `_bytes` sizes. deploy/README.md ("Metric reference") documents every family.
 //
 // Per-tenant series are bounded by TenantLabels (tenant_labels.h): tenants on the allow-list
 // or among the top K by traffic get their own label value, the rest are summed under "other".

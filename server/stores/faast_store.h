@@ -1,5 +1,5 @@
-// FaastStore: closed-form fast weights (ALGORITHMS.md section 1, exact streaming). Adapt and
-// Forget add or subtract float64 statistics G = Σ w x xᵀ, C = Σ w x yᵀ, N; Compile solves
+// FaastStore: closed-form fast weights (docs/ALGORITHMS.md section 1, exact streaming). Adapt
+// and Forget add or subtract float64 statistics G = Σ w x xᵀ, C = Σ w x yᵀ, N; Compile solves
 // S = G⁺C (or the ridge / few-shot forms, faast_solver.h) and publishes it; Predict reads the
 // last published S.
 //

@@ -1,5 +1,5 @@
 // Falcon parameters: defaults and validation of a store spec, and the resolved settings the
-// update rules read (ALGORITHMS.md section 2). Pure functions; thread-compatible.
+// update rules read (docs/ALGORITHMS.md section 2.4). Pure functions; thread-compatible.
 #ifndef ADAPTD_SERVER_STORES_FALCON_PARAMS_H_
 #define ADAPTD_SERVER_STORES_FALCON_PARAMS_H_
 

@@ -1,4 +1,4 @@
-// The Falcon update rules (ALGORITHMS.md section 2) on a bare memory: the per-step scalars
+// The Falcon update rules (docs/ALGORITHMS.md section 2.2) on a bare memory: the per-step scalars
 // (energy, η, decay γ with its clamp), the one-at-a-time recurrence that is the reference for
 // the chunk-parallel form (falcon_chunked.h), and the memory both work on.
 //

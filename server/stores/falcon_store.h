@@ -1,4 +1,4 @@
-// FalconStore: online ridge-regression fast weights (ALGORITHMS.md section 2). Every example
+// FalconStore: online ridge-regression fast weights (docs/ALGORITHMS.md section 2). Every example
 // (or sequence pair x_t = φ(k_{t−1}), y_t = k_t) updates S the moment its commit applies it,
 // read-after-write; Predict reads the current S. Commits apply their examples in order with
 // the chunk-parallel form (falcon_chunked.h) and record the prequential loss: the prediction

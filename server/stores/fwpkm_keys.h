@@ -1,6 +1,6 @@
-// FwPKM keys and addressing (ALGORITHMS.md section 3): the fixed seeded projection of encoder
-// outputs to queries, the two sub-key codebooks, and product-key top-k with IDW scores
-// s = −log(ε + ‖q^m − K^m_j‖²).
+// FwPKM keys and addressing (docs/ALGORITHMS.md sections 3.1 and 3.2): the fixed seeded
+// projection of encoder outputs to queries, the two sub-key codebooks, and product-key top-k
+// with IDW scores s = −log(ε + ‖q^m − K^m_j‖²).
 //
 // The top-k slots equal a brute-force top-k over all N = n² slots under the scores s¹_i + s²_j,
 // ties broken by the smaller slot id (slot = i·n + j); per half, ties go to the smaller sub-key.

@@ -1,5 +1,5 @@
-// FwPKM parameters: defaults, ranges and validation of an fwpkm store spec (ALGORITHMS.md
-// section 3). Pure functions; thread-compatible.
+// FwPKM parameters: defaults, ranges and validation of an fwpkm store spec (docs/ALGORITHMS.md
+// section 3.7; the gate is section 3.3). Pure functions; thread-compatible.
 //
 // The gate without a learned projection (GATE_CONFIDENCE): with the k selected slots weighted
 // by the IDW softmax s', g = (k·Σ s'² − 1) / (k − 1), the concentration of the address: 1 when

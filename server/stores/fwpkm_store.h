@@ -1,4 +1,4 @@
-// FwpkmStore: a sparse product-key memory that learns at inference time (ALGORITHMS.md
+// FwpkmStore: a sparse product-key memory that learns at inference time (docs/ALGORITHMS.md
 // section 3; addressing in fwpkm_keys.h, the chunk update in fwpkm_update.h, parameters and
 // the gate in fwpkm_params.h).
 //

@@ -1,6 +1,6 @@
-// The FwPKM chunk update (ALGORITHMS.md section 3): every item of a chunk is read with the
-// state the previous chunk left; then the sparse value update, then the addressing update of
-// the sub-keys. Pure functions over FwpkmSubKeys and FwpkmValues; the caller holds the store's
+// The FwPKM chunk update (docs/ALGORITHMS.md section 3.4): every item of a chunk is read with
+// the state the previous chunk left; then the sparse value update, then the addressing update
+// of the sub-keys. Pure functions over FwpkmSubKeys and FwpkmValues; the caller holds the store's
 // write lock.
 //
 // Value step. The loss is L = Σ_t g_t/(2·S_t)·‖y_t − v̂_t‖² with S_t = Σ_i s'²_{t,i}: the

@@ -1,8 +1,12 @@
-// Store: one tenant's fast-weight memory. Implementations: FaastStore (faast_store.h).
+// Store: one tenant's fast-weight memory. Implementations: FaastStore (faast_store.h),
+// FalconStore (falcon_store.h), FwpkmStore (fwpkm_store.h); docs/ALGORITHMS.md describes what
+// each computes.
 //
 // Writes go through a transaction: Begin() returns a Txn that validates and stages batches
 // without touching the store; Commit() applies everything staged at once, or nothing. A failed
-// Add leaves the Txn as it was before that Add. Readers (Predict) never wait for a compile.
+// Add leaves the Txn as it was before that Add. Readers (Predict) never wait for a faast compile
+// or a falcon commit; an fwpkm Predict shares the store's lock with writers, so it waits while a
+// commit or compile applies chunks (each kind's header states its locks).
 // Thread safety: every method of Store may be called concurrently; a Txn belongs to one
 // thread at a time.
 //

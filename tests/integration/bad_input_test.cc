@@ -1,5 +1,5 @@
-// Every kind of bad input gets the status code DESIGN.md names, and leaves the store exactly
-// as it was (same statistics, version, labels and predictions).
+// Every kind of bad input gets the status code docs/DESIGN.md ("Status codes") names, and
+// leaves the store exactly as it was (same statistics, version, labels and predictions).
 #include <limits>
 
 #include "gtest/gtest.h"

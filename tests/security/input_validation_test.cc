@@ -1,6 +1,7 @@
 // Input validation beyond tests/integration/bad_input_test.cc: every store kind, text inputs,
 // label limits and each kind's parameter ranges. Every bad input is INVALID_ARGUMENT (or the
-// code DESIGN.md names) with the field in the message, and leaves the stores unchanged.
+// code docs/DESIGN.md names in "Status codes") with the field in the message, and leaves the
+// stores unchanged.
 // Documented limits (docs/SECURITY.md): a label is 1-256 bytes of UTF-8; a text 1 byte to
 // 1 MiB of UTF-8; a label store holds at most max_labels distinct labels.
 #include <functional>

@@ -207,8 +207,8 @@ class Client:
                      for part in _batches(examples, batch)])
 
     def compile(self, tenant, store, **overrides):
-        """Solves and publishes a new version (faast). overrides: rcond, alpha, ridge, kept for
-        later compiles too. Returns {version, stats}."""
+        """Solves and publishes a new version (faast; fwpkm applies its partial chunk). overrides
+        (faast): rcond, alpha, ridge, kept for later compiles too. Returns {version, stats}."""
         request = pb.CompileRequest(tenant=tenant, store=store)
         if overrides:
             _convert.fill_params(request.faast, overrides, "compile")

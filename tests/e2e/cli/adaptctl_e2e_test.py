@@ -2,8 +2,8 @@
 """End-to-end test of adaptctl against the real adaptd binary.
 
 Starts adaptd on a free loopback port with a temporary data directory, drives it only through
-the adaptctl command line, and checks the contract of DESIGN.md ("The command-line client
-adaptctl"): summaries, files, exit codes and error messages.
+the adaptctl command line, and checks the contract of docs/DESIGN.md ("The command-line
+client adaptctl"): summaries, files, exit codes and error messages.
 
 Usage: adaptctl_e2e_test.py --adaptctl PATH --adaptd PATH [unittest arguments]
 (or the environment variables ADAPTCTL_BIN and ADAPTD_BIN).

@@ -165,19 +165,21 @@ TEST(SchedulerTest, PassedDeadlineAndCancelledCallsDoNoWork) {
   std::map<std::string, absl::Status> drops;
   Blocker blocker(*f.scheduler, 1);
   Task late = Work(&f.rec, "a", "late", &drops);
-  late.deadline = absl::Now() + absl::Milliseconds(1);
+  const absl::Time late_deadline = absl::Now() + absl::Milliseconds(1);
+  late.deadline = late_deadline;
   Task cancelled = Work(&f.rec, "a", "cancelled", &drops);
   cancelled.cancelled = [] { return true; };
   Task fine = Work(&f.rec, "a", "fine", &drops);
   fine.deadline = absl::Now() + absl::Hours(1);
   fine.cancelled = [] { return false; };
   Task late_predict = Predict(&f.rec, "a", 7);
-  late_predict.deadline = absl::Now() + absl::Milliseconds(1);
+  late_predict.deadline = late_deadline;
   ASSERT_TRUE(f.scheduler->Submit(std::move(late)).ok());
   ASSERT_TRUE(f.scheduler->Submit(std::move(cancelled)).ok());
   ASSERT_TRUE(f.scheduler->Submit(std::move(fine)).ok());
   ASSERT_TRUE(f.scheduler->Submit(std::move(late_predict)).ok());
-  absl::SleepFor(absl::Milliseconds(5));  // let the short deadlines pass while queued
+  // Let the short deadlines pass while queued: wait for the clock, not a fixed time.
+  while (absl::Now() <= late_deadline) absl::SleepFor(absl::Milliseconds(1));
   blocker.Release();
   ASSERT_TRUE(f.rec.WaitFor(4));
   const auto order = f.rec.order();
@@ -249,9 +251,10 @@ TEST(SchedulerTest, BatchClosesAfterMaxDelayAndCollectsAcrossTenants) {
   ASSERT_TRUE(f.scheduler->Submit(Predict(&f.rec, "a", 0)).ok());
   ASSERT_TRUE(f.scheduler->Submit(Predict(&f.rec, "a", 1)).ok());
   ASSERT_TRUE(f.scheduler->Submit(Predict(&f.rec, "b", 2)).ok());
+  const absl::Time last_arrival = absl::Now();
   // The max delay has passed for these by the time the worker is free: one batch of 3, not
-  // a wait for 64.
-  absl::SleepFor(absl::Milliseconds(40));
+  // a wait for 64. Wait for the clock to pass it (a loaded machine may take longer, never less).
+  while (absl::Now() <= last_arrival + o.max_queue_delay) absl::SleepFor(absl::Milliseconds(1));
   blocker.Release();
   ASSERT_TRUE(f.rec.WaitFor(3));
   EXPECT_EQ(f.rec.sizes(), (std::vector<size_t>{3}));

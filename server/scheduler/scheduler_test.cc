@@ -127,10 +127,10 @@ TEST(SchedulerTest, RejectsBadOptions) {
   o.workers = 0;
   auto s = Scheduler::Create(o);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.status().message().find("workers"), std::string::npos);
+  EXPECT_EQ(s.status().message(), "workers: must be in [1, 1024], got 0");
   o.workers = 1;
   o.max_batch_size = 0;
-  EXPECT_NE(Scheduler::Create(o).status().message().find("max_batch_size"), std::string::npos);
+  EXPECT_EQ(Scheduler::Create(o).status().message(), "max_batch_size: must be in [1, 4096], got 0");
 }
 
 TEST(SchedulerTest, FullTenantQueueAndFullQueueAnswerResourceExhausted) {
@@ -143,13 +143,15 @@ TEST(SchedulerTest, FullTenantQueueAndFullQueueAnswerResourceExhausted) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(f.scheduler->Submit(Work(&f.rec, "a", "a")).ok());
   absl::Status full = f.scheduler->Submit(Work(&f.rec, "a", "a"));
   EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(full.message().find("tenant 'a'"), std::string::npos) << full;
-  EXPECT_NE(full.message().find("3"), std::string::npos) << full;
+  EXPECT_EQ(full.message(),
+            "the request queue of tenant 'a' is full (tenant_queue_capacity 3 requests); retry "
+            "later");
   ASSERT_TRUE(f.scheduler->Submit(Work(&f.rec, "b", "b")).ok());
   ASSERT_TRUE(f.scheduler->Submit(Work(&f.rec, "b", "b")).ok());
   absl::Status total = f.scheduler->Submit(Work(&f.rec, "c", "c"));
   EXPECT_EQ(total.code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(total.message().find("queue_capacity 5"), std::string::npos) << total;
+  EXPECT_EQ(total.message(),
+            "the server's request queue is full (queue_capacity 5 requests); retry later");
   EXPECT_EQ(f.scheduler->queued(), 5u);
   blocker.Release();
   ASSERT_TRUE(f.rec.WaitFor(5));

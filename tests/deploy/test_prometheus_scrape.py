@@ -14,7 +14,7 @@ rule-evaluation intervals, then asks Prometheus's HTTP API:
 - per-tenant series stay within the allow-list + top K + "other".
 
 Panels of store kinds this build cannot create (the server answers UNIMPLEMENTED) are
-reported and skipped. Skips only when the `prometheus` binary is missing (exit 77).
+reported and left out. A missing `prometheus` binary is a failure.
 Environment: ADAPTD_BIN, PROMETHEUS_BIN (default: prometheus on the PATH), ADAPTD_REPO_ROOT.
 """
 
@@ -156,8 +156,8 @@ def main():
     adaptd = os.environ.get("ADAPTD_BIN", "")
     prometheus = os.environ.get("PROMETHEUS_BIN") or shutil.which("prometheus")
     if not prometheus:
-        print("SKIP: the prometheus binary is not installed (Debian package 'prometheus')")
-        return 77
+        print("FAIL: the prometheus binary is not installed (Debian package 'prometheus')")
+        return 1
     tmp = tempfile.mkdtemp(prefix="adaptd-deploy-prom-")
     procs = []
     ok = False

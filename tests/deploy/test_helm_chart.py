@@ -166,14 +166,26 @@ def check_config_starts(config_text):
     path = os.path.join(WORK, "config.json")
     with open(path, "w") as f:
         f.write(config_text)
-    p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
-                          "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.5)
-    running = p.poll() is None
-    p.terminate()
-    out = p.communicate(timeout=10)[0]
-    check(running, "adaptd rejected the rendered config: " + out)
+    log_path = os.path.join(WORK, "adaptd.log")
+    with open(log_path, "w") as log:
+        p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
+                              "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
+                             stdout=log, stderr=subprocess.STDOUT)
+    # Serving means the config was accepted; poll for it (or an exit) up to a deadline.
+    deadline = time.monotonic() + 60
+    serving = False
+    while p.poll() is None and time.monotonic() < deadline:
+        with open(log_path) as f:
+            serving = any(line.startswith("adaptd: serving gRPC") for line in f)
+        if serving:
+            break
+        time.sleep(0.05)
+    if p.poll() is None:
+        p.terminate()
+        p.wait(timeout=10)
+    with open(log_path) as f:
+        out = f.read()
+    check(serving, "adaptd did not serve with the rendered config: " + out)
 
 
 def main():

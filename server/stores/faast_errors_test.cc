@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "server/core/status_test_util.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_test_util.h"
 
@@ -20,10 +22,7 @@ using faast_test::LabelSpec;
 using faast_test::MakeStore;
 using faast_test::VectorBatch;
 using faast_test::VectorSpec;
-
-bool Mentions(const absl::Status& s, const std::string& text) {
-  return s.message().find(text) != absl::string_view::npos;
-}
+using testing_util::StartsWithField;
 
 class FaastErrorsTest : public ::testing::Test {
  protected:
@@ -51,7 +50,7 @@ TEST_F(FaastErrorsTest, DimensionMismatchNamesBothDimensions) {
   std::unique_ptr<Txn> txn = store_->Begin(TxnKind::kAdapt);
   absl::Status s = txn->Add(LabelBatch(keys_, 5, {"a"}));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(s, "examples[0].input") && Mentions(s, "5") && Mentions(s, "8")) << s;
+  EXPECT_EQ(s.message(), "examples[0].input: dimension 5 does not match the store's dimension 8");
   EXPECT_EQ(txn->staged(), 0u);
   ASSERT_TRUE(store_->Commit(*txn).ok());  // empty: nothing happens
   ExpectUnchanged();
@@ -69,7 +68,8 @@ TEST_F(FaastErrorsTest, DimensionFixedByAnotherCommitFailsAtCommit) {
   const std::string mid = Fingerprint(*fresh);
   absl::StatusOr<CommitResult> r = fresh->Commit(*t2);
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(r.status(), "examples[0].input")) << r.status();
+  EXPECT_EQ(r.status().message(),
+            "examples[0].input: dimension 6 does not match the store's dimension 4");
   EXPECT_EQ(Fingerprint(*fresh), mid);
 }
 
@@ -80,7 +80,7 @@ TEST_F(FaastErrorsTest, SpecDimIsEnforcedFromTheStart) {
   std::vector<float> targets = {1, 2};
   absl::Status s = txn->Add(VectorBatch(keys_, 4, targets, 2, 0, 1));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(s, "4") && Mentions(s, "3")) << s;
+  EXPECT_EQ(s.message(), "examples[0].input: dimension 4 does not match the store's dimension 3");
 }
 
 TEST_F(FaastErrorsTest, MaxLabelsAtAddAndAtCommit) {
@@ -92,7 +92,8 @@ TEST_F(FaastErrorsTest, MaxLabelsAtAddAndAtCommit) {
   std::unique_ptr<Txn> txn = small->Begin(TxnKind::kAdapt);
   absl::Status s = txn->Add(LabelBatch(keys_, kDim, {"a", "c", "d"}));
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
-  EXPECT_TRUE(Mentions(s, "spec.faast.max_labels")) << s;
+  EXPECT_EQ(s.message(),
+            "spec.faast.max_labels: the store would hold 4 labels, more than its limit of 3");
   EXPECT_EQ(txn->staged(), 0u);
   // Each under the limit alone, over it together: the second commit fails.
   std::unique_ptr<Txn> t1 = small->Begin(TxnKind::kAdapt);
@@ -111,11 +112,11 @@ TEST_F(FaastErrorsTest, ForgetUnknownLabelAndTooManyExamples) {
   std::unique_ptr<Txn> txn = store_->Begin(TxnKind::kForget);
   absl::Status s = txn->Add(LabelBatch(keys_, kDim, {"a", "never"}));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(s, "examples[1].label") && Mentions(s, "never")) << s;
+  EXPECT_EQ(s.message(), "examples[1].label: label 'never' was never adapted to this store");
   std::vector<std::string> many(21, "a");
   s = txn->Add(LabelBatch(keys_, kDim, many));
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Mentions(s, "21") && Mentions(s, "20")) << s;
+  EXPECT_EQ(s.message(), "examples: cannot forget 21 examples, the store holds 20");
   EXPECT_EQ(txn->staged(), 0u);
   // Two forget transactions that fit alone but not together.
   std::unique_ptr<Txn> t1 = store_->Begin(TxnKind::kForget);
@@ -157,9 +158,9 @@ TEST_F(FaastErrorsTest, BadBatchShapesAndValues) {
   b.keys[kDim + 3] = std::nanf("");
   absl::Status s = txn->Add(b);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(s, "examples[1].input")) << s;
+  EXPECT_EQ(s.message(), "examples[1].input: value 3 is not finite");
   b = LabelBatch(keys_, kDim, {"a", ""});
-  EXPECT_TRUE(Mentions(txn->Add(b), "examples[1].label"));
+  EXPECT_EQ(txn->Add(b).message(), "examples[1].label: is empty");
   b.labels.pop_back();
   EXPECT_EQ(txn->Add(b).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(txn->staged(), 0u);
@@ -185,7 +186,11 @@ TEST_F(FaastErrorsTest, FailedCompileKeepsVersionSpecAndPending) {
   absl::StatusOr<adapt::v1::CompileResponse> c = CompileNow(*store_, ridge);
   backend_.fail_cholesky = false;
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Mentions(c.status(), "ridge")) << c.status();
+  // Not a caller's field: the solve's own failure, with the remedy.
+  EXPECT_TRUE(absl::StartsWith(c.status().message(),
+                               "ridge solve failed: G + ridge·I is not positive definite with "
+                               "ridge = 0.001 ("))
+      << c.status();
   EXPECT_EQ(Fingerprint(*store_), start);
   backend_.fail_eigen = true;
   EXPECT_FALSE(CompileNow(*store_).ok());
@@ -201,7 +206,7 @@ TEST_F(FaastErrorsTest, InvalidCompileOverridesNameTheField) {
   EXPECT_EQ(c.status().message(), "faast.rcond: must be in (0, 1), got 2");
   bad.Clear();
   bad.set_decay(0.5);
-  EXPECT_TRUE(Mentions(CompileNow(*store_, bad).status(), "faast.decay"));
+  EXPECT_TRUE(StartsWithField(CompileNow(*store_, bad).status().message(), "faast.decay"));
   ExpectUnchanged();
 }
 
@@ -209,17 +214,17 @@ TEST_F(FaastErrorsTest, CompileWithoutExamplesAndPredictBeforeCompile) {
   auto empty = MakeStore(LabelSpec(), &backend_);
   absl::StatusOr<adapt::v1::CompileResponse> c = CompileNow(*empty);
   EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Mentions(c.status(), "adapt some examples first"));
+  EXPECT_EQ(c.status().message(), "the store holds no examples: adapt some examples first");
   absl::StatusOr<Predictions> p = empty->Predict(keys_.data(), 1, kDim, 1);
   EXPECT_EQ(p.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(Mentions(p.status(), "Compile")) << p.status();
+  EXPECT_EQ(p.status().message(),
+            "the store has no compiled version yet: call Compile (or wait for the auto-compile)");
 }
 
 TEST_F(FaastErrorsTest, PredictDimensionAndTopK) {
   absl::StatusOr<Predictions> p = store_->Predict(keys_.data(), 2, 3, 1);
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Mentions(p.status(), "inputs") && Mentions(p.status(), "3") &&
-              Mentions(p.status(), "8"));
+  EXPECT_EQ(p.status().message(), "inputs: dimension 3 does not match the store's dimension 8");
   p = store_->Predict(keys_.data(), 2, kDim, 0);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->top_k, 1);

@@ -6,12 +6,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/core/status_test_util.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_test_util.h"
 #include "server/stores/store_factory.h"
 
 namespace adaptd {
 namespace {
+
+using testing_util::StartsWithField;
 
 using adapt::v1::StoreSnapshot;
 using faast_test::Apply;
@@ -161,7 +164,7 @@ TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
       {"snapshot.faast.dim", [](StoreSnapshot* s) { s->mutable_faast()->set_dim(kDim + 1); }},
       {"snapshot.faast.weighted_examples",
        [](StoreSnapshot* s) { s->mutable_faast()->set_weighted_examples(INFINITY); }},
-      {"snapshot.faast.prequential",
+      {"snapshot.faast.prequential_correct",
        [](StoreSnapshot* s) { s->mutable_faast()->set_prequential_correct(5); }},
       {"snapshot.faast", [](StoreSnapshot* s) { s->clear_faast(); }},
       {"spec.faast.rcond",
@@ -172,8 +175,7 @@ TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
     m.apply(&bad);
     absl::StatusOr<std::unique_ptr<Store>> r = RestoreStore(bad, backend_.get());
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << m.field;
-    EXPECT_NE(r.status().message().find(m.field), std::string::npos)
-        << m.field << " vs " << r.status();
+    EXPECT_TRUE(StartsWithField(r.status().message(), m.field));
   }
   StoreSnapshot falcon = good;
   falcon.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);

@@ -8,10 +8,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/core/status_test_util.h"
 #include "server/stores/falcon_test_util.h"
 
 namespace adaptd {
 namespace {
+
+using testing_util::StartsWithField;
 
 using adapt::v1::FalconParams;
 using adapt::v1::OutputSpec;
@@ -42,7 +45,7 @@ TEST(FalconErrorsTest, ErrorsLeaveTheStoreUnchanged) {
   nan_keys[5] = std::nanf("");
   auto bad_value = Apply(*store, TxnKind::kAdapt, {VectorBatch(nan_keys, 4, targets, 2, 0, 2)});
   EXPECT_EQ(bad_value.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad_value.status().message().find("examples[1].input"), std::string::npos);
+  EXPECT_TRUE(StartsWithField(bad_value.status().message(), "examples[1].input"));
   auto bad_width = Apply(*store, TxnKind::kAdapt, {VectorBatch(keys, 4, targets, 1, 0, 2)});
   EXPECT_EQ(bad_width.status().code(), absl::StatusCode::kInvalidArgument);
   auto sequence = Apply(*store, TxnKind::kAdapt, {SequenceBatch(keys, 4, 0, 3)});
@@ -110,7 +113,7 @@ TEST(FalconErrorsTest, SnapshotRoundTripContinuesExactly) {
     broken.mutable_falcon()->mutable_s()->RemoveLast();
     auto bad = RestoreStore(broken, backend.get());
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(bad.status().message().find("snapshot.falcon.s"), std::string::npos);
+    EXPECT_TRUE(StartsWithField(bad.status().message(), "snapshot.falcon.s"));
     broken = *snap;
     broken.mutable_falcon()->set_history(9);
     EXPECT_FALSE(RestoreStore(broken, backend.get()).ok());

@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/core/status_test_util.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_test_util.h"
 #include "server/stores/fwpkm_values.h"
 
 namespace adaptd {
 namespace {
+
+using testing_util::StartsWithField;
 
 struct Scored {
   float score;
@@ -197,14 +200,13 @@ TEST(FwpkmParamsTest, RangesAreCheckedAndNamed) {
     auto got = NormalizeFwpkmSpec(spec);
     ASSERT_FALSE(got.ok()) << c.field;
     EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_NE(got.status().message().find(std::string("spec.fwpkm.") + c.field), std::string::npos)
-        << got.status();
+    EXPECT_TRUE(StartsWithField(got.status().message(), std::string("spec.fwpkm.") + c.field));
   }
   auto vec0 = NormalizeFwpkmSpec(fwpkm_test::Spec(adapt::v1::OutputSpec::KIND_VECTOR, 0, 8));
-  EXPECT_NE(vec0.status().message().find("spec.output.dim"), std::string::npos);
+  EXPECT_TRUE(StartsWithField(vec0.status().message(), "spec.output.dim"));
   adapt::v1::StoreSpec mixed = fwpkm_test::Spec(adapt::v1::OutputSpec::KIND_LABELS, 0, 8);
   mixed.mutable_faast();
-  EXPECT_NE(NormalizeFwpkmSpec(mixed).status().message().find("spec.faast"), std::string::npos);
+  EXPECT_TRUE(StartsWithField(NormalizeFwpkmSpec(mixed).status().message(), "spec.faast"));
 }
 
 }  // namespace

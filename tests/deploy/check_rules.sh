@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Checks deploy/prometheus/adaptd-rules.yaml with promtool (syntax, PromQL, templates) and
-# that the generated Grafana files match deploy/grafana/generate.py. Exit 77: no promtool.
+# that the generated Grafana files match deploy/grafana/generate.py. Fails without promtool.
 set -euo pipefail
 root=${1:?usage: check_rules.sh REPO_ROOT}
 if ! command -v promtool >/dev/null; then
-  echo "SKIP: promtool is not installed (Debian package 'prometheus')"
-  exit 77
+  echo "FAIL: promtool is not installed (Debian package 'prometheus')"
+  exit 1
 fi
 promtool check rules "$root/deploy/prometheus/adaptd-rules.yaml"
 /usr/bin/python3 "$root/deploy/grafana/generate.py" --check

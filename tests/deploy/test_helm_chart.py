@@ -12,7 +12,7 @@
 - Lints values.yaml and the deploy YAML with yamllint.
 
 Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV (with kubernetes-validate), WORK_DIR.
-Exit 77 (skip) only when go, sprig, yamllint or the venv is missing.
+A missing go, sprig, yamllint or venv is a failure that names the package to install.
 """
 
 import glob
@@ -42,17 +42,18 @@ def check(cond, message):
     return cond
 
 
-def skip(message):
-    print("SKIP: " + message)
-    sys.exit(77)
+def missing(message):
+    """A tool the test needs is absent: fail (a check that did not run must not pass)."""
+    print("FAIL: " + message)
+    sys.exit(1)
 
 
 def build_renderer():
     go = shutil.which("go")
     if go is None:
-        skip("go is not installed (Debian package golang-go)")
+        missing("go is not installed (Debian package golang-go)")
     if not os.path.isdir(SPRIG):
-        skip("sprig is not installed (Debian package golang-github-masterminds-sprig-dev)")
+        missing("sprig is not installed (Debian package golang-github-masterminds-sprig-dev)")
     out = os.path.join(WORK, "helm_render")
     env = dict(os.environ, GOPATH="/usr/share/gocode", GO111MODULE="off", GOFLAGS="",
                GOCACHE=os.path.join(WORK, "gocache"), GOPROXY="off")
@@ -165,21 +166,33 @@ def check_config_starts(config_text):
     path = os.path.join(WORK, "config.json")
     with open(path, "w") as f:
         f.write(config_text)
-    p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
-                          "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    time.sleep(1.5)
-    running = p.poll() is None
-    p.terminate()
-    out = p.communicate(timeout=10)[0]
-    check(running, "adaptd rejected the rendered config: " + out)
+    log_path = os.path.join(WORK, "adaptd.log")
+    with open(log_path, "w") as log:
+        p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
+                              "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
+                             stdout=log, stderr=subprocess.STDOUT)
+    # Serving means the config was accepted; poll for it (or an exit) up to a deadline.
+    deadline = time.monotonic() + 60
+    serving = False
+    while p.poll() is None and time.monotonic() < deadline:
+        with open(log_path) as f:
+            serving = any(line.startswith("adaptd: serving gRPC") for line in f)
+        if serving:
+            break
+        time.sleep(0.05)
+    if p.poll() is None:
+        p.terminate()
+        p.wait(timeout=10)
+    with open(log_path) as f:
+        out = f.read()
+    check(serving, "adaptd did not serve with the rendered config: " + out)
 
 
 def main():
     if not VENV or not os.path.exists(os.path.join(VENV, "bin", "kubernetes-validate")):
-        skip("the deploy venv with kubernetes-validate is missing (%r)" % VENV)
+        missing("the deploy venv with kubernetes-validate is missing (%r)" % VENV)
     if shutil.which("yamllint") is None:
-        skip("yamllint is not installed (Debian package yamllint)")
+        missing("yamllint is not installed (Debian package yamllint)")
     os.makedirs(WORK, exist_ok=True)
     renderer = build_renderer()
 

@@ -142,7 +142,8 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.assertEqual(result.returncode, exit_code,
                          "adaptctl %s: stdout %r stderr %r" % (" ".join(args), result.stdout,
                                                               result.stderr))
-        self.assertIn("error: %s: " % code_name, result.stderr)
+        self.assertTrue(result.stderr.startswith("error: %s: " % code_name),
+                        "stderr %r does not start with 'error: %s: '" % (result.stderr, code_name))
         return result.stderr
 
     def make_classification_files(self, prefix, seed):
@@ -269,7 +270,8 @@ class AdaptctlEndToEnd(unittest.TestCase):
                   [[1, 2, "a"], [3, "oops", "b"]])
         stderr = self.fails(1, "INVALID_ARGUMENT", "adapt", "acme/err", "--input",
                             self.path("err_text.csv"))
-        self.assertIn("err_text.csv:3: column \"x1\": not a number", stderr)
+        self.assertTrue(stderr.startswith('error: INVALID_ARGUMENT: %s:3: column "x1": not a number'
+                                          % self.path("err_text.csv")), stderr)
 
         # Usage errors exit with 2.
         stderr = self.fails(2, "INVALID_ARGUMENT", "store", "create", "acme/other", "--kind",

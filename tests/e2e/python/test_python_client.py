@@ -207,7 +207,8 @@ class PythonClientEndToEnd(unittest.TestCase):
                          self.x_train[:2], labels=self.y_train[:2])
         error = self.assert_code("INVALID_ARGUMENT", self.client.predict, TENANT, "errors",
                                  self.x_test[:2, :DIM - 1])
-        self.assertIn("dimension", error.message)
+        self.assertEqual(error.message,
+                         "inputs[0].vector: dimension %d, expected %d" % (DIM - 1, DIM))
         self.assert_code("INVALID_ARGUMENT", self.client.adapt, TENANT, "errors",
                          np.ones((2, DIM + 3)), labels=["cat", "dog"])
         self.assert_code("ALREADY_EXISTS", self.client.create_store, TENANT, "errors")

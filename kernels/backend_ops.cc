@@ -11,12 +11,6 @@
 namespace adaptd::kernels {
 namespace {
 
-#define BACKEND_RETURN_IF_ERROR(expr)                  \
-  do {                                                 \
-    const ::absl::Status backend_status_ = (expr);     \
-    if (!backend_status_.ok()) return backend_status_; \
-  } while (0)
-
 // a·b, saturating at INT64_MAX (both ≥ 0): extents only feed comparisons against limits.
 int64_t Product(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
@@ -31,7 +25,7 @@ template <typename T>
 absl::Status Backend::GemmChecked(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alpha,
                                   const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
                                   int64_t ldc) {
-  BACKEND_RETURN_IF_ERROR(CheckGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc));
+  if (auto s = CheckGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc); !s.ok()) return s;
   if (m == 0 || n == 0) return absl::OkStatus();
   return RunnerFor({Op::kGemm, Largest({m, n, k})})
       .GemmImpl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -51,19 +45,19 @@ absl::Status Backend::Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, 
 
 absl::Status Backend::SyrkUpper(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
                                 double beta, double* c, int64_t ldc) {
-  BACKEND_RETURN_IF_ERROR(CheckSyrk(n, k, a, lda, c, ldc));
+  if (auto s = CheckSyrk(n, k, a, lda, c, ldc); !s.ok()) return s;
   if (n == 0) return absl::OkStatus();
   return RunnerFor({Op::kSyrk, Largest({n, k})}).SyrkUpperImpl(n, k, alpha, a, lda, beta, c, ldc);
 }
 
 absl::Status Backend::SymmetricEigen(int64_t n, double* a, double* w) {
-  BACKEND_RETURN_IF_ERROR(CheckSymmetricEigen(n, a, w));
+  if (auto s = CheckSymmetricEigen(n, a, w); !s.ok()) return s;
   if (n == 0) return absl::OkStatus();
   return RunnerFor({Op::kSymmetricEigen, n}).SymmetricEigenImpl(n, a, w);
 }
 
 absl::Status Backend::CholeskySolve(int64_t n, int64_t m, double* a, double* b) {
-  BACKEND_RETURN_IF_ERROR(CheckCholeskySolve(n, m, a, b));
+  if (auto s = CheckCholeskySolve(n, m, a, b); !s.ok()) return s;
   if (n == 0) return absl::OkStatus();
   return RunnerFor({Op::kCholeskySolve, Largest({n, m})}).CholeskySolveImpl(n, m, a, b);
 }
@@ -71,7 +65,7 @@ absl::Status Backend::CholeskySolve(int64_t n, int64_t m, double* a, double* b) 
 template <typename T>
 absl::Status Backend::GemvChecked(Trans trans, int64_t m, int64_t n, T alpha, const T* a,
                                   int64_t lda, const T* x, T beta, T* y) {
-  BACKEND_RETURN_IF_ERROR(CheckGemv(trans, m, n, a, lda, x, y));
+  if (auto s = CheckGemv(trans, m, n, a, lda, x, y); !s.ok()) return s;
   if ((trans == Trans::kNo ? m : n) == 0) return absl::OkStatus();
   return RunnerFor({Op::kGemv, Largest({m, n})}).GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
 }
@@ -88,7 +82,7 @@ absl::Status Backend::Gemv(Trans trans, int64_t m, int64_t n, double alpha, cons
 
 absl::Status Backend::SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a,
                                           int64_t lda, double beta, double* c, int64_t ldc) {
-  BACKEND_RETURN_IF_ERROR(CheckSyrkAccumulate(n, k, a, lda, c, ldc));
+  if (auto s = CheckSyrkAccumulate(n, k, a, lda, c, ldc); !s.ok()) return s;
   if (n == 0) return absl::OkStatus();
   return RunnerFor({Op::kSyrkAccumulate, Largest({n, k})})
       .SyrkUpperAccumulateImpl(n, k, alpha, a, lda, beta, c, ldc);
@@ -96,7 +90,7 @@ absl::Status Backend::SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, co
 
 absl::Status Backend::TopK(int64_t rows, int64_t n, const float* x, int64_t ldx, int k,
                            int32_t* idx, float* val) {
-  BACKEND_RETURN_IF_ERROR(CheckTopK(rows, n, x, ldx, k, idx, val));
+  if (auto s = CheckTopK(rows, n, x, ldx, k, idx, val); !s.ok()) return s;
   if (rows == 0 || k == 0) return absl::OkStatus();
   return RunnerFor({Op::kTopK, Largest({rows, n}), n, k}).TopKImpl(rows, n, x, ldx, k, idx, val);
 }
@@ -104,7 +98,8 @@ absl::Status Backend::TopK(int64_t rows, int64_t n, const float* x, int64_t ldx,
 absl::Status Backend::RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
                                     const float* src, int64_t lds, float* dst, int64_t ldd,
                                     int64_t dst_count) {
-  BACKEND_RETURN_IF_ERROR(CheckRowScatterAdd(rows, n, dst_rows, src, lds, dst, ldd, dst_count));
+  if (auto s = CheckRowScatterAdd(rows, n, dst_rows, src, lds, dst, ldd, dst_count); !s.ok())
+    return s;
   if (rows == 0 || n == 0) return absl::OkStatus();
   const int64_t extent = Largest({rows, n, dst_count, Product(rows, n), Product(dst_count, n)});
   return RunnerFor({Op::kRowScatterAdd, extent})
@@ -112,7 +107,7 @@ absl::Status Backend::RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_
 }
 
 absl::Status Backend::GroupedGemm(std::span<const GemmGroup> groups) {
-  BACKEND_RETURN_IF_ERROR(CheckGroupedGemm(groups));
+  if (auto s = CheckGroupedGemm(groups); !s.ok()) return s;
   int64_t extent = 0;
   bool any = false;
   for (const GemmGroup& g : groups) {
@@ -126,7 +121,7 @@ absl::Status Backend::GroupedGemm(std::span<const GemmGroup> groups) {
 
 template <typename T>
 absl::Status Backend::FalconChunkStepChecked(const FalconChunk<T>& chunk) {
-  BACKEND_RETURN_IF_ERROR(CheckFalconChunk(chunk));
+  if (auto s = CheckFalconChunk(chunk); !s.ok()) return s;
   if (chunk.m == 0) return absl::OkStatus();  // no column: S and the predictions are empty
   int64_t pairs = 0;
   for (int64_t w : chunk.window) pairs += w;
@@ -144,7 +139,7 @@ absl::Status Backend::FalconChunkStep(const FalconChunk<double>& chunk) {
 }
 
 absl::Status Backend::ProductKeyScores(const ProductKeyQuery& query) {
-  BACKEND_RETURN_IF_ERROR(CheckProductKeyQuery(query));
+  if (auto s = CheckProductKeyQuery(query); !s.ok()) return s;
   if (query.count == 0) return absl::OkStatus();
   const int64_t rows = Product(query.count, 2);
   const int64_t extent = Largest({rows, Product(rows, query.half), Product(rows, query.n)});

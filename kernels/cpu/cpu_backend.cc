@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
@@ -18,6 +19,23 @@ CBLAS_TRANSPOSE ToCblas(Trans t) { return t == Trans::kYes ? CblasTrans : CblasN
 // The leading dimension BLAS accepts for a row-major matrix of `cols` columns: the checks let a
 // single row (or an empty matrix) have any, but BLAS wants at least max(1, cols) regardless.
 int64_t BlasLd(int64_t ld, int64_t cols) { return std::max<int64_t>({ld, cols, 1}); }
+
+// SGEMM or DGEMM, row-major.
+template <typename T>
+absl::Status BlasGemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                      int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const auto gemm = [](auto... args) {
+    if constexpr (std::is_same_v<T, double>) {
+      cblas_dgemm(args...);
+    } else {
+      cblas_sgemm(args...);
+    }
+  };
+  gemm(CblasRowMajor, ToCblas(ta), ToCblas(tb), m, n, k, alpha, a,
+       BlasLd(lda, ta == Trans::kNo ? k : m), b, BlasLd(ldb, tb == Trans::kNo ? n : k), beta, c,
+       BlasLd(ldc, n));
+  return absl::OkStatus();
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -32,19 +50,13 @@ class CpuBackend final : public Backend {
   absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
                         const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
                         double* c, int64_t ldc) override {
-    cblas_dgemm(CblasRowMajor, ToCblas(ta), ToCblas(tb), m, n, k, alpha, a,
-                BlasLd(lda, ta == Trans::kNo ? k : m), b, BlasLd(ldb, tb == Trans::kNo ? n : k),
-                beta, c, BlasLd(ldc, n));
-    return absl::OkStatus();
+    return BlasGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 
   absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                         float* c, int64_t ldc) override {
-    cblas_sgemm(CblasRowMajor, ToCblas(ta), ToCblas(tb), m, n, k, alpha, a,
-                BlasLd(lda, ta == Trans::kNo ? k : m), b, BlasLd(ldb, tb == Trans::kNo ? n : k),
-                beta, c, BlasLd(ldc, n));
-    return absl::OkStatus();
+    return BlasGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 
   absl::Status SyrkUpperImpl(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

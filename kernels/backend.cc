@@ -1,5 +1,6 @@
-// The Backend base class: op names and the portable (CPU) implementations of the operations a
-// device backend may leave to the host.
+// The Backend base class: op names, the shared host backend, and the host (CPU)
+// implementations of the operations a device backend may leave to the host. The checks and the
+// dispatch of the public methods are in backend_ops.cc.
 #include "kernels/backend.h"
 
 #include <string>
@@ -7,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/device_name.h"
-#include "kernels/op_checks.h"
 
 namespace adaptd::kernels {
 
@@ -51,64 +51,59 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(std::string_view device) {
   return cuda;
 }
 
+Backend& HostBackend() {
+  static Backend* const host = MakeCpuBackend().release();
+  return *host;
+}
+
 void Backend::SetThreads(int) {}
 
-absl::Status Backend::Gemv(Trans trans, int64_t m, int64_t n, float alpha, const float* a,
-                           int64_t lda, const float* x, float beta, float* y) {
-  if (auto s = CheckGemv(trans, m, n, a, lda, x, y); !s.ok()) return s;
+absl::Status Backend::GemvImpl(Trans trans, int64_t m, int64_t n, float alpha, const float* a,
+                               int64_t lda, const float* x, float beta, float* y) {
   cpu::Gemv(trans, m, n, alpha, a, lda, x, beta, y);
   return absl::OkStatus();
 }
 
-absl::Status Backend::Gemv(Trans trans, int64_t m, int64_t n, double alpha, const double* a,
-                           int64_t lda, const double* x, double beta, double* y) {
-  if (auto s = CheckGemv(trans, m, n, a, lda, x, y); !s.ok()) return s;
+absl::Status Backend::GemvImpl(Trans trans, int64_t m, int64_t n, double alpha, const double* a,
+                               int64_t lda, const double* x, double beta, double* y) {
   cpu::Gemv(trans, m, n, alpha, a, lda, x, beta, y);
   return absl::OkStatus();
 }
 
-absl::Status Backend::SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a,
-                                          int64_t lda, double beta, double* c, int64_t ldc) {
-  if (auto s = CheckSyrkAccumulate(n, k, a, lda, c, ldc); !s.ok()) return s;
+absl::Status Backend::SyrkUpperAccumulateImpl(int64_t n, int64_t k, double alpha, const float* a,
+                                              int64_t lda, double beta, double* c, int64_t ldc) {
   cpu::SyrkUpperAccumulate(n, k, alpha, a, lda, beta, c, ldc);
   return absl::OkStatus();
 }
 
-absl::Status Backend::TopK(int64_t rows, int64_t n, const float* x, int64_t ldx, int k,
-                           int32_t* idx, float* val) {
-  if (auto s = CheckTopK(rows, n, x, ldx, k, idx, val); !s.ok()) return s;
+absl::Status Backend::TopKImpl(int64_t rows, int64_t n, const float* x, int64_t ldx, int k,
+                               int32_t* idx, float* val) {
   cpu::TopK(rows, n, x, ldx, k, idx, val);
   return absl::OkStatus();
 }
 
-absl::Status Backend::RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
-                                    const float* src, int64_t lds, float* dst, int64_t ldd,
-                                    int64_t dst_count) {
-  if (auto s = CheckRowScatterAdd(rows, n, dst_rows, src, lds, dst, ldd, dst_count); !s.ok()) {
-    return s;
-  }
+absl::Status Backend::RowScatterAddImpl(int64_t rows, int64_t n, const int64_t* dst_rows,
+                                        float alpha, const float* src, int64_t lds, float* dst,
+                                        int64_t ldd, int64_t /*dst_count*/) {
   cpu::RowScatterAdd(rows, n, dst_rows, alpha, src, lds, dst, ldd);
   return absl::OkStatus();
 }
 
-absl::Status Backend::GroupedGemm(std::span<const GemmGroup> groups) {
-  if (auto s = CheckGroupedGemm(groups); !s.ok()) return s;
+absl::Status Backend::GroupedGemmImpl(std::span<const GemmGroup> groups) {
   cpu::GroupedGemm(groups);
   return absl::OkStatus();
 }
 
-absl::Status Backend::FalconChunkStep(const FalconChunk<float>& chunk) {
-  if (auto s = CheckFalconChunk(chunk); !s.ok()) return s;
+// The products go through this backend's Gemm (its own, or the host's where it lacks them).
+absl::Status Backend::FalconChunkStepImpl(const FalconChunk<float>& chunk) {
   return cpu::FalconChunkStep(chunk, this);
 }
 
-absl::Status Backend::FalconChunkStep(const FalconChunk<double>& chunk) {
-  if (auto s = CheckFalconChunk(chunk); !s.ok()) return s;
+absl::Status Backend::FalconChunkStepImpl(const FalconChunk<double>& chunk) {
   return cpu::FalconChunkStep(chunk, this);
 }
 
-absl::Status Backend::ProductKeyScores(const ProductKeyQuery& query) {
-  if (auto s = CheckProductKeyQuery(query); !s.ok()) return s;
+absl::Status Backend::ProductKeyScoresImpl(const ProductKeyQuery& query) {
   cpu::ProductKeyScores(query);
   return absl::OkStatus();
 }

@@ -1,6 +1,11 @@
+// The argument checks of every backend (op_checks.h).
 #include "kernels/op_checks.h"
 
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,16 +26,89 @@ absl::Status CheckMatrix(const char* name, int64_t rows, int64_t cols, const voi
   return absl::OkStatus();
 }
 
+absl::Status CheckCount(const char* name, int64_t value) {
+  if (value < 0) return absl::InvalidArgumentError(absl::StrCat(name, ": negative (", value, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckBlasInt(const char* name, int64_t value) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (value > kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", value, " exceeds the 32-bit BLAS limit ", kMax));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Each named value is a count (not negative) within BLAS's int.
+absl::Status CheckBlasCounts(std::initializer_list<std::pair<const char*, int64_t>> counts) {
+  for (const auto& [name, value] : counts) {
+    if (auto s = CheckCount(name, value); !s.ok()) return s;
+    if (auto s = CheckBlasInt(name, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBlasInts(std::initializer_list<std::pair<const char*, int64_t>> values) {
+  for (const auto& [name, value] : values) {
+    if (auto s = CheckBlasInt(name, value); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckGemm(Trans trans_a, Trans trans_b, int64_t m, int64_t n, int64_t k, const void* a,
+                       int64_t lda, const void* b, int64_t ldb, const void* c, int64_t ldc) {
+  if (auto s = CheckBlasCounts({{"m", m}, {"n", n}, {"k", k}}); !s.ok()) return s;
+  if (auto s = CheckBlasInts({{"lda", lda}, {"ldb", ldb}, {"ldc", ldc}}); !s.ok()) return s;
+  if (m == 0 || n == 0) return absl::OkStatus();  // nothing is read or written
+  const bool ta = trans_a == Trans::kYes, tb = trans_b == Trans::kYes;
+  if (auto s = CheckMatrix("a", ta ? k : m, ta ? m : k, a, lda); !s.ok()) return s;
+  if (auto s = CheckMatrix("b", tb ? n : k, tb ? k : n, b, ldb); !s.ok()) return s;
+  return CheckMatrix("c", m, n, c, ldc);
+}
+
+absl::Status CheckSyrk(int64_t n, int64_t k, const void* a, int64_t lda, const void* c,
+                       int64_t ldc) {
+  if (auto s = CheckBlasCounts({{"n", n}, {"k", k}}); !s.ok()) return s;
+  if (auto s = CheckBlasInts({{"lda", lda}, {"ldc", ldc}}); !s.ok()) return s;
+  if (n == 0) return absl::OkStatus();
+  if (auto s = CheckMatrix("a", k, n, a, lda); !s.ok()) return s;
+  return CheckMatrix("c", n, n, c, ldc);
+}
+
+absl::Status CheckSymmetricEigen(int64_t n, const double* a, const double* w) {
+  if (auto s = CheckBlasCounts({{"n", n}}); !s.ok()) return s;
+  if (auto s = CheckMatrix("a", n, n, a, n); !s.ok()) return s;
+  return CheckMatrix("w", 1, n, w, n);
+}
+
+absl::Status CheckCholeskySolve(int64_t n, int64_t m, const double* a, const double* b) {
+  if (auto s = CheckBlasCounts({{"n", n}, {"m", m}}); !s.ok()) return s;
+  if (auto s = CheckMatrix("a", n, n, a, n); !s.ok()) return s;
+  return CheckMatrix("b", n, m, b, m);
+}
+
 absl::Status CheckGemv(Trans trans, int64_t m, int64_t n, const void* a, int64_t lda, const void* x,
                        const void* y) {
-  if (auto s = CheckMatrix("a", m, n, a, lda); !s.ok()) return s;
+  if (auto s = CheckBlasCounts({{"m", m}, {"n", n}}); !s.ok()) return s;
+  if (auto s = CheckBlasInts({{"lda", lda}}); !s.ok()) return s;
   const int64_t x_len = trans == Trans::kNo ? n : m, y_len = trans == Trans::kNo ? m : n;
+  if (y_len == 0) return absl::OkStatus();  // nothing is read or written
+  if (auto s = CheckMatrix("a", m, n, a, lda); !s.ok()) return s;
   if (auto s = CheckMatrix("x", 1, x_len, x, x_len); !s.ok()) return s;
   return CheckMatrix("y", 1, y_len, y, y_len);
 }
 
 absl::Status CheckSyrkAccumulate(int64_t n, int64_t k, const float* a, int64_t lda, const double* c,
                                  int64_t ldc) {
+  // k is not limited: the CPU hands A to DSYRK in blocks of rows.
+  if (auto s = CheckCount("k", k); !s.ok()) return s;
+  if (auto s = CheckBlasCounts({{"n", n}}); !s.ok()) return s;
+  if (auto s = CheckBlasInts({{"ldc", ldc}}); !s.ok()) return s;
   if (auto s = CheckMatrix("a", k, n, a, lda); !s.ok()) return s;
   return CheckMatrix("c", n, n, c, ldc);
 }

@@ -37,7 +37,7 @@ std::unique_ptr<FwpkmStore> Make(uint32_t sub_keys, int dim, int m, double addre
   spec.mutable_output()->set_dim(m);
   spec.mutable_fwpkm()->set_sub_keys(sub_keys);
   spec.mutable_fwpkm()->set_addressing_lr(addressing_lr);
-  return std::make_unique<FwpkmStore>(*NormalizeFwpkmSpec(spec));
+  return std::make_unique<FwpkmStore>(*NormalizeFwpkmSpec(spec), &kernels::HostBackend());
 }
 
 bool Write(Store& store, const std::vector<float>& keys, int dim, const std::vector<float>& y) {
@@ -148,7 +148,8 @@ int64_t Check() {
     for (float eps : {1e-3f, 0.5f}) {
       std::vector<FwpkmAddress> batch(count);
       FwpkmScratch s1, s2;
-      FwpkmAddressBatch(keys, q.data(), count, c.k, eps, &s1, batch.data());
+      FwpkmAddressBatch(keys, q.data(), count, c.k, eps, &s1, batch.data(),
+                        kernels::HostBackend());
       for (int t = 0; t < count; ++t) {
         FwpkmAddress one;
         FwpkmAddressOf(keys, q.data() + int64_t{t} * 2 * c.half, c.k, eps, &s2, &one);

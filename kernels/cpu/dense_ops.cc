@@ -106,7 +106,7 @@ void SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a, int
       std::copy(src, src + n, block.data() + r * n);
     }
     cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, n, rows, alpha, block.data(), n,
-                first == 0 ? beta : 1.0, c, ldc);
+                first == 0 ? beta : 1.0, c, std::max<int64_t>(ldc, n));
   }
 }
 

@@ -1,11 +1,12 @@
-// The CUDA backend: validates arguments, takes the device lock and runs the op in cuda_ops.h.
+// The CUDA backend: the Impls of backend.h, each taking the device lock and running the op in
+// cuda_ops.h. Arguments arrive validated and non-empty (Backend's public methods); extents are
+// within int wherever SupportsImpl says the call runs here.
 // Thread safety: callable from several threads; calls on one device run one after another
 // (CudaResources::mu()), each synchronous: host memory is handed back only when the device is
 // done with it.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <string_view>
@@ -18,32 +19,18 @@
 #include "kernels/cuda/cuda_ops.h"
 #include "kernels/cuda/cuda_resources.h"
 #include "kernels/cuda/falcon_chunk_kernels.h"
-#include "kernels/op_checks.h"
 
 namespace adaptd::kernels {
 namespace {
 
 using gpu::CudaResources;
 
-// cuBLAS and cuSOLVER's classic entry points take int dimensions.
-absl::Status CheckDims(std::initializer_list<int64_t> dims) {
-  for (int64_t d : dims) {
-    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative matrix dimension: ", d));
-    if (d > std::numeric_limits<int>::max()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("matrix dimension ", d, " exceeds the CUDA backend's 32-bit limit"));
-    }
-  }
-  return absl::OkStatus();
-}
+// cuBLAS, cuSOLVER and the own kernels index with int.
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+// The product-key kernel puts a query's sub-keys on the grid's y axis, 128 per block.
+constexpr int64_t kMaxProductKeySubKeys = int64_t{65535} * 128;
 
-absl::Status CheckLeadingDim(const char* name, int64_t ld, int64_t row_length) {
-  if (ld < row_length) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("leading dimension ", name, "=", ld, " is below the row length ", row_length));
-  }
-  return absl::OkStatus();
-}
+static_assert(kProductKeyMaxK <= gpu::kCudaTopKMaxK, "the top-k kernel must cover every k");
 
 class CudaBackend final : public Backend {
  public:
@@ -51,152 +38,116 @@ class CudaBackend final : public Backend {
       : resources_(std::move(resources)) {}
 
   std::string_view name() const override { return "cuda"; }
-  // Every op runs here; Falcon chunks longer than gpu::kFalconMaxSteps steps go to the host
-  // implementation, whose products still run here (Gemm).
-  bool Supports(Op) const override { return true; }
 
-  absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
-                    const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
-                    double* c, int64_t ldc) override {
-    return GemmImpl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+ protected:
+  // Every op runs here within int extents, except top-k above gpu::kCudaTopKMaxK and Falcon
+  // chunks of more than gpu::kFalconMaxSteps steps (the kernels hold c per-step factors in
+  // shared memory): those the public methods run on the host.
+  bool SupportsImpl(const OpCall& call) const override {
+    if (call.extent > kIntMax) return false;
+    switch (call.op) {
+      case Op::kTopK:
+        return call.k <= gpu::kCudaTopKMaxK;
+      case Op::kFalconChunkStep:
+        return call.steps <= gpu::kFalconMaxSteps;
+      case Op::kProductKeyScores:
+        return call.n <= kMaxProductKeySubKeys && call.k <= gpu::kCudaTopKMaxK;
+      default:
+        return true;
+    }
   }
 
-  absl::Status Gemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                    int64_t ldc) override {
-    return GemmImpl(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, double alpha,
+                        const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                        double* c, int64_t ldc) override {
+    return OnDevice([&](CudaResources& r) {
+      return gpu::GemmOnDevice<double>(r, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
   }
 
-  absl::Status SyrkUpper(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                         double beta, double* c, int64_t ldc) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, k}));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("lda", lda, k > 0 ? n : 0));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("ldc", ldc, n));
-    if (n == 0) return absl::OkStatus();
+  absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                        float* c, int64_t ldc) override {
+    return OnDevice([&](CudaResources& r) {
+      return gpu::GemmOnDevice<float>(r, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+  }
+
+  absl::Status SyrkUpperImpl(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                             double beta, double* c, int64_t ldc) override {
     return OnDevice([&](CudaResources& r) {
       return gpu::SyrkUpperOnDevice(r, n, k, alpha, a, lda, beta, c, ldc);
     });
   }
 
-  absl::Status SymmetricEigen(int64_t n, double* a, double* w) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n}));
-    if (n == 0) return absl::OkStatus();
+  absl::Status SymmetricEigenImpl(int64_t n, double* a, double* w) override {
     return OnDevice([&](CudaResources& r) { return gpu::SymmetricEigenOnDevice(r, n, a, w); });
   }
 
-  absl::Status CholeskySolve(int64_t n, int64_t m, double* a, double* b) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, m}));
-    if (n == 0) return absl::OkStatus();
+  absl::Status CholeskySolveImpl(int64_t n, int64_t m, double* a, double* b) override {
     return OnDevice([&](CudaResources& r) { return gpu::CholeskySolveOnDevice(r, n, m, a, b); });
   }
 
-  absl::Status Gemv(Trans trans, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
-                    const float* x, float beta, float* y) override {
-    return GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
+  absl::Status GemvImpl(Trans trans, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
+                        const float* x, float beta, float* y) override {
+    return GemvOn(trans, m, n, alpha, a, lda, x, beta, y);
   }
-  absl::Status Gemv(Trans trans, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
-                    const double* x, double beta, double* y) override {
-    return GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
+  absl::Status GemvImpl(Trans trans, int64_t m, int64_t n, double alpha, const double* a,
+                        int64_t lda, const double* x, double beta, double* y) override {
+    return GemvOn(trans, m, n, alpha, a, lda, x, beta, y);
   }
 
-  absl::Status SyrkUpperAccumulate(int64_t n, int64_t k, double alpha, const float* a, int64_t lda,
-                                   double beta, double* c, int64_t ldc) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckSyrkAccumulate(n, k, a, lda, c, ldc));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({n, k}));
+  absl::Status SyrkUpperAccumulateImpl(int64_t n, int64_t k, double alpha, const float* a,
+                                       int64_t lda, double beta, double* c, int64_t ldc) override {
     // Without products only beta scales C: the host does that exactly.
-    if (n == 0 || k == 0 || alpha == 0) {
-      return Backend::SyrkUpperAccumulate(n, k, alpha, a, lda, beta, c, ldc);
+    if (k == 0 || alpha == 0) {
+      return Backend::SyrkUpperAccumulateImpl(n, k, alpha, a, lda, beta, c, ldc);
     }
     return OnDevice([&](CudaResources& r) {
       return gpu::SyrkUpperAccumulateOnDevice(r, n, k, alpha, a, lda, beta, c, ldc);
     });
   }
 
-  // k above gpu::kCudaTopKMaxK runs on the host.
-  absl::Status TopK(int64_t rows, int64_t n, const float* x, int64_t ldx, int k, int32_t* idx,
-                    float* val) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckTopK(rows, n, x, ldx, k, idx, val));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({rows, n}));
-    if (rows == 0 || k == 0) return absl::OkStatus();
-    if (k > gpu::kCudaTopKMaxK) return Backend::TopK(rows, n, x, ldx, k, idx, val);
+  absl::Status TopKImpl(int64_t rows, int64_t n, const float* x, int64_t ldx, int k, int32_t* idx,
+                        float* val) override {
     return OnDevice(
         [&](CudaResources& r) { return gpu::TopKOnDevice(r, rows, n, x, ldx, k, idx, val); });
   }
 
-  absl::Status RowScatterAdd(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
-                             const float* src, int64_t lds, float* dst, int64_t ldd,
-                             int64_t dst_count) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(
-        CheckRowScatterAdd(rows, n, dst_rows, src, lds, dst, ldd, dst_count));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({rows, n, dst_count, rows * n, dst_count * n}));
-    if (rows == 0 || n == 0) return absl::OkStatus();
+  absl::Status RowScatterAddImpl(int64_t rows, int64_t n, const int64_t* dst_rows, float alpha,
+                                 const float* src, int64_t lds, float* dst, int64_t ldd,
+                                 int64_t dst_count) override {
     return OnDevice([&](CudaResources& r) {
       return gpu::RowScatterAddOnDevice(r, rows, n, dst_rows, alpha, src, lds, dst, ldd, dst_count);
     });
   }
 
-  absl::Status GroupedGemm(std::span<const GemmGroup> groups) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckGroupedGemm(groups));
-    for (const GemmGroup& g : groups) {
-      CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({g.m, g.n, g.k}));
-    }
+  absl::Status GroupedGemmImpl(std::span<const GemmGroup> groups) override {
     return OnDevice([&](CudaResources& r) { return gpu::GroupedGemmOnDevice(r, groups); });
   }
 
-  static_assert(kProductKeyMaxK <= gpu::kCudaTopKMaxK, "the top-k kernel must cover every k");
-  absl::Status ProductKeyScores(const ProductKeyQuery& query) override {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckProductKeyQuery(query));
-    if (query.count == 0) return absl::OkStatus();
-    CUDA_KERNELS_RETURN_IF_ERROR(
-        CheckDims({query.count * 2, query.count * 2 * int64_t{query.half}}));
+  absl::Status ProductKeyScoresImpl(const ProductKeyQuery& query) override {
     return OnDevice([&](CudaResources& r) { return gpu::ProductKeyScoresOnDevice(r, query); });
   }
 
-  absl::Status FalconChunkStep(const FalconChunk<float>& chunk) override {
-    return FalconChunkStepImpl(chunk);
+  absl::Status FalconChunkStepImpl(const FalconChunk<float>& chunk) override {
+    return OnDevice(
+        [&](CudaResources& r) { return gpu::FalconChunkStepOnDevice<float>(r, chunk); });
   }
-  absl::Status FalconChunkStep(const FalconChunk<double>& chunk) override {
-    return FalconChunkStepImpl(chunk);
+  absl::Status FalconChunkStepImpl(const FalconChunk<double>& chunk) override {
+    return OnDevice(
+        [&](CudaResources& r) { return gpu::FalconChunkStepOnDevice<double>(r, chunk); });
   }
 
  private:
   template <typename T>
-  absl::Status GemvImpl(Trans trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
-                        const T* x, T beta, T* y) {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckGemv(trans, m, n, a, lda, x, y));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({m, n}));
-    // An empty op(A) only scales y (or leaves nothing to do): the host does that exactly.
-    if (m == 0 || n == 0) return Backend::Gemv(trans, m, n, alpha, a, lda, x, beta, y);
+  absl::Status GemvOn(Trans trans, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
+                      const T* x, T beta, T* y) {
+    // An empty op(A) only scales y: the host does that exactly.
+    if (m == 0 || n == 0) return Backend::GemvImpl(trans, m, n, alpha, a, lda, x, beta, y);
     return OnDevice([&](CudaResources& r) {
       return gpu::GemvOnDevice<T>(r, trans, m, n, alpha, a, lda, x, beta, y);
     });
-  }
-
-  template <typename T>
-  absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-                        int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({m, n, k}));
-    if (m == 0 || n == 0) return absl::OkStatus();
-    CUDA_KERNELS_RETURN_IF_ERROR(
-        CheckLeadingDim("lda", lda, k == 0 ? 0 : (ta == Trans::kNo ? k : m)));
-    CUDA_KERNELS_RETURN_IF_ERROR(
-        CheckLeadingDim("ldb", ldb, k == 0 ? 0 : (tb == Trans::kNo ? n : k)));
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckLeadingDim("ldc", ldc, n));
-    return OnDevice([&](CudaResources& r) {
-      return gpu::GemmOnDevice<T>(r, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    });
-  }
-
-  template <typename T>
-  absl::Status FalconChunkStepImpl(const FalconChunk<T>& chunk) {
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckFalconChunk(chunk));
-    if (chunk.m == 0) return absl::OkStatus();
-    // The kernels hold c per-step factors in shared memory.
-    if (chunk.c > gpu::kFalconMaxSteps) return Backend::FalconChunkStep(chunk);
-    int64_t pairs = 0;
-    for (int64_t w : chunk.window) pairs += w;
-    CUDA_KERNELS_RETURN_IF_ERROR(CheckDims({chunk.d, chunk.m, chunk.h + chunk.c, pairs}));
-    return OnDevice([&](CudaResources& r) { return gpu::FalconChunkStepOnDevice<T>(r, chunk); });
   }
 
   // Runs `op` under the device lock with the device current, then waits for the stream even when

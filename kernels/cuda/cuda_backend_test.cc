@@ -460,7 +460,8 @@ TEST_F(CudaBackendTest, FalconChunkStepAwkwardShapes) {
 }
 
 TEST_F(CudaBackendTest, FalconChunkStepLongChunkRunsOnHostPath) {
-  // Beyond the kernels' step limit (4096) the host solve runs, with its products on the device.
+  // Beyond the kernels' step limit (4096) Supports says no, and the whole step runs on the host.
+  EXPECT_FALSE(cuda_->Supports({Op::kFalconChunkStep, 4101, 0, 0, 4100}));
   const FalconDeviceCase fc{4, 2, 1, 4100, true, 1, 0, true};
   CheckFalconOnDevice<double>(*cpu_, *cuda_, fc, 1e-10);
 }

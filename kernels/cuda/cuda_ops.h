@@ -1,9 +1,10 @@
 // The device side of each CUDA backend operation: stage the caller's host matrices into the
 // workspace, run cuBLAS / cuSOLVER on the resources' stream, queue the copies back.
 //
-// Preconditions (checked by CudaBackend, not here): dimensions are positive where the comment
-// says so and fit in int, leading dimensions are at least the row length, the caller holds
-// r.mu() with r.device() current. Results are complete only after r.Synchronize().
+// Preconditions (checked by Backend's public methods and CudaBackend::SupportsImpl, not here):
+// dimensions are positive where the comment says so and fit in int, leading dimensions are at
+// least the row length (or the matrix has one row), the caller holds r.mu() with r.device()
+// current. Results are complete only after r.Synchronize().
 // Layout: the arguments mean exactly what they mean in kernels/backend.h (row-major host data).
 // cuBLAS and cuSOLVER are column-major: a row-major m×n matrix with leading dimension ld is,
 // byte for byte, the column-major n×m matrix (its transpose) with the same ld. Each operation

@@ -131,29 +131,31 @@ class FlakyBackend final : public kernels::Backend {
   std::atomic<bool> fail_syrk{false}, fail_gemm{false}, fail_eigen{false}, fail_cholesky{false};
 
   std::string_view name() const override { return "flaky"; }
-  bool Supports(kernels::Op op) const override { return cpu_->Supports(op); }
-  absl::Status Gemm(kernels::Trans ta, kernels::Trans tb, int64_t m, int64_t n, int64_t k,
-                    double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                    double beta, double* c, int64_t ldc) override {
+
+ protected:
+  bool SupportsImpl(const kernels::OpCall& call) const override { return cpu_->Supports(call); }
+  absl::Status GemmImpl(kernels::Trans ta, kernels::Trans tb, int64_t m, int64_t n, int64_t k,
+                        double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
+                        double beta, double* c, int64_t ldc) override {
     if (fail_gemm) return absl::InternalError("injected gemm failure");
     return cpu_->Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-  absl::Status Gemm(kernels::Trans ta, kernels::Trans tb, int64_t m, int64_t n, int64_t k,
-                    float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-                    float beta, float* c, int64_t ldc) override {
+  absl::Status GemmImpl(kernels::Trans ta, kernels::Trans tb, int64_t m, int64_t n, int64_t k,
+                        float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+                        float beta, float* c, int64_t ldc) override {
     if (fail_gemm) return absl::InternalError("injected gemm failure");
     return cpu_->Gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-  absl::Status SyrkUpper(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-                         double beta, double* c, int64_t ldc) override {
+  absl::Status SyrkUpperImpl(int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+                             double beta, double* c, int64_t ldc) override {
     if (fail_syrk) return absl::InternalError("injected syrk failure");
     return cpu_->SyrkUpper(n, k, alpha, a, lda, beta, c, ldc);
   }
-  absl::Status SymmetricEigen(int64_t n, double* a, double* w) override {
+  absl::Status SymmetricEigenImpl(int64_t n, double* a, double* w) override {
     if (fail_eigen) return absl::InternalError("injected eigen failure");
     return cpu_->SymmetricEigen(n, a, w);
   }
-  absl::Status CholeskySolve(int64_t n, int64_t m, double* a, double* b) override {
+  absl::Status CholeskySolveImpl(int64_t n, int64_t m, double* a, double* b) override {
     if (fail_cholesky) return absl::FailedPreconditionError("injected: not positive definite");
     return cpu_->CholeskySolve(n, m, a, b);
   }

@@ -9,15 +9,6 @@
 #include "kernels/cpu/best_list.h"
 
 namespace adaptd {
-namespace {
-
-// The host backend for calls without one (shared; its ops are thread-safe).
-kernels::Backend& CpuBackend() {
-  static kernels::Backend* const cpu = kernels::MakeCpuBackend().release();
-  return *cpu;
-}
-
-}  // namespace
 
 uint64_t FwpkmRng::Next() {
   uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
@@ -112,11 +103,11 @@ void CombineHalves(int n, int k, FwpkmAddress* out) {
 
 void FwpkmAddressOf(const FwpkmSubKeys& keys, const float* q, int k, float eps,
                     FwpkmScratch* scratch, FwpkmAddress* out) {
-  FwpkmAddressBatch(keys, q, 1, k, eps, scratch, out, &CpuBackend());
+  FwpkmAddressBatch(keys, q, 1, k, eps, scratch, out, kernels::HostBackend());
 }
 
 void FwpkmAddressBatch(const FwpkmSubKeys& keys, const float* q, int64_t count, int k, float eps,
-                       FwpkmScratch* scratch, FwpkmAddress* out, kernels::Backend* backend) {
+                       FwpkmScratch* scratch, FwpkmAddress* out, kernels::Backend& backend) {
   const int n = keys.n(), half = keys.half();
   scratch->sub_idx.resize(static_cast<size_t>(count) * 2 * k);
   scratch->sub_score.resize(static_cast<size_t>(count) * 2 * k);
@@ -132,16 +123,16 @@ void FwpkmAddressBatch(const FwpkmSubKeys& keys, const float* q, int64_t count, 
   query.tables[1] = keys.table(1);
   query.idx = scratch->sub_idx.data();
   query.score = scratch->sub_score.data();
-  absl::Status status =
-      backend != nullptr ? backend->ProductKeyScores(query) : absl::UnavailableError("no backend");
+  absl::Status status = backend.ProductKeyScores(query);
+  if (!status.ok() && &backend != &kernels::HostBackend()) {
+    // A device failure: the host answers instead (reads and chunk updates cannot fail).
+    status = kernels::HostBackend().ProductKeyScores(query);
+  }
   if (!status.ok()) {
-    // A device failure: the host answers instead. Its checks cannot fail on the parameters
-    // FwpkmParams admits, so a failure there is a broken invariant.
-    status = CpuBackend().ProductKeyScores(query);
-    if (!status.ok()) {
-      std::fprintf(stderr, "FwpkmAddressBatch: %s\n", status.ToString().c_str());
-      std::abort();
-    }
+    // The checks cannot fail on the parameters FwpkmParams admits, and the host's scoring
+    // cannot fail otherwise: a failure here is a broken invariant.
+    std::fprintf(stderr, "FwpkmAddressBatch: %s\n", status.ToString().c_str());
+    std::abort();
   }
   for (int64_t t = 0; t < count; ++t) {
     for (int m = 0; m < 2; ++m) {

@@ -91,14 +91,14 @@ void FwpkmAddressOf(const FwpkmSubKeys& keys, const float* q, int k, float eps,
                     FwpkmScratch* scratch, FwpkmAddress* out);
 
 // Product-key top-k of `count` queries (rows of key_dim = 2·half floats). The per-half scoring
-// and selection run as `backend`'s ProductKeyScores (the CPU backend when null, or when the
-// backend fails); on the CPU, out[t] equals FwpkmAddressOf of query t bit for bit (a batch
-// scores blocks of queries at once, then recomputes with the exact arithmetic every sub-key
-// near the selection threshold: kernels/cpu/product_keys.cc). Requires 1 ≤ k ≤ min(n, 64)
-// and eps > 0 (as FwpkmParams admits).
+// and selection run as `backend`'s ProductKeyScores (which runs on the host what the backend
+// does not support; should the backend fail, the host answers instead). On the CPU, out[t]
+// equals FwpkmAddressOf of query t bit for bit (a batch scores blocks of queries at once, then
+// recomputes with the exact arithmetic every sub-key near the selection threshold:
+// kernels/cpu/product_keys.cc); a device's scores agree within logf's last place. Requires
+// 1 ≤ k ≤ min(n, 64) and eps > 0 (as FwpkmParams admits).
 void FwpkmAddressBatch(const FwpkmSubKeys& keys, const float* q, int64_t count, int k, float eps,
-                       FwpkmScratch* scratch, FwpkmAddress* out,
-                       kernels::Backend* backend = nullptr);
+                       FwpkmScratch* scratch, FwpkmAddress* out, kernels::Backend& backend);
 
 // The gate of an address (fwpkm_params.h): 1 when `gated` is false.
 float FwpkmGate(const FwpkmAddress& a, bool gated);

@@ -85,7 +85,8 @@ absl::StatusOr<adapt::v1::StoreSnapshot> FwpkmStore::Snapshot() const {
 }
 
 absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec& spec,
-                                                                const FwpkmState& s) {
+                                                                const FwpkmState& s,
+                                                                kernels::Backend* backend) {
   const adapt::v1::FwpkmParams& p = spec.fwpkm();
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
   const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
@@ -142,7 +143,7 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
 
   StoreSpec with_dim = spec;
   with_dim.set_dim(s.dim());
-  auto store = std::make_unique<FwpkmStore>(with_dim);
+  auto store = std::make_unique<FwpkmStore>(with_dim, backend);
   absl::WriterMutexLock lock(&store->mu_);
   for (int m = 0; m < 2; ++m) {
     const auto& src = m == 0 ? s.sub_keys_1() : s.sub_keys_2();
@@ -174,13 +175,14 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
 }
 
 absl::StatusOr<std::unique_ptr<Store>> RestoreFwpkmStore(const adapt::v1::StoreSnapshot& snapshot,
-                                                         kernels::Backend* /*backend*/) {
+                                                         kernels::Backend* backend) {
+  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFwpkmSpec(snapshot.spec()));
   if (snapshot.state_case() != adapt::v1::StoreSnapshot::kFwpkm) {
     return absl::InvalidArgumentError("snapshot.fwpkm: missing for an fwpkm store");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<FwpkmStore> store,
-                   FwpkmStore::Restore(normalized, snapshot.fwpkm()));
+                   FwpkmStore::Restore(normalized, snapshot.fwpkm(), backend));
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -20,8 +20,9 @@ using fwpkm_test::Gaussian;
 std::unique_ptr<Store> RoundTrip(const Store& store) {
   absl::StatusOr<adapt::v1::StoreSnapshot> snapshot = store.Snapshot();
   EXPECT_TRUE(snapshot.ok()) << snapshot.status();
-  std::unique_ptr<kernels::Backend> backend = kernels::MakeCpuBackend();
-  absl::StatusOr<std::unique_ptr<Store>> restored = RestoreStore(*snapshot, backend.get());
+  // The restored store keeps its backend: the shared one outlives it.
+  absl::StatusOr<std::unique_ptr<Store>> restored =
+      RestoreStore(*snapshot, &kernels::HostBackend());
   EXPECT_TRUE(restored.ok()) << restored.status();
   return restored.ok() ? std::move(*restored) : nullptr;
 }

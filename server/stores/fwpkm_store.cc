@@ -44,7 +44,7 @@ void AppendItems(const FwpkmQueue& from, int64_t begin, int64_t count, int64_t k
 
 }  // namespace
 
-FwpkmStore::FwpkmStore(const StoreSpec& spec)
+FwpkmStore::FwpkmStore(const StoreSpec& spec, kernels::Backend* backend)
     : labels_(spec.output().kind() == OutputSpec::KIND_LABELS),
       next_(spec.output().kind() == OutputSpec::KIND_NEXT),
       out_dim_(spec.output().dim()),
@@ -53,6 +53,7 @@ FwpkmStore::FwpkmStore(const StoreSpec& spec)
       max_labels_(spec.fwpkm().max_labels()),
       seed_(spec.fwpkm().projection_seed()),
       params_(ChunkParamsOf(spec.fwpkm())),
+      backend_(backend),
       spec_(spec),
       keys_(static_cast<int>(spec.fwpkm().sub_keys()), static_cast<int>(key_dim_ / 2), seed_),
       values_(spec.fwpkm().value_type() == FwpkmParams::VALUE_TYPE_BFLOAT16,
@@ -120,7 +121,7 @@ PrequentialStats FwpkmStore::Evaluate(const float* queries, int64_t items,
   for (int64_t t0 = 0; t0 < items; t0 += kReadBatch) {
     const int64_t nb = std::min(kReadBatch, items - t0);
     FwpkmAddressBatch(keys_, queries + t0 * key_dim_, nb, params_.k, params_.eps, &scratch,
-                      addresses.data());
+                      addresses.data(), *backend_);
     for (int64_t t = t0; t < t0 + nb; ++t) {
       ReadAddress(values_, addresses[t - t0], params_.gated, out.data(), &confidence);
       ++stats.evaluated;
@@ -152,7 +153,7 @@ void FwpkmStore::ApplyLocked(int64_t begin, int64_t count) {
   } else {
     view.targets = queue_.targets.data() + begin * width();
   }
-  FwpkmApplyChunk(params_, view, &keys_, &values_, &usage_);
+  FwpkmApplyChunk(params_, view, &keys_, &values_, &usage_, *backend_);
   ++chunks_;
   ++version_;
 }
@@ -289,8 +290,8 @@ absl::StatusOr<Predictions> FwpkmStore::Predict(const float* keys, int64_t rows,
       for (int64_t i = 0; i < nb; ++i) {
         projection_->Apply(keys + (r + i) * dim, query.data() + i * key_dim_);
       }
-      FwpkmAddressBatch(keys_, query.data(), nb, params_.k, params_.eps, &scratch,
-                        addresses.data());
+      FwpkmAddressBatch(keys_, query.data(), nb, params_.k, params_.eps, &scratch, addresses.data(),
+                        *backend_);
     }
     ReadAddress(values_, addresses[r % kReadBatch], params_.gated, v.data(), &out.confidence[r]);
     if (!labels_) {
@@ -365,9 +366,10 @@ void FwpkmStore::Describe(adapt::v1::StoreInfo* info) const {
 }
 
 absl::StatusOr<std::unique_ptr<Store>> CreateFwpkmStore(const StoreSpec& spec,
-                                                        kernels::Backend* /*backend*/) {
+                                                        kernels::Backend* backend) {
+  if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFwpkmSpec(spec));
-  return std::make_unique<FwpkmStore>(normalized);
+  return std::make_unique<FwpkmStore>(normalized, backend);
 }
 
 }  // namespace adaptd

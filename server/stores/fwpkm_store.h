@@ -49,11 +49,13 @@ struct FwpkmQueue {
 
 class FwpkmStore final : public Store {
  public:
-  // `spec` must come from NormalizeFwpkmSpec.
-  explicit FwpkmStore(const adapt::v1::StoreSpec& spec);
+  // `spec` must come from NormalizeFwpkmSpec. Addressing (reads and chunk updates) runs on
+  // `backend`, which must outlive the store.
+  FwpkmStore(const adapt::v1::StoreSpec& spec, kernels::Backend* backend);
   // Rebuilds a store from a snapshot state (validated against `spec`).
   static absl::StatusOr<std::unique_ptr<FwpkmStore>> Restore(const adapt::v1::StoreSpec& spec,
-                                                             const adapt::v1::FwpkmState& state);
+                                                             const adapt::v1::FwpkmState& state,
+                                                             kernels::Backend* backend);
 
   adapt::v1::StoreSpec spec() const override;
   int64_t dim() const override;
@@ -99,6 +101,7 @@ class FwpkmStore final : public Store {
   const uint32_t max_labels_;
   const uint64_t seed_;
   const FwpkmChunkParams params_;
+  kernels::Backend* const backend_;
 
   mutable absl::Mutex mu_;
   adapt::v1::StoreSpec spec_ ABSL_GUARDED_BY(mu_);

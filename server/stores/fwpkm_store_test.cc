@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/tests/recording_backend.h"
 #include "server/stores/fwpkm_test_util.h"
 #include "server/stores/store_factory.h"
 
@@ -186,6 +187,46 @@ TEST(FwpkmStoreTest, FactoryFillsDefaults) {
   adapt::v1::StoreSpec bad = Spec(OutputSpec::KIND_LABELS, 0, 0);
   bad.mutable_fwpkm()->set_chunk(0);
   EXPECT_EQ(CreateStore(bad, backend.get()).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Addressing runs on the store's backend, created or restored: every chunk update and read
+// reaches its ProductKeyScores; where the backend does not support it, the host answers, with
+// the CPU's bits either way.
+TEST(FwpkmStoreTest, AddressesOnTheConfiguredBackend) {
+  std::mt19937_64 rng(31);
+  const int dim = 8, m = 3, rows = 10;
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, m, dim);
+  spec.mutable_fwpkm()->set_sub_keys(32);
+  spec.mutable_fwpkm()->set_chunk(4);
+  const std::vector<float> k = Gaussian(rng, rows * dim), y = Gaussian(rng, rows * m);
+  std::unique_ptr<FwpkmStore> on_cpu = Make(spec);
+  ASSERT_TRUE(Apply(*on_cpu, VectorBatch(k, dim, y)).ok());
+  const auto want = on_cpu->Predict(k.data(), rows, dim, 1);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (bool supported : {true, false}) {
+    SCOPED_TRACE(supported ? "supported" : "unsupported");
+    kernels::RecordingBackend backend;
+    backend.SetSupported(kernels::Op::kProductKeyScores, supported);
+    auto store = CreateStore(spec, &backend);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE(Apply(**store, VectorBatch(k, dim, y)).ok());
+    const auto got = (*store)->Predict(k.data(), rows, dim, 1);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->vectors, want->vectors);
+    EXPECT_EQ(Fingerprint(**store), Fingerprint(*on_cpu));
+    // Two full chunks of 4 and one read.
+    const int64_t calls = backend.impl_calls(kernels::Op::kProductKeyScores);
+    EXPECT_EQ(calls, supported ? 3 : 0);
+    auto snapshot = (*store)->Snapshot();
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+    auto restored = RestoreStore(*snapshot, &backend);
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    const auto again = (*restored)->Predict(k.data(), rows, dim, 1);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->vectors, want->vectors);
+    EXPECT_EQ(backend.impl_calls(kernels::Op::kProductKeyScores), supported ? calls + 1 : 0);
+  }
+  EXPECT_EQ(CreateStore(spec, nullptr).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

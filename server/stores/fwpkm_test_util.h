@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "gtest/gtest.h"
+#include "kernels/backend.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_store.h"
 #include "server/stores/store.h"
@@ -37,10 +38,12 @@ inline adapt::v1::StoreSpec Spec(adapt::v1::OutputSpec::Kind kind, uint32_t out_
   return spec;
 }
 
-inline std::unique_ptr<FwpkmStore> Make(const adapt::v1::StoreSpec& spec) {
+// A store on `backend` (the shared CPU backend by default).
+inline std::unique_ptr<FwpkmStore> Make(const adapt::v1::StoreSpec& spec,
+                                        kernels::Backend* backend = &kernels::HostBackend()) {
   absl::StatusOr<adapt::v1::StoreSpec> normalized = NormalizeFwpkmSpec(spec);
   EXPECT_TRUE(normalized.ok()) << normalized.status();
-  return std::make_unique<FwpkmStore>(*normalized);
+  return std::make_unique<FwpkmStore>(*normalized, backend);
 }
 
 inline ExampleBatch VectorBatch(std::vector<float> keys, int64_t dim, std::vector<float> targets,

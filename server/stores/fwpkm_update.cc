@@ -112,7 +112,7 @@ void FwpkmAddUsage(const std::vector<FwpkmAddress>& addresses, int n,
 
 void FwpkmApplyChunk(const FwpkmChunkParams& params, const FwpkmChunkView& chunk,
                      FwpkmSubKeys* keys, FwpkmValues* values,
-                     std::array<std::vector<double>, 2>* usage) {
+                     std::array<std::vector<double>, 2>* usage, kernels::Backend& backend) {
   const int64_t width = values->width();
   std::vector<FwpkmAddress> addresses(chunk.items);
   FwpkmScratch scratch;
@@ -120,7 +120,7 @@ void FwpkmApplyChunk(const FwpkmChunkParams& params, const FwpkmChunkView& chunk
   std::vector<double> error(width);
   // Every item reads the state the previous chunk left, so the chunk is addressed in one batch.
   FwpkmAddressBatch(*keys, chunk.queries, chunk.items, params.k, params.eps, &scratch,
-                    addresses.data());
+                    addresses.data(), backend);
   for (int64_t t = 0; t < chunk.items; ++t) {
     const FwpkmAddress& a = addresses[t];
     FwpkmReadout(*values, a, error.data());

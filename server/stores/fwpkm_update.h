@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "kernels/backend.h"
 #include "server/stores/fwpkm_keys.h"
 #include "server/stores/fwpkm_values.h"
 
@@ -81,9 +82,10 @@ void FwpkmAddUsage(const std::vector<FwpkmAddress>& addresses, int n,
 
 // Applies one chunk: reads, value update, addressing update. `values` must already be as wide
 // as the targets (labels: every label column present).
+// The chunk's addressing runs on `backend` (FwpkmAddressBatch).
 void FwpkmApplyChunk(const FwpkmChunkParams& params, const FwpkmChunkView& chunk,
                      FwpkmSubKeys* keys, FwpkmValues* values,
-                     std::array<std::vector<double>, 2>* usage);
+                     std::array<std::vector<double>, 2>* usage, kernels::Backend& backend);
 
 }  // namespace adaptd
 

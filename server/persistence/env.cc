@@ -102,8 +102,9 @@ class PosixEnv final : public Env {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return Errno("open of", path, errno);
     absl::Status status = absl::OkStatus();
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0)
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
       status = Errno("truncation of", path, errno);
+    }
     if (status.ok() && ::fsync(fd) != 0) status = Errno("fsync of", path, errno);
     ::close(fd);
     return status;

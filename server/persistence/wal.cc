@@ -60,8 +60,9 @@ Wal::~Wal() { Close(); }
 absl::Status Wal::OpenSegment(uint64_t first_lsn) {
   const std::string path = (std::filesystem::path(options_.dir) / SegmentName(first_lsn)).string();
   auto file = env_->NewWritableFile(path, /*truncate=*/false);
-  if (!file.ok())
+  if (!file.ok()) {
     return absl::UnavailableError(absl::StrCat("write-ahead log: ", file.status().message()));
+  }
   if (options_.sync) {
     if (absl::Status synced = env_->SyncDir(options_.dir); !synced.ok()) {
       // The old segment stays current; an empty new one must not survive to mislead
@@ -121,8 +122,9 @@ void Wal::WriterLoop() {
     if (status.ok() && options_.sync) {
       const int64_t start = env_->MonotonicNanos();
       status = file->Sync();
-      if (options_.on_sync)
+      if (options_.on_sync) {
         options_.on_sync(1e-9 * static_cast<double>(env_->MonotonicNanos() - start));
+      }
     }
     mu_.Lock();
     writing_ = false;

@@ -263,8 +263,12 @@ absl::Status Journal::Checkpoint() {
   };
   std::vector<Taken> taken;
   uint64_t covered = 0;
+  // The log is kept from the first write that is logged but not yet in its store's state:
+  // the snapshot leaves it to replay, so its record must stay.
+  uint64_t keep_from = first;
   for (const auto& entry : entries) {
     absl::MutexLock entry_lock(&entry->mu);
+    if (!entry->in_flight.empty()) keep_from = std::min(keep_from, entry->in_flight.front());
     if (entry->deleted || !StoreFailure(*entry->store).ok()) continue;
     auto snapshot = entry->store->Snapshot();
     if (!snapshot.ok()) {
@@ -295,7 +299,7 @@ absl::Status Journal::Checkpoint() {
                                                        entry->name, ": ", written.message()));
     }
   }
-  return wal_->RemoveSegmentsBefore(first);
+  return wal_->RemoveSegmentsBefore(keep_from);
 }
 
 }  // namespace adaptd

@@ -69,11 +69,11 @@ absl::Status Prefixed(int message, const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend,
-                                                       Metrics* metrics) {
+                                                       Metrics* metrics, Env* env) {
   ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
   std::unique_ptr<Engine> engine(new Engine(config, backend, metrics, std::move(encoders)));
   ASSIGN_OR_RETURN(engine->quotas_, TenantQuotas::Create(config));
-  RETURN_IF_ERROR(engine->OpenJournal(config));
+  RETURN_IF_ERROR(engine->OpenJournal(config, env));
   return engine;
 }
 

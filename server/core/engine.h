@@ -22,6 +22,7 @@
 #include "server/core/registry.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
+#include "server/persistence/env.h"
 #include "server/persistence/journal.h"
 #include "server/quota/tenant_quotas.h"
 #include "server/stores/store.h"
@@ -77,10 +78,11 @@ adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
 
 class Engine {
  public:
-  // `backend` and `metrics` (nullable) must outlive the engine.
+  // `backend`, `metrics` (nullable) and `env` (the files and clock of the durable state
+  // under config.data_dir; null: Env::Default()) must outlive the engine.
   static absl::StatusOr<std::unique_ptr<Engine>> Create(const adapt::v1::ServerConfig& config,
-                                                        kernels::Backend* backend,
-                                                        Metrics* metrics);
+                                                        kernels::Backend* backend, Metrics* metrics,
+                                                        Env* env = nullptr);
   ~Engine();
 
   absl::StatusOr<adapt::v1::StoreInfo> CreateStore(const adapt::v1::CreateStoreRequest& request);
@@ -133,7 +135,7 @@ class Engine {
                                 const Store& store) const;
   void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
   // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
-  absl::Status OpenJournal(const adapt::v1::ServerConfig& config);
+  absl::Status OpenJournal(const adapt::v1::ServerConfig& config, Env* env);
   // `done`, after the compile's record is durable.
   // Logs an automatic compile that finished (compile pool observer), so replay reproduces it.
   void LogAutoCompile(const Store& store);

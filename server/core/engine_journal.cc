@@ -1,5 +1,6 @@
 // The engine's side of durability (server/persistence/journal.h): recovery at start-up,
-// example-id checks and logged commits of write sessions, logged compiles, and Flush.
+// example-id checks and logged commits of write sessions (the record is durable before the
+// store applies the transaction), logged compiles, and Flush.
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -14,10 +15,11 @@ constexpr size_t kMaxExampleIdBytes = 256;
 
 }  // namespace
 
-absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config) {
+absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env) {
   if (config.data_dir().empty()) return absl::OkStatus();
   JournalOptions options;
   options.data_dir = config.data_dir();
+  options.env = env;
   options.sync = !config.has_log_fsync() || config.log_fsync();
   if (config.snapshot_log_bytes() > 0) options.snapshot_log_bytes = config.snapshot_log_bytes();
   if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();

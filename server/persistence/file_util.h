@@ -1,32 +1,25 @@
-// Small POSIX file helpers for the durable state: whole-file reads, atomic replacement
-// (write a temporary, fsync it, rename, fsync the directory) and directory syncs. Errors are
-// absl::Status naming the path and the system's reason. Thread-compatible (no shared state).
+// Atomic file replacement for the durable state (snapshots, failure markers), over an Env.
+// Thread-compatible (no shared state of its own).
 #ifndef ADAPTD_SERVER_PERSISTENCE_FILE_UTIL_H_
 #define ADAPTD_SERVER_PERSISTENCE_FILE_UTIL_H_
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
+#include "server/persistence/env.h"
 
 namespace adaptd {
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
-
 // Replaces `path` with `data` so that a crash leaves either the old or the new file: writes
-// `path`.tmp, fsyncs it (when `sync`), renames it over `path` and fsyncs the directory.
-absl::Status WriteFileAtomically(const std::string& path, std::string_view data, bool sync);
+// `path`.tmp, fsyncs it (when `sync`), renames it over `path` and fsyncs the directory. On
+// any error the old file is untouched, the temporary is removed and the error is the failed
+// step's ("rename of ….tmp onto … failed: …").
+absl::Status WriteFileAtomically(Env* env, const std::string& path, std::string_view data,
+                                 bool sync);
 
-// fsync of a directory, so that a create, rename or unlink in it survives a crash.
-absl::Status SyncDirectory(const std::string& dir);
-
-// Writes all of `data` to `fd`, retrying short writes and EINTR.
-absl::Status WriteAll(int fd, std::string_view data, const std::string& path);
-
-// Shrinks `path` to `size` bytes and fsyncs it (drops a torn log tail).
-absl::Status TruncateFile(const std::string& path, uint64_t size);
+// The directory part of `path` ("." for a bare name).
+std::string ParentDir(const std::string& path);
 
 }  // namespace adaptd
 

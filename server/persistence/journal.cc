@@ -1,5 +1,6 @@
 #include "server/persistence/journal.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -102,9 +103,9 @@ uint64_t Journal::AppendDelete(const std::string& tenant, const std::string& nam
     record.mutable_delete_();
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
-    std::error_code ec;
-    std::filesystem::remove(SnapshotPath(*entry, ".snap"), ec);
-    std::filesystem::remove(SnapshotPath(*entry, ".failed"), ec);
+    // Best effort: recovery removes the files of a deleted store too.
+    (void)env_->RemoveFile(SnapshotPath(*entry, ".snap"));
+    (void)env_->RemoveFile(SnapshotPath(*entry, ".failed"));
   }
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
@@ -135,27 +136,55 @@ absl::StatusOr<CommitResult> Journal::Commit(
   const absl::Status gone = absl::NotFoundError(
       absl::StrCat("store ", tenant, "/", name, " was deleted during the call"));
   if (entry == nullptr || entry->store.get() != store) return gone;
+  const std::vector<std::string> ids(write.ids().begin(), write.ids().end());
   uint64_t lsn = 0;
-  CommitResult result;
   {
     absl::MutexLock entry_lock(&entry->mu);
     if (entry->deleted) return gone;
-    for (const auto& id : write.ids()) {
-      if (entry->ids.Contains(id)) {
+    for (const auto& id : ids) {
+      if (entry->ids.Contains(id) || entry->pending_ids.contains(id)) {
         return absl::AbortedError(absl::StrCat("examples: id '", id,
                                                "' was applied by a concurrent call; resend the "
                                                "call to apply the others"));
       }
     }
-    ASSIGN_OR_RETURN(result, commit());
-    for (const auto& id : write.ids()) entry->ids.Add(id);
+    entry->pending_ids.insert(ids.begin(), ids.end());
     adapt::v1::WalRecord record;
     record.set_incarnation(entry->incarnation);
     *record.mutable_write() = std::move(write);
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
+    entry->in_flight.push_back(lsn);
   }
-  RETURN_IF_ERROR(WaitDurable(lsn));
+  // Waiting without the log lock lets the store's next writes join the same group commit.
+  const absl::Status durable = wal_->WaitDurable(lsn);
+  absl::StatusOr<CommitResult> result = absl::UnknownError("not committed");
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    // Writes apply in log order: the one logged before this one goes first. Each earlier
+    // write's wait ends no later than this one's (the log syncs in LSN order), so it comes.
+    const auto my_turn = [&entry, lsn]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry->mu) {
+      return entry->in_flight.front() == lsn;
+    };
+    entry->mu.Await(absl::Condition(&my_turn));
+    if (!durable.ok()) {
+      result = durable;
+    } else if (entry->deleted) {
+      result = gone;  // replay applies the record, then the delete that follows it
+    } else {
+      result = commit();
+      if (result.ok()) {
+        for (const auto& id : ids) entry->ids.Add(id);
+      } else {
+        std::fprintf(stderr, "adaptd: %s: log record LSN %llu is not applied: %s\n", key.c_str(),
+                     static_cast<unsigned long long>(lsn),
+                     std::string(result.status().message()).c_str());
+      }
+    }
+    for (const auto& id : ids) entry->pending_ids.erase(id);
+    entry->in_flight.pop_front();
+  }
+  if (durable.ok()) MaybeCheckpointLater();
   return result;
 }
 
@@ -234,8 +263,12 @@ absl::Status Journal::Checkpoint() {
   };
   std::vector<Taken> taken;
   uint64_t covered = 0;
+  // The log is kept from the first write that is logged but not yet in its store's state:
+  // the snapshot leaves it to replay, so its record must stay.
+  uint64_t keep_from = first;
   for (const auto& entry : entries) {
     absl::MutexLock entry_lock(&entry->mu);
+    if (!entry->in_flight.empty()) keep_from = std::min(keep_from, entry->in_flight.front());
     if (entry->deleted || !StoreFailure(*entry->store).ok()) continue;
     auto snapshot = entry->store->Snapshot();
     if (!snapshot.ok()) {
@@ -247,9 +280,9 @@ absl::Status Journal::Checkpoint() {
     mark->set_tenant(entry->tenant);
     mark->set_store(entry->name);
     mark->set_incarnation(entry->incarnation);
-    mark->set_lsn(entry->last_lsn);
+    mark->set_lsn(entry->SnapshotLsn());
     for (auto& id : entry->ids.List()) mark->add_applied_ids(std::move(id));
-    covered = std::max(covered, entry->last_lsn);
+    covered = std::max(covered, mark->lsn());
     taken.push_back({entry, *std::move(snapshot)});
   }
   // A snapshot never holds a change whose record could still be lost.
@@ -257,13 +290,16 @@ absl::Status Journal::Checkpoint() {
   for (auto& [entry, snapshot] : taken) {
     ASSIGN_OR_RETURN(std::string file, EncodeSnapshotFile(snapshot));
     const std::string path = SnapshotPath(*entry, ".snap");
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    absl::Status written = env_->CreateDirs(ParentDir(path));
     absl::MutexLock entry_lock(&entry->mu);
     if (entry->deleted) continue;
-    RETURN_IF_ERROR(WriteFileAtomically(path, file, options_.sync));
+    if (written.ok()) written = WriteFileAtomically(env_, path, file, options_.sync);
+    if (!written.ok()) {
+      return absl::Status(written.code(), absl::StrCat("snapshot of ", entry->tenant, "/",
+                                                       entry->name, ": ", written.message()));
+    }
   }
-  return wal_->RemoveSegmentsBefore(first);
+  return wal_->RemoveSegmentsBefore(keep_from);
 }
 
 }  // namespace adaptd

@@ -1,13 +1,16 @@
 // Journal: adaptd's durable state under data_dir: the write-ahead log (data_dir/wal), one
 // snapshot file per store (data_dir/snapshots/<tenant>/<store>~<incarnation>.snap, the
-// ExportStore format plus a DurableMark) and failure markers (…~<incarnation>.failed).
+// ExportStore format plus a DurableMark) and failure markers (…~<incarnation>.failed). Every
+// file access goes through JournalOptions::env (docs/DURABILITY.md, "When the disk fails").
 //
 // The engine calls it at each durable change: create/import and delete (under the registry's
-// lock, so the log order is the registry's order), each committed Adapt/Forget (the commit and
-// its LSN are taken under the store's log lock, so a store's records are in its commit order;
-// the caller waits for durability after releasing it), and each compile. Checkpoint()
-// snapshots every store, then deletes the log segments the snapshots cover; a background
-// thread runs it when the current segment passes `snapshot_log_bytes`.
+// lock, so the log order is the registry's order), each Adapt/Forget, and each compile. A
+// write is logged first and applied after: Commit appends the record under the store's log
+// lock (so a store's records are in its log order), waits for it to be durable without the
+// lock, and only then applies the transaction, in the store's log order. So no reader sees a
+// write that a crash could lose, and a write whose record cannot be made durable changes
+// nothing. Checkpoint() snapshots every store, then deletes the log segments the snapshots
+// cover; a background thread runs it when the current segment passes `snapshot_log_bytes`.
 //
 // Thread-safety: every method may be called concurrently. Lock order: the registry's lock,
 // then an entry's log lock, then the journal's map lock.
@@ -15,6 +18,7 @@
 #define ADAPTD_SERVER_PERSISTENCE_JOURNAL_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,12 +27,14 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/wal.pb.h"
 #include "kernels/backend.h"
 #include "server/persistence/applied_ids.h"
+#include "server/persistence/env.h"
 #include "server/persistence/wal.h"
 #include "server/stores/store.h"
 
@@ -36,10 +42,11 @@ namespace adaptd {
 
 struct JournalOptions {
   std::string data_dir;
-  bool sync = true;                             // see WalOptions::sync
+  bool sync = true;                                  // see WalOptions::sync
   uint64_t snapshot_log_bytes = uint64_t{64} << 20;  // checkpoint past this segment size
-  size_t max_ids_per_store = 65536;             // AppliedIds capacity
-  std::function<void(double)> on_sync;          // fsync latency observer
+  size_t max_ids_per_store = 65536;                  // AppliedIds capacity
+  std::function<void(double)> on_sync;               // fsync latency observer
+  Env* env = nullptr;  // files and clock; null: Env::Default(); must outlive the Journal
 };
 
 struct RecoveredStore {
@@ -69,9 +76,13 @@ class Journal {
   bool Applied(const std::string& tenant, const std::string& name, const Store* store,
                const std::string& id) const;
 
-  // Runs `commit` under the store's log lock and logs `write` (batches and ids) with it, then
-  // waits until the record is durable. NotFound when the store was deleted or replaced;
-  // Aborted when a concurrent call applied one of `write`'s ids first (nothing committed).
+  // Logs `write` (batches and ids), waits until the record is durable, then runs `commit`
+  // under the store's log lock, after every earlier write of the store was applied (or
+  // refused). NotFound when the store was deleted or replaced; Aborted when a concurrent call
+  // logged one of `write`'s ids first; Unavailable naming the I/O error when the record could
+  // not be made durable. In each of these cases `commit` does not run. When `commit` fails
+  // (the store's state changed since the call validated), the record is in the log but was
+  // not applied: replay, meeting the same state, fails it the same way and skips it.
   absl::StatusOr<CommitResult> Commit(const std::string& tenant, const std::string& name,
                                       const Store* store, adapt::v1::WalWrite write,
                                       absl::FunctionRef<absl::StatusOr<CommitResult>()> commit);
@@ -85,7 +96,9 @@ class Journal {
   // publishes the same versions.
   absl::Status LogAutoCompile(const Store* store);
 
-  // Snapshots every healthy store and deletes the log segments they cover.
+  // Snapshots every healthy store and deletes the log segments they cover. A failure (the
+  // error names the store and the step) deletes nothing: the previous snapshots and the whole
+  // log stay, so recovery loses nothing; writes go on.
   absl::Status Checkpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
 
   // Stops the background checkpoints and the log writer (no checkpoint).
@@ -99,19 +112,29 @@ class Journal {
     std::shared_ptr<Store> store;
     uint64_t incarnation = 0;
     absl::Mutex mu;
-    uint64_t last_lsn ABSL_GUARDED_BY(mu) = 0;
+    uint64_t last_lsn ABSL_GUARDED_BY(mu) = 0;  // the store's last record in the log
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);
+    // Writes logged but not yet applied (or refused), by LSN: they apply in this order.
+    std::deque<uint64_t> in_flight ABSL_GUARDED_BY(mu);
+    absl::flat_hash_set<std::string> pending_ids ABSL_GUARDED_BY(mu);  // ids of in_flight
     explicit Entry(size_t capacity) : ids(capacity) {}
+    // The LSN a snapshot taken now covers: every record of the store up to it is in the
+    // store's state, no write after it is.
+    uint64_t SnapshotLsn() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return in_flight.empty() ? last_lsn : in_flight.front() - 1;
+    }
   };
 
-  explicit Journal(JournalOptions options) : options_(std::move(options)) {}
+  explicit Journal(JournalOptions options)
+      : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
   std::shared_ptr<Entry> FindEntry(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
   std::string SnapshotPath(const Entry& entry, const char* suffix) const;
   void MaybeCheckpointLater();
   void CheckpointLoop();
 
   const JournalOptions options_;
+  Env* const env_;
   std::unique_ptr<Wal> wal_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);

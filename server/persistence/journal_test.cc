@@ -6,86 +6,14 @@
 #include "gtest/gtest.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
+#include "server/persistence/journal_test_util.h"
 #include "server/persistence/log_format.h"
 #include "server/stores/store_factory.h"
 
 namespace adaptd {
 namespace {
 
-// Drives a Journal the way the engine does, over real faast stores of dimension 4.
-class JournalTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::random_device rd;
-    dir_ = ::testing::TempDir() + "/adaptd-journal-" + std::to_string(rd());
-    std::filesystem::remove_all(dir_);
-    backend_ = kernels::MakeCpuBackend();
-  }
-  void TearDown() override {
-    journal_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::map<std::string, std::shared_ptr<Store>> Open(uint64_t snapshot_log_bytes = 1 << 30) {
-    journal_.reset();
-    JournalOptions options;
-    options.data_dir = dir_;
-    options.snapshot_log_bytes = snapshot_log_bytes;
-    std::vector<RecoveredStore> recovered;
-    auto journal = Journal::Open(options, backend_.get(), &recovered);
-    EXPECT_TRUE(journal.ok()) << journal.status();
-    journal_ = *std::move(journal);
-    std::map<std::string, std::shared_ptr<Store>> stores;
-    for (auto& r : recovered) stores[StoreKey(r.tenant, r.name)] = r.store;
-    return stores;
-  }
-
-  std::shared_ptr<Store> Create(const std::string& name) {
-    adapt::v1::StoreSpec spec;
-    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
-    spec.set_encoder("identity");
-    spec.set_dim(4);
-    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
-    auto created = CreateStore(spec, backend_.get());
-    EXPECT_TRUE(created.ok()) << created.status();
-    std::shared_ptr<Store> store = *std::move(created);
-    EXPECT_TRUE(journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, nullptr)).ok());
-    return store;
-  }
-
-  absl::Status Adapt(const std::string& name, Store* store, int rows, uint32_t seed,
-                     std::vector<std::string> ids = {}) {
-    ExampleBatch batch;
-    batch.rows = rows;
-    batch.dim = 4;
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> normal;
-    for (int i = 0; i < rows * 4; ++i) batch.keys.push_back(normal(rng));
-    for (int i = 0; i < rows; ++i) batch.labels.push_back(i % 2 ? "odd" : "even");
-    adapt::v1::WalWrite write;
-    *write.add_batches() = ToWalBatch(batch);
-    for (auto& id : ids) write.add_ids(id);
-    return journal_
-        ->Commit("t", name, store, write,
-                 [&]() -> absl::StatusOr<CommitResult> {
-                   auto txn = store->Begin(TxnKind::kAdapt);
-                   absl::Status added = txn->Add(batch);
-                   if (!added.ok()) return added;
-                   return store->Commit(*txn);
-                 })
-        .status();
-  }
-
-  static adapt::v1::StoreInfo Info(const Store& store) {
-    adapt::v1::StoreInfo info;
-    store.Describe(&info);
-    return info;
-  }
-
-  std::string dir_;
-  std::unique_ptr<kernels::Backend> backend_;
-  std::unique_ptr<Journal> journal_;
-};
+class JournalTest : public JournalFixture {};
 
 TEST_F(JournalTest, ReplaysTheLogIntoTheSameStatistics) {
   Open();
@@ -137,7 +65,7 @@ TEST_F(JournalTest, TornLastRecordIsDroppedAndTruncated) {
   auto a = Create("a");
   ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
   journal_->Close();
-  const auto segments = ListSegments(dir_ + "/wal");
+  const auto segments = ListSegments(Env::Default(), dir_ + "/wal").value();
   ASSERT_FALSE(segments.empty());
   const std::string path = segments.back().second;
   const uint64_t good = std::filesystem::file_size(path);
@@ -171,8 +99,8 @@ TEST_F(JournalTest, CorruptRecordFailsOnlyItsStore) {
   ASSERT_TRUE(Adapt("a", a.get(), 2, 3).ok());
   ASSERT_TRUE(Adapt("b", b.get(), 1, 4).ok());
   journal_->Close();
-  const std::string path = ListSegments(dir_ + "/wal").back().second;
-  std::string data = *ReadWholeFile(path);
+  const std::string path = ListSegments(Env::Default(), dir_ + "/wal").value().back().second;
+  std::string data = Env::Default()->ReadFile(path).value();
   ParsedSegment parsed = ParseSegment(data);
   // Flip a byte inside the payload of a's first write (not the last record).
   size_t target = 0;
@@ -184,7 +112,7 @@ TEST_F(JournalTest, CorruptRecordFailsOnlyItsStore) {
   }
   ASSERT_GT(target, 0u);
   data[target] ^= 0x20;
-  ASSERT_TRUE(WriteFileAtomically(path, data, false).ok());
+  ASSERT_TRUE(WriteFileAtomically(Env::Default(), path, data, false).ok());
   journal_.reset();
 
   auto stores = Open();
@@ -209,7 +137,7 @@ TEST_F(JournalTest, CheckpointTruncatesTheLogAndRecoveryCombinesSnapshotAndLog) 
   auto a = Create("a");
   ASSERT_TRUE(Adapt("a", a.get(), 6, 1, {"x1", "x2"}).ok());
   ASSERT_TRUE(journal_->Checkpoint().ok());
-  const auto segments = ListSegments(dir_ + "/wal");
+  const auto segments = ListSegments(Env::Default(), dir_ + "/wal").value();
   ASSERT_EQ(segments.size(), 1u);  // only the current one
   EXPECT_EQ(std::filesystem::file_size(segments[0].second), 0u);
   ASSERT_TRUE(Adapt("a", a.get(), 3, 2, {"x3"}).ok());
@@ -264,9 +192,9 @@ TEST_F(JournalTest, CorruptSnapshotFailsItsStoreOnly) {
   journal_.reset();
   for (const auto& f : std::filesystem::directory_iterator(dir_ + "/snapshots/t")) {
     if (f.path().filename().string().rfind("a~", 0) != 0) continue;
-    std::string data = *ReadWholeFile(f.path().string());
+    std::string data = Env::Default()->ReadFile(f.path().string()).value();
     data[data.size() - 7] ^= 0x01;
-    ASSERT_TRUE(WriteFileAtomically(f.path().string(), data, false).ok());
+    ASSERT_TRUE(WriteFileAtomically(Env::Default(), f.path().string(), data, false).ok());
   }
   auto stores = Open();
   EXPECT_NE(Info(*stores["t/a"]).failure().find("checksum"), std::string::npos);

@@ -1,17 +1,11 @@
 #include "server/persistence/wal.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "server/persistence/file_util.h"
+#include "server/core/status_macros.h"
 #include "server/persistence/log_format.h"
 
 namespace adaptd {
@@ -25,11 +19,13 @@ std::string SegmentName(uint64_t first_lsn) {
 
 }  // namespace
 
-std::vector<std::pair<uint64_t, std::string>> ListSegments(const std::string& dir) {
+absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env* env,
+                                                                           const std::string& dir) {
+  auto entries = env->ListDir(dir);
+  if (!entries.ok()) return entries.status();
   std::vector<std::pair<uint64_t, std::string>> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
+  for (const DirEntry& entry : *entries) {
+    const std::string& name = entry.name;
     if (name.size() != 28 || name.rfind("wal-", 0) != 0 || name.substr(24) != ".log") continue;
     uint64_t first = 0;
     bool digits = true;
@@ -37,20 +33,17 @@ std::vector<std::pair<uint64_t, std::string>> ListSegments(const std::string& di
       if (name[i] < '0' || name[i] > '9') digits = false;
       first = first * 10 + static_cast<uint64_t>(name[i] - '0');
     }
-    if (digits) out.emplace_back(first, entry.path().string());
+    if (digits) out.emplace_back(first, (std::filesystem::path(dir) / name).string());
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
 absl::StatusOr<std::unique_ptr<Wal>> Wal::Open(WalOptions options, uint64_t next_lsn) {
-  std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("log directory ", options.dir, ": cannot be created: ", ec.message()));
-  }
   std::unique_ptr<Wal> wal(new Wal(std::move(options)));
+  if (absl::Status made = wal->env_->CreateDirs(wal->options_.dir); !made.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("write-ahead log: ", made.message()));
+  }
   {
     absl::MutexLock lock(&wal->mu_);
     wal->next_lsn_ = std::max<uint64_t>(1, next_lsn);
@@ -66,21 +59,21 @@ Wal::~Wal() { Close(); }
 
 absl::Status Wal::OpenSegment(uint64_t first_lsn) {
   const std::string path = (std::filesystem::path(options_.dir) / SegmentName(first_lsn)).string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open log segment ", path, ": ", std::strerror(errno)));
+  auto file = env_->NewWritableFile(path, /*truncate=*/false);
+  if (!file.ok()) {
+    return absl::UnavailableError(absl::StrCat("write-ahead log: ", file.status().message()));
   }
   if (options_.sync) {
-    absl::Status status = SyncDirectory(options_.dir);
-    if (!status.ok()) {
-      ::close(fd);
-      return status;
+    if (absl::Status synced = env_->SyncDir(options_.dir); !synced.ok()) {
+      // The old segment stays current; an empty new one must not survive to mislead
+      // RemoveSegmentsBefore about where the old one ends.
+      (void)(*file)->Close();
+      (void)env_->RemoveFile(path);
+      return absl::UnavailableError(absl::StrCat("write-ahead log: ", synced.message()));
     }
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-  fd_path_ = path;
+  if (file_ != nullptr) (void)file_->Close();  // everything in it is synced already
+  file_ = *std::move(file);
   segment_bytes_ = 0;
   return absl::OkStatus();
 }
@@ -121,20 +114,17 @@ void Wal::WriterLoop() {
     std::string batch;
     batch.swap(pending_);
     const uint64_t last = next_lsn_ - 1;
-    const int fd = fd_;
-    const std::string path = fd_path_;
+    WritableFile* file = file_.get();
     writing_ = true;
     absl::Status status = error_;
     mu_.Unlock();
-    if (status.ok()) status = WriteAll(fd, batch, path);
+    if (status.ok()) status = file->Append(batch);
     if (status.ok() && options_.sync) {
-      const auto start = std::chrono::steady_clock::now();
-      if (::fdatasync(fd) != 0) {
-        status = absl::UnavailableError(
-            absl::StrCat("cannot sync log segment ", path, ": ", std::strerror(errno)));
+      const int64_t start = env_->MonotonicNanos();
+      status = file->Sync();
+      if (options_.on_sync) {
+        options_.on_sync(1e-9 * static_cast<double>(env_->MonotonicNanos() - start));
       }
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      if (options_.on_sync) options_.on_sync(took.count());
     }
     mu_.Lock();
     writing_ = false;
@@ -142,8 +132,12 @@ void Wal::WriterLoop() {
       durable_lsn_ = last;
       ++syncs_;
     } else if (error_.ok()) {
-      error_ = absl::UnavailableError(
-          absl::StrCat("the write-ahead log failed: ", status.message()));
+      error_ = absl::UnavailableError(absl::StrCat("write-ahead log: ", status.message()));
+      std::fprintf(stderr,
+                   "adaptd: %s; LSN %llu and later are not durable and were not applied; no "
+                   "write is accepted until the server restarts (reads go on)\n",
+                   std::string(error_.message()).c_str(),
+                   static_cast<unsigned long long>(durable_lsn_ + 1));
     }
     durable_cv_.SignalAll();
   }
@@ -168,21 +162,17 @@ absl::Status Wal::RemoveSegmentsBefore(uint64_t lsn) {
   std::string current;
   {
     absl::MutexLock lock(&mu_);
-    current = fd_path_;
+    if (file_ != nullptr) current = file_->path();
   }
-  const auto segments = ListSegments(options_.dir);
+  auto segments = ListSegments(env_, options_.dir);
+  if (!segments.ok()) return segments.status();
   bool removed = false;
-  for (size_t i = 0; i + 1 < segments.size(); ++i) {
-    if (segments[i + 1].first > lsn || segments[i].second == current) continue;
-    std::error_code ec;
-    std::filesystem::remove(segments[i].second, ec);
-    if (ec) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot remove log segment ", segments[i].second, ": ", ec.message()));
-    }
+  for (size_t i = 0; i + 1 < segments->size(); ++i) {
+    if ((*segments)[i + 1].first > lsn || (*segments)[i].second == current) continue;
+    RETURN_IF_ERROR(env_->RemoveFile((*segments)[i].second));
     removed = true;
   }
-  if (removed && options_.sync) return SyncDirectory(options_.dir);
+  if (removed && options_.sync) return env_->SyncDir(options_.dir);
   return absl::OkStatus();
 }
 
@@ -210,8 +200,8 @@ void Wal::Close() {
   }
   if (writer_.joinable()) writer_.join();
   absl::MutexLock lock(&mu_);
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  if (file_ != nullptr) (void)file_->Close();
+  file_.reset();
   durable_cv_.SignalAll();
 }
 

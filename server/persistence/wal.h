@@ -4,7 +4,9 @@
 // may hold their own locks around it (the LSN order is then their order). One writer thread
 // takes every record queued while the previous write ran, writes them together and syncs the
 // segment once (fdatasync); WaitDurable(lsn) returns when that LSN is on disk. A write or sync
-// error is sticky: every later wait answers Unavailable.
+// error is sticky: every later wait answers Unavailable ("write-ahead log: fsync of … failed:
+// …"), since after a failed fsync what reached the disk is unknown and a retry could report
+// lost pages as durable. All file access goes through WalOptions::env.
 //
 // Segments are files dir/wal-<first LSN, 20 digits>.log; Rotate() starts a new one and
 // RemoveSegmentsBefore() deletes those a checkpoint covers. Thread-safe.
@@ -22,6 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "server/persistence/env.h"
 
 namespace adaptd {
 
@@ -32,6 +35,7 @@ struct WalOptions {
   bool sync = true;
   // Observes each sync's duration in seconds (metrics); may be empty.
   std::function<void(double)> on_sync;
+  Env* env = nullptr;  // null: Env::Default(); must outlive the Wal
 };
 
 class Wal {
@@ -65,15 +69,17 @@ class Wal {
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  explicit Wal(WalOptions options) : options_(std::move(options)) {}
+  explicit Wal(WalOptions options)
+      : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
   absl::Status OpenSegment(uint64_t first_lsn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WriterLoop();
 
   const WalOptions options_;
+  Env* const env_;
   mutable absl::Mutex mu_;
   absl::CondVar work_cv_, durable_cv_;
-  int fd_ ABSL_GUARDED_BY(mu_) = -1;
-  std::string fd_path_ ABSL_GUARDED_BY(mu_);
+  // Replaced only by OpenSegment while no write runs (Rotate waits for the writer).
+  std::unique_ptr<WritableFile> file_ ABSL_GUARDED_BY(mu_);
   std::string pending_ ABSL_GUARDED_BY(mu_);
   uint64_t next_lsn_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t durable_lsn_ ABSL_GUARDED_BY(mu_) = 0;
@@ -88,7 +94,8 @@ class Wal {
 };
 
 // The segment files in `dir`, sorted by first LSN: (first LSN, path).
-std::vector<std::pair<uint64_t, std::string>> ListSegments(const std::string& dir);
+absl::StatusOr<std::vector<std::pair<uint64_t, std::string>>> ListSegments(Env* env,
+                                                                           const std::string& dir);
 
 }  // namespace adaptd
 

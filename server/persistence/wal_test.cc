@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "server/persistence/file_util.h"
+#include "server/persistence/env.h"
 #include "server/persistence/log_format.h"
 
 namespace adaptd {
@@ -22,8 +22,9 @@ std::string TempDir(const std::string& name) {
 
 std::vector<LogFrame> ReadAll(const std::string& dir, std::vector<std::string>* keep) {
   std::vector<LogFrame> frames;
-  for (const auto& [first, path] : ListSegments(dir)) {
-    keep->push_back(*ReadWholeFile(path));
+  const auto segments = ListSegments(Env::Default(), dir).value();
+  for (const auto& [first, path] : segments) {
+    keep->push_back(Env::Default()->ReadFile(path).value());
     ParsedSegment parsed = ParseSegment(keep->back());
     EXPECT_FALSE(parsed.torn_tail) << path;
     for (auto& f : parsed.frames) frames.push_back(f);
@@ -85,11 +86,11 @@ TEST(WalTest, RotateAndRemoveCoveredSegments) {
   EXPECT_EQ((*wal)->segment_bytes(), 0u);
   const uint64_t lsn = (*wal)->Append("t/a", "three");
   ASSERT_TRUE((*wal)->WaitDurable(lsn).ok());
-  EXPECT_EQ(ListSegments(dir).size(), 2u);
+  EXPECT_EQ(ListSegments(Env::Default(), dir).value().size(), 2u);
   ASSERT_TRUE((*wal)->RemoveSegmentsBefore(11).ok());  // segment 10 still holds LSN 11
-  EXPECT_EQ(ListSegments(dir).size(), 2u);
+  EXPECT_EQ(ListSegments(Env::Default(), dir).value().size(), 2u);
   ASSERT_TRUE((*wal)->RemoveSegmentsBefore(12).ok());
-  const auto left = ListSegments(dir);
+  const auto left = ListSegments(Env::Default(), dir).value();
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].first, 12u);
   (*wal)->Close();

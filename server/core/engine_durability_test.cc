@@ -1,0 +1,315 @@
+// What the engine does when the disk fails (docs/DURABILITY.md, "When the disk fails"), with a
+// FaultInjectionEnv under a real Engine and data directory: a write whose log record is not
+// durable is never acknowledged and never visible, reads go on from what is durable, the
+// error names the failure, and a new Engine on the same directory with a healthy Env has every
+// acknowledged write and no part of an unacknowledged one. Also: a write is not visible to
+// readers while its record's fsync is still running.
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/config/config.h"
+#include "server/core/engine.h"
+#include "server/persistence/testing/fault_injection_env.h"
+
+namespace adaptd {
+namespace {
+
+using Fault = FaultInjectionEnv::Fault;
+using What = FaultInjectionEnv::What;
+
+constexpr int kDim = 4;
+constexpr char kLogGlob[] = "*/wal/wal-*.log";
+
+class EngineDurabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = kernels::MakeCpuBackend(1);
+    dir_ = ::testing::TempDir() + "/engine-durability-" + std::to_string(std::random_device()());
+    std::filesystem::remove_all(dir_);
+    Start(&env_);
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant("t");
+    create.set_store("s");
+    // falcon: every commit publishes a new version, so Predict and GetStore both show it.
+    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+    create.mutable_spec()->set_dim(kDim);
+    create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
+    auto created = engine_->CreateStore(create);
+    ASSERT_TRUE(created.ok()) << created.status();
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A new Engine on the same directory (the old one is gone, as after a crash: no checkpoint).
+  void Start(Env* env) {
+    engine_.reset();
+    adapt::v1::ServerConfig config = DefaultConfig();
+    config.set_data_dir(dir_);
+    auto engine = Engine::Create(config, backend_.get(), nullptr, env);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *std::move(engine);
+  }
+
+  // One Adapt call of `n` examples with ids `prefix`0 … `prefix`n-1.
+  absl::StatusOr<adapt::v1::AdaptResponse> Adapt(const std::string& prefix, int n = 3) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    for (int i = 0; i < n; ++i) {
+      adapt::v1::Example* e = examples.Add();
+      e->set_id(absl::StrCat(prefix, i));
+      e->set_label(i % 2 ? "odd" : "even");
+      for (int j = 0; j < kDim; ++j) e->mutable_input()->mutable_vector()->add_values(i + j + 1);
+    }
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    if (absl::Status added = session->Add("t", "s", examples); !added.ok()) return added;
+    return session->Finish();
+  }
+
+  adapt::v1::StoreInfo Info() {
+    adapt::v1::GetStoreRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    auto info = engine_->GetStore(request);
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? *info : adapt::v1::StoreInfo();
+  }
+
+  absl::StatusOr<uint64_t> PredictVersion() {
+    adapt::v1::PredictRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    adapt::v1::Input* input = request.add_inputs();
+    for (int j = 0; j < kDim; ++j) input->mutable_vector()->add_values(1.0f);
+    auto response = engine_->Predict(request);
+    if (!response.ok()) return response.status();
+    return response->version();
+  }
+
+  // The reads a failed write must not change: GetStore's count and version, Predict's version.
+  void ExpectReadsUnchanged(uint64_t examples, uint64_t version) {
+    const adapt::v1::StoreInfo info = Info();
+    EXPECT_EQ(info.examples(), examples);
+    EXPECT_EQ(info.version(), version);
+    auto predicted = PredictVersion();
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    EXPECT_EQ(*predicted, version);
+  }
+
+  std::unique_ptr<kernels::Backend> backend_;
+  std::string dir_;
+  FaultInjectionEnv env_;
+  std::unique_ptr<Engine> engine_;
+};
+
+struct LogFaultCase {
+  const char* name;
+  Fault fault;
+  const char* error;
+  bool applied_after_restart;
+};
+
+void PrintTo(const LogFaultCase& c, std::ostream* os) { *os << c.name; }
+
+class LogFaultTest : public EngineDurabilityTest,
+                     public ::testing::WithParamInterface<LogFaultCase> {};
+
+TEST_P(LogFaultTest, NoAckReadsGoOnAndRestartKeepsExactlyTheAcknowledged) {
+  const LogFaultCase& c = GetParam();
+  ASSERT_TRUE(Adapt("a").ok());
+  ASSERT_TRUE(Adapt("b").ok());
+  const adapt::v1::StoreInfo before = Info();
+  ASSERT_EQ(before.examples(), 6u);
+
+  env_.Inject(c.fault);
+  auto refused = Adapt("c");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("write-ahead log: "), std::string::npos)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find(c.error), std::string::npos) << refused.status();
+  EXPECT_GE(env_.failures(), 1);
+  ExpectReadsUnchanged(before.examples(), before.version());
+
+  // The log stays failed although the disk "recovered": a later write is refused as well.
+  env_.ClearFaults();
+  auto later = Adapt("d");
+  ASSERT_FALSE(later.ok());
+  EXPECT_NE(later.status().message().find(c.error), std::string::npos) << later.status();
+  ExpectReadsUnchanged(before.examples(), before.version());
+
+  Start(nullptr);  // a healthy disk
+  const adapt::v1::StoreInfo after = Info();
+  EXPECT_TRUE(after.failure().empty()) << after.failure();
+  EXPECT_EQ(after.examples(), c.applied_after_restart ? 9u : 6u);
+  // Resending every call: acknowledged ones are wholly duplicates; the refused one is
+  // all-or-nothing, never part.
+  auto again_b = Adapt("b");
+  ASSERT_TRUE(again_b.ok()) << again_b.status();
+  EXPECT_EQ(again_b->duplicates(), 3u);
+  auto again_c = Adapt("c");
+  ASSERT_TRUE(again_c.ok()) << again_c.status();
+  EXPECT_EQ(again_c->duplicates(), c.applied_after_restart ? 3u : 0u);
+  auto new_d = Adapt("d");
+  ASSERT_TRUE(new_d.ok()) << new_d.status();
+  EXPECT_EQ(new_d->duplicates(), 0u);
+  EXPECT_EQ(Info().examples(), 12u);
+  Start(nullptr);
+  EXPECT_EQ(Info().examples(), 12u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, LogFaultTest,
+    ::testing::Values(
+        // fsync EIO; the page cache dropped the record: it is gone after the restart.
+        LogFaultCase{"FsyncFailsAndLosesTheRecord",
+                     {What::kSyncEio, kLogGlob, 1, 1, /*drop_unsynced=*/true},
+                     "fsync of ",
+                     false},
+        // fsync EIO, but the record reached the file: applied whole after the restart (the
+        // caller's outcome was an error, and a resend with ids is safe either way).
+        LogFaultCase{"FsyncFailsButTheRecordSurvives",
+                     {What::kSyncEio, kLogGlob, 1, 1, /*drop_unsynced=*/false},
+                     "Input/output error",
+                     true},
+        LogFaultCase{
+            "DiskFull", {What::kAppendNoSpace, kLogGlob}, "No space left on device", false},
+        // Half the record reaches the file: recovery drops the torn tail.
+        LogFaultCase{
+            "ShortWrite", {What::kAppendShort, kLogGlob}, "No space left on device", false}),
+    [](const ::testing::TestParamInfo<LogFaultCase>& info) { return info.param.name; });
+
+struct SnapshotFaultCase {
+  const char* name;
+  Fault fault;
+  const char* error;
+};
+
+void PrintTo(const SnapshotFaultCase& c, std::ostream* os) { *os << c.name; }
+
+class SnapshotFaultTest : public EngineDurabilityTest,
+                          public ::testing::WithParamInterface<SnapshotFaultCase> {};
+
+TEST_P(SnapshotFaultTest, FailedCheckpointKeepsThePreviousSnapshotAndTheLog) {
+  const SnapshotFaultCase& c = GetParam();
+  ASSERT_TRUE(Adapt("a").ok());
+  ASSERT_TRUE(engine_->Flush().ok());  // the previous snapshot
+  std::string snap_path;
+  for (const auto& f : std::filesystem::directory_iterator(dir_ + "/snapshots/t")) {
+    if (f.path().extension() == ".snap") snap_path = f.path().string();
+  }
+  ASSERT_FALSE(snap_path.empty());
+  const std::string previous = Env::Default()->ReadFile(snap_path).value();
+  ASSERT_TRUE(Adapt("b").ok());
+
+  env_.Inject(c.fault);
+  const absl::Status flushed = engine_->Flush();
+  ASSERT_FALSE(flushed.ok());
+  EXPECT_NE(flushed.message().find("snapshot of t/s: "), std::string::npos) << flushed;
+  EXPECT_NE(flushed.message().find(c.error), std::string::npos) << flushed;
+  EXPECT_EQ(env_.failures(), 1);
+  EXPECT_EQ(Env::Default()->ReadFile(snap_path).value(), previous);
+  EXPECT_FALSE(std::filesystem::exists(snap_path + ".tmp"));
+
+  // The log is healthy: writes are acknowledged and reads served as before.
+  auto acked = Adapt("c");
+  ASSERT_TRUE(acked.ok()) << acked.status();
+  EXPECT_EQ(Info().examples(), 9u);
+  auto predicted = PredictVersion();
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(*predicted, acked->version());
+
+  Start(nullptr);
+  EXPECT_EQ(Info().examples(), 9u);
+  EXPECT_EQ(Info().version(), acked->version());
+  for (const char* call : {"a", "b", "c"}) {
+    auto again = Adapt(call);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->duplicates(), 3u) << call;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Faults, SnapshotFaultTest,
+    ::testing::Values(SnapshotFaultCase{"RenameFails", {What::kRenameEio, "*.snap*"}, "rename of "},
+                      SnapshotFaultCase{"FsyncFails", {What::kSyncEio, "*.snap.tmp"}, "fsync of "},
+                      SnapshotFaultCase{"DiskFull",
+                                        {What::kAppendNoSpace, "*.snap.tmp"},
+                                        "No space left on device"},
+                      SnapshotFaultCase{"ShortWrite",
+                                        {What::kAppendShort, "*.snap.tmp"},
+                                        "No space left on device"}),
+    [](const ::testing::TestParamInfo<SnapshotFaultCase>& info) { return info.param.name; });
+
+TEST_F(EngineDurabilityTest, AWriteIsInvisibleUntilItsRecordIsDurable) {
+  ASSERT_TRUE(Adapt("a").ok());
+  const adapt::v1::StoreInfo before = Info();
+  env_.BlockSyncs(kLogGlob);
+  absl::StatusOr<adapt::v1::AdaptResponse> result = absl::UnknownError("not finished");
+  std::atomic<bool> finished{false};
+  std::thread writer([&] {
+    result = Adapt("b");
+    finished = true;
+  });
+  ASSERT_TRUE(env_.WaitForBlockedSync(absl::Seconds(30)));
+  // The record is written and its fsync is running: no reader may see the write yet.
+  for (int i = 0; i < 200; ++i) {
+    ExpectReadsUnchanged(before.examples(), before.version());
+    EXPECT_FALSE(finished.load());
+  }
+  env_.ReleaseSyncs();
+  writer.join();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(Info().examples(), before.examples() + 3);
+  EXPECT_EQ(Info().version(), result->version());
+  auto predicted = PredictVersion();
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(*predicted, result->version());
+}
+
+TEST_F(EngineDurabilityTest, WritesOfOneGroupCommitAreInvisibleUntilItIsDurable) {
+  ASSERT_TRUE(Adapt("a").ok());
+  const adapt::v1::StoreInfo before = Info();
+  env_.BlockSyncs(kLogGlob);
+  constexpr int kWriters = 4;
+  std::atomic<int> acked{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      if (Adapt(absl::StrCat("w", w, "-")).ok()) ++acked;
+    });
+  }
+  ASSERT_TRUE(env_.WaitForBlockedSync(absl::Seconds(30)));
+  // A reader on its own thread polls while the writers' records wait for their fsync (some
+  // may still be queued behind it): it must see none of them.
+  std::atomic<int> early{0};
+  std::thread reader([&] {
+    for (int i = 0; i < 300; ++i) {
+      const adapt::v1::StoreInfo info = Info();
+      auto predicted = PredictVersion();
+      if (info.examples() != before.examples() || info.version() != before.version() ||
+          !predicted.ok() || *predicted != before.version()) {
+        ++early;
+      }
+    }
+  });
+  reader.join();
+  EXPECT_EQ(early.load(), 0);
+  EXPECT_EQ(acked.load(), 0);
+  env_.ReleaseSyncs();
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(acked.load(), kWriters);
+  EXPECT_EQ(Info().examples(), before.examples() + 3 * kWriters);
+  Start(nullptr);
+  EXPECT_EQ(Info().examples(), before.examples() + 3 * kWriters);
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -1,0 +1,105 @@
+// JournalFixture: drives a Journal the way the engine does, over real faast stores of
+// dimension 4 in a fresh directory, for the persistence tests. Not thread-safe (one test's
+// main thread; Adapt may also be called from the test's own threads on different stores).
+#ifndef ADAPTD_SERVER_PERSISTENCE_JOURNAL_TEST_UTIL_H_
+#define ADAPTD_SERVER_PERSISTENCE_JOURNAL_TEST_UTIL_H_
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/persistence/journal.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+
+class JournalFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = ::testing::TempDir() + "/adaptd-journal-" + std::to_string(rd());
+    std::filesystem::remove_all(dir_);
+    backend_ = kernels::MakeCpuBackend();
+  }
+  void TearDown() override {
+    journal_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::map<std::string, std::shared_ptr<Store>> Open(uint64_t snapshot_log_bytes = 1 << 30) {
+    journal_.reset();
+    JournalOptions options;
+    options.data_dir = dir_;
+    options.snapshot_log_bytes = snapshot_log_bytes;
+    options.env = env_;
+    std::vector<RecoveredStore> recovered;
+    auto journal = Journal::Open(options, backend_.get(), &recovered);
+    EXPECT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+    std::map<std::string, std::shared_ptr<Store>> stores;
+    for (auto& r : recovered) stores[StoreKey(r.tenant, r.name)] = r.store;
+    return stores;
+  }
+
+  std::shared_ptr<Store> Create(const std::string& name) {
+    adapt::v1::StoreSpec spec;
+    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+    spec.set_encoder("identity");
+    spec.set_dim(4);
+    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    auto created = CreateStore(spec, backend_.get());
+    EXPECT_TRUE(created.ok()) << created.status();
+    std::shared_ptr<Store> store = *std::move(created);
+    EXPECT_TRUE(
+        journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, nullptr)).ok());
+    return store;
+  }
+
+  // `rows` random keys labelled "even" and "odd" in turn.
+  static ExampleBatch Batch(int rows, uint32_t seed) {
+    ExampleBatch batch;
+    batch.rows = rows;
+    batch.dim = 4;
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal;
+    for (int i = 0; i < rows * 4; ++i) batch.keys.push_back(normal(rng));
+    for (int i = 0; i < rows; ++i) batch.labels.push_back(i % 2 ? "odd" : "even");
+    return batch;
+  }
+
+  absl::Status Adapt(const std::string& name, Store* store, int rows, uint32_t seed,
+                     std::vector<std::string> ids = {}) {
+    const ExampleBatch batch = Batch(rows, seed);
+    adapt::v1::WalWrite write;
+    *write.add_batches() = ToWalBatch(batch);
+    for (auto& id : ids) write.add_ids(id);
+    return journal_
+        ->Commit("t", name, store, write,
+                 [&]() -> absl::StatusOr<CommitResult> {
+                   auto txn = store->Begin(TxnKind::kAdapt);
+                   absl::Status added = txn->Add(batch);
+                   if (!added.ok()) return added;
+                   return store->Commit(*txn);
+                 })
+        .status();
+  }
+
+  static adapt::v1::StoreInfo Info(const Store& store) {
+    adapt::v1::StoreInfo info;
+    store.Describe(&info);
+    return info;
+  }
+
+  std::string dir_;
+  Env* env_ = nullptr;  // what Open gives the journal (null: the POSIX Env)
+  std::unique_ptr<kernels::Backend> backend_;
+  std::unique_ptr<Journal> journal_;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_PERSISTENCE_JOURNAL_TEST_UTIL_H_

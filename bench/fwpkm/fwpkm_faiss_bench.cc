@@ -44,7 +44,7 @@ void Run(int64_t max_m, uint32_t sub_keys, int64_t batch) {
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_VECTOR);
     spec.mutable_output()->set_dim(width);
     spec.mutable_fwpkm()->set_sub_keys(sub_keys);
-    FwpkmStore store(*NormalizeFwpkmSpec(spec));
+    FwpkmStore store(*NormalizeFwpkmSpec(spec), &kernels::HostBackend());
     const auto w0 = Clock::now();
     {
       ExampleBatch b;

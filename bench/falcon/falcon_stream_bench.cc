@@ -99,7 +99,8 @@ std::unique_ptr<Store> Create(const Method& m, int64_t d, kernels::Backend* back
   p->set_key_norm(FalconParams::KEY_NORM_L2);
   absl::StatusOr<std::unique_ptr<Store>> store = CreateStore(spec, backend);
   if (!store.ok()) {
-    std::fprintf(stderr, "CreateStore(%s): %s\n", m.name.c_str(), store.status().ToString().c_str());
+    std::fprintf(stderr, "CreateStore(%s): %s\n", m.name.c_str(),
+                 store.status().ToString().c_str());
     std::exit(1);
   }
   return *std::move(store);

@@ -4,12 +4,12 @@
 // (3) check: the batched addressing (FwpkmAddressBatch) against the one-query path
 // (FwpkmAddressOf), bit for bit, on random and tie-forcing queries.
 // Usage: fwpkm_bench [capacity|cost [sub_keys]|check]. Prints one line per point.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -124,8 +124,8 @@ int64_t Check() {
     int n, half, k;
   };
   for (const Case& c : {Case{2, 1, 1}, Case{4, 2, 4}, Case{16, 4, 8}, Case{37, 8, 5},
-                        Case{64, 16, 16}, Case{128, 16, 64}, Case{256, 16, 8},
-                        Case{1024, 16, 32}, Case{4096, 16, 8}, Case{4096, 16, 64}}) {
+                        Case{64, 16, 16}, Case{128, 16, 64}, Case{256, 16, 8}, Case{1024, 16, 32},
+                        Case{4096, 16, 8}, Case{4096, 16, 64}}) {
     FwpkmSubKeys keys(c.n, c.half, 11 + c.n);
     for (int cc = 0; cc < c.half; ++cc) {  // repeated sub-keys: ties broken by id
       keys.at(0, c.n - 1, cc) = keys.at(0, 0, cc);
@@ -148,8 +148,7 @@ int64_t Check() {
     for (float eps : {1e-3f, 0.5f}) {
       std::vector<FwpkmAddress> batch(count);
       FwpkmScratch s1, s2;
-      FwpkmAddressBatch(keys, q.data(), count, c.k, eps, &s1, batch.data(),
-                        kernels::HostBackend());
+      FwpkmAddressBatch(keys, q.data(), count, c.k, eps, &s1, batch.data(), kernels::HostBackend());
       for (int t = 0; t < count; ++t) {
         FwpkmAddress one;
         FwpkmAddressOf(keys, q.data() + int64_t{t} * 2 * c.half, c.k, eps, &s2, &one);
@@ -167,8 +166,8 @@ int64_t Check() {
       }
     }
   }
-  std::printf("check batch_vs_single queries=%lld mismatches=%lld\n",
-              static_cast<long long>(total), static_cast<long long>(bad));
+  std::printf("check batch_vs_single queries=%lld mismatches=%lld\n", static_cast<long long>(total),
+              static_cast<long long>(bad));
   return bad;
 }
 

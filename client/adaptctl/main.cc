@@ -49,8 +49,7 @@ int Run(int argc, char** argv) {
   app.add_option("--tls-cert", globals.tls_cert,
                  "PEM client certificate, for a server that requires one (mutual TLS)")
       ->type_name("FILE");
-  app.add_option("--tls-key", globals.tls_key, "PEM private key of --tls-cert")
-      ->type_name("FILE");
+  app.add_option("--tls-key", globals.tls_key, "PEM private key of --tls-cert")->type_name("FILE");
   app.add_option("--timeout", globals.timeout_seconds,
                  "Deadline of every call in SECONDS (default: 30 for unary calls, 300 for "
                  "streaming calls: adapt, forget, export, import)")

@@ -9,21 +9,17 @@
 
 namespace adaptd::kernels::gpu {
 
-inline cublasOperation_t ToCublas(Trans t) {
-  return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N;
-}
+inline cublasOperation_t ToCublas(Trans t) { return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-inline cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta,
-                                 cublasOperation_t tb, int m, int n, int k, const double* alpha,
-                                 const double* a, int lda, const double* b, int ldb,
-                                 const double* beta, double* c, int ldc) {
+inline cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
+                                 int m, int n, int k, const double* alpha, const double* a, int lda,
+                                 const double* b, int ldb, const double* beta, double* c, int ldc) {
   return cublasDgemm(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-inline cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta,
-                                 cublasOperation_t tb, int m, int n, int k, const float* alpha,
-                                 const float* a, int lda, const float* b, int ldb,
-                                 const float* beta, float* c, int ldc) {
+inline cublasStatus_t CublasGemm(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb,
+                                 int m, int n, int k, const float* alpha, const float* a, int lda,
+                                 const float* b, int ldb, const float* beta, float* c, int ldc) {
   return cublasSgemm(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -68,8 +68,8 @@ absl::Status Prefixed(int message, const absl::Status& status) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
-                                                       kernels::Backend* backend,
-                                                       Metrics* metrics, Env* env) {
+                                                       kernels::Backend* backend, Metrics* metrics,
+                                                       Env* env) {
   ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
   std::unique_ptr<Engine> engine(new Engine(config, backend, metrics, std::move(encoders)));
   ASSIGN_OR_RETURN(engine->quotas_, TenantQuotas::Create(config));

@@ -34,10 +34,15 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
       metrics_->AddStores(KindName(r.store->spec().kind()), 1);
       metrics_->ObserveStore(r.store, Describe(r.tenant, r.name, *r.store));
     }
-    // Replayed examples were never compiled here: a faast store publishes them again.
+    // Replayed examples that no compile covered are pending, as they were before the restart;
+    // a faast store that compiles by itself compiles them now (its idle timer did not survive).
+    // A store with automatic compiles off keeps them pending, so a restart changes nothing a
+    // reader can see.
     adapt::v1::StoreInfo info;
     r.store->Describe(&info);
-    if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0) {
+    const adapt::v1::FaastParams& auto_compile = info.spec().faast();
+    if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0 &&
+        (auto_compile.auto_compile_every() > 0 || auto_compile.auto_compile_delay_ms() > 0)) {
       compile_pool_.ScheduleAuto(r.store, absl::ZeroDuration(), /*urgent=*/false);
     }
   }
@@ -52,11 +57,10 @@ absl::Status Engine::Flush() {
 CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& request,
                                          const Store* store, CompilePool::Done done) {
   if (journal_ == nullptr) return done;
-  return [this, request, store, done = std::move(done)](
-             absl::StatusOr<adapt::v1::CompileResponse> result) {
+  return [this, request, store,
+          done = std::move(done)](absl::StatusOr<adapt::v1::CompileResponse> result) {
     if (result.ok()) {
-      absl::Status logged =
-          journal_->LogCompile(request.tenant(), request.store(), store, request);
+      absl::Status logged = journal_->LogCompile(request.tenant(), request.store(), store, request);
       if (!logged.ok()) result = logged;
     }
     done(std::move(result));
@@ -79,9 +83,8 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
   for (int i = 0; i < examples.size(); ++i) {
     const std::string& id = examples[i].id();
     if (id.size() > kMaxExampleIdBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].id: at most ",
-                                                     kMaxExampleIdBytes, " bytes, got ",
-                                                     id.size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "examples[", i, "].id: at most ", kMaxExampleIdBytes, " bytes, got ", id.size()));
     }
     any_id = any_id || !id.empty();
   }
@@ -100,8 +103,9 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
   return &fresh_;
 }
 
-void WriteSession::Remember(const ExampleBatch& batch,
-                            const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+void WriteSession::Remember(
+    const ExampleBatch& batch,
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
   if (engine_->journal_ == nullptr) return;
   logged_.push_back(batch);
   if (kind_ != TxnKind::kAdapt) return;

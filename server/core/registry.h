@@ -32,8 +32,7 @@ class Registry {
   absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
                                                 const std::string& store);
   // Same, and runs `removed` under the registry's lock right after the removal.
-  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
-                                                const std::string& store,
+  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant, const std::string& store,
                                                 const std::function<void()>& removed);
   // The tenant's stores in name order (empty for an unknown tenant).
   std::vector<std::pair<std::string, std::shared_ptr<Store>>> List(const std::string& tenant) const;

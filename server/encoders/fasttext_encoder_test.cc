@@ -1,9 +1,9 @@
 #include "server/encoders/fasttext_encoder.h"
 
-#include <cmath>
-#include <cstdlib>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>

@@ -7,7 +7,7 @@ namespace {
 
 class FailedTxn final : public Txn {
  public:
-  explicit FailedTxn(absl::Status refusal) : refusal_(std::move(refusal)) {}
+  FailedTxn(const Store* owner, absl::Status refusal) : Txn(owner), refusal_(std::move(refusal)) {}
   absl::Status Add(const ExampleBatch&) override { return refusal_; }
   uint64_t staged() const override { return 0; }
 
@@ -22,7 +22,9 @@ absl::Status FailedStore::Refusal() const {
       absl::StrCat("the store failed to recover and serves nothing until deleted: ", reason_));
 }
 
-std::unique_ptr<Txn> FailedStore::Begin(TxnKind) { return std::make_unique<FailedTxn>(Refusal()); }
+std::unique_ptr<Txn> FailedStore::Begin(TxnKind) {
+  return std::make_unique<FailedTxn>(this, Refusal());
+}
 
 absl::StatusOr<CommitResult> FailedStore::Commit(Txn&) { return Refusal(); }
 

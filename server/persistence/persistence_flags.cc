@@ -3,9 +3,10 @@
 namespace adaptd {
 
 void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags) {
-  app.add_option("--fsync", flags->fsync,
-                 "on: acknowledge writes once their log record is fsynced; off: skip fsync "
-                 "(UNSAFE: a power loss may lose acknowledged writes; benchmarks only) [default on]")
+  app.add_option(
+         "--fsync", flags->fsync,
+         "on: acknowledge writes once their log record is fsynced; off: skip fsync "
+         "(UNSAFE: a power loss may lose acknowledged writes; benchmarks only) [default on]")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--snapshot-log-bytes", flags->snapshot_log_bytes,
                  "Snapshot every store and drop the covered log once the log segment reaches "

@@ -172,13 +172,12 @@ grpc::ServerUnaryReactor* AdaptationService::Compile(grpc::CallbackServerContext
   // The compile pool, not the scheduler, runs the work; the call finishes from there.
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
-  ctx.engine->Compile(call->request,
-                      [ctx, call, start](absl::StatusOr<CompileResponse> result) {
-                        grpc::Status status = ToGrpc(result.status());
-                        if (result.ok()) call->response = *std::move(result);
-                        ctx.Record("Compile", status, start);
-                        call->Reply(status);
-                      });
+  ctx.engine->Compile(call->request, [ctx, call, start](absl::StatusOr<CompileResponse> result) {
+    grpc::Status status = ToGrpc(result.status());
+    if (result.ok()) call->response = *std::move(result);
+    ctx.Record("Compile", status, start);
+    call->Reply(status);
+  });
   return call;
 }
 

@@ -16,11 +16,11 @@ namespace adaptd {
 namespace internal {
 using adapt::v1::Adaptation;
 // The generated service with every method marked raw (ByteBuffer in and out).
-using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
-    Adaptation::WithRawCallbackMethod_GetStore<Adaptation::WithRawCallbackMethod_ListStores<
-        Adaptation::WithRawCallbackMethod_DeleteStore<Adaptation::WithRawCallbackMethod_Adapt<
-            Adaptation::WithRawCallbackMethod_Compile<Adaptation::WithRawCallbackMethod_Forget<
-                Adaptation::WithRawCallbackMethod_Predict<
+using RawAdaptationService =
+    Adaptation::WithRawCallbackMethod_CreateStore<Adaptation::WithRawCallbackMethod_GetStore<
+        Adaptation::WithRawCallbackMethod_ListStores<Adaptation::WithRawCallbackMethod_DeleteStore<
+            Adaptation::WithRawCallbackMethod_Adapt<Adaptation::WithRawCallbackMethod_Compile<
+                Adaptation::WithRawCallbackMethod_Forget<Adaptation::WithRawCallbackMethod_Predict<
                     Adaptation::WithRawCallbackMethod_PredictStream<
                         Adaptation::WithRawCallbackMethod_ExportStore<
                             Adaptation::WithRawCallbackMethod_ImportStore<
@@ -43,8 +43,7 @@ class AdaptationService final : public internal::RawAdaptationService {
                                        Raw* response) override;
   grpc::ServerUnaryReactor* DeleteStore(grpc::CallbackServerContext* context, const Raw* request,
                                         Raw* response) override;
-  grpc::ServerReadReactor<Raw>* Adapt(grpc::CallbackServerContext* context,
-                                      Raw* response) override;
+  grpc::ServerReadReactor<Raw>* Adapt(grpc::CallbackServerContext* context, Raw* response) override;
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context, const Raw* request,
                                     Raw* response) override;
   grpc::ServerReadReactor<Raw>* Forget(grpc::CallbackServerContext* context,

@@ -26,9 +26,8 @@ absl::StatusOr<std::string> StartExposer(const std::string& listen,
   try {
     *exposer = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve metrics on ", listen, ": ", e.what(),
-                     " (the address may be in use or not available)"));
+    return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", listen, ": ", e.what(),
+                                               " (the address may be in use or not available)"));
   }
   const auto ports = (*exposer)->GetListeningPorts();
   const std::string host = listen.substr(0, listen.rfind(':'));

@@ -8,12 +8,12 @@
 
 #include "absl/time/clock.h"
 #include "grpcpp/server_context.h"
-#include "server/core/engine.h"
-#include "server/scheduler/scheduler.h"
-#include "server/metrics/metrics.h"
 #include "server/auth/grpc_auth.h"
+#include "server/core/engine.h"
+#include "server/metrics/metrics.h"
 #include "server/rpc/call_gate.h"
 #include "server/rpc/status.h"
+#include "server/scheduler/scheduler.h"
 
 namespace adaptd {
 
@@ -28,8 +28,8 @@ struct ServiceContext {
   Metrics* metrics = nullptr;  // nullable
   size_t max_import_bytes = 0;
   size_t export_chunk_bytes = 1 << 20;
-  const TokenAuthorizer* auth = nullptr;      // nullable: authentication off
-  CallGate* gate = nullptr;  // nullable; closed once shutdown began
+  const TokenAuthorizer* auth = nullptr;  // nullable: authentication off
+  CallGate* gate = nullptr;               // nullable; closed once shutdown began
 
   // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
   // `*admitted` holds the call's place in the gate until the call object is destroyed.
@@ -45,8 +45,7 @@ struct ServiceContext {
     return grpc::Status::OK;
   }
   // For each later message of a stream: may the caller touch this message's tenant?
-  grpc::Status Authorize(const grpc::ServerContextBase& context,
-                         const std::string& tenant) const {
+  grpc::Status Authorize(const grpc::ServerContextBase& context, const std::string& tenant) const {
     return AuthorizeCall(auth, context, tenant);
   }
 

@@ -18,8 +18,8 @@ namespace {
 
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::internal::WireFormatLite;
+using google::protobuf::io::CodedInputStream;
 
 constexpr int kMaxDepth = 100;  // protobuf's own default recursion limit
 
@@ -114,8 +114,7 @@ grpc::Status ParseMessage(const grpc::ByteBuffer& buffer, google::protobuf::Mess
                                    " message (malformed protobuf)"));
 }
 
-grpc::Status SerializeMessage(const google::protobuf::Message& message,
-                              grpc::ByteBuffer* buffer) {
+grpc::Status SerializeMessage(const google::protobuf::Message& message, grpc::ByteBuffer* buffer) {
   bool own_buffer = false;
   return grpc::SerializationTraits<google::protobuf::Message>::Serialize(message, buffer,
                                                                          &own_buffer);

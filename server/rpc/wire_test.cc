@@ -4,9 +4,9 @@
 
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
-#include "gtest/gtest.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
+#include "gtest/gtest.h"
 
 namespace adaptd {
 namespace {
@@ -51,7 +51,10 @@ TEST(WireTest, ParsesAValidMessage) {
 }
 
 TEST(WireTest, NamesTheRepeatedNestedField) {
-  const std::string bytes = AdaptBytes("bad\xff" "abcd", "T0000000");
+  const std::string bytes = AdaptBytes(
+      "bad\xff"
+      "abcd",
+      "T0000000");
   EXPECT_EQ(FindInvalidUtf8Field(bytes, *adapt::v1::AdaptRequest::descriptor()),
             "examples[1].label");
   adapt::v1::AdaptRequest parsed;
@@ -60,15 +63,17 @@ TEST(WireTest, NamesTheRepeatedNestedField) {
   EXPECT_EQ(status.error_message(), "examples[1].label: not valid UTF-8");
   EXPECT_EQ(parsed.examples_size(), 0) << "a refused message leaves nothing behind";
 
-  const std::string text = AdaptBytes("L0000000", "ovl\xc0\xaf" "abc");
+  const std::string text = AdaptBytes("L0000000",
+                                      "ovl\xc0\xaf"
+                                      "abc");
   EXPECT_EQ(FindInvalidUtf8Field(text, *adapt::v1::AdaptRequest::descriptor()),
             "examples[1].input.text");
 }
 
 TEST(WireTest, EveryKindOfBadSequence) {
-  for (const std::string& bad : {std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
-                                std::string("\xe2\x82"), std::string("\x80"),
-                                std::string("\xf8\x88\x80\x80\x80")}) {
+  for (const std::string& bad :
+       {std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"), std::string("\xe2\x82"),
+        std::string("\x80"), std::string("\xf8\x88\x80\x80\x80")}) {
     adapt::v1::GetStoreRequest request;
     request.set_tenant("t");
     request.set_store("s");

@@ -1,5 +1,6 @@
 // adaptd's scheduler flags (--max-batch-size, --max-queue-delay-us, --queue-capacity,
-// --tenant-queue-capacity, --backend-threads) on the CLI11 app of main, and their overrides of the config.
+// --tenant-queue-capacity, --backend-threads) on the CLI11 app of main, and their overrides of the
+// config.
 // --workers lives beside the other thread flags in main. Main thread only.
 #ifndef ADAPTD_SERVER_SCHEDULER_SCHEDULER_FLAGS_H_
 #define ADAPTD_SERVER_SCHEDULER_SCHEDULER_FLAGS_H_

@@ -41,10 +41,10 @@ class CentroidStore;
 
 class CentroidTxn final : public Txn {
  public:
-  CentroidTxn(const CentroidStore* store, TxnKind kind, int64_t dim)
-      : store_(store), kind_(kind), dim_(dim) {}
+  CentroidTxn(const CentroidStore* store, TxnKind kind, int64_t dim);  // below CentroidStore
 
   absl::Status Add(const ExampleBatch& batch) override {
+    if (absl::Status open = CheckOpen(); !open.ok()) return open;
     if (batch.labels.size() != static_cast<size_t>(batch.rows)) {
       return absl::InvalidArgumentError("examples: a centroid store needs one label per example");
     }
@@ -62,12 +62,10 @@ class CentroidTxn final : public Txn {
 
  private:
   friend class CentroidStore;
-  const CentroidStore* const store_;
   const TxnKind kind_;
   int64_t dim_;
   std::vector<float> keys_;
   std::vector<std::string> labels_;
-  bool done_ = false;
 };
 
 class CentroidStore final : public Store {
@@ -83,24 +81,18 @@ class CentroidStore final : public Store {
   }
 
   absl::StatusOr<CommitResult> Commit(Txn& txn) override {
-    auto* t = dynamic_cast<CentroidTxn*>(&txn);
-    if (t == nullptr || t->store_ != this) {
-      return absl::InvalidArgumentError("the transaction belongs to another store");
-    }
-    if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+    absl::StatusOr<CentroidTxn*> claimed = ClaimTxn<CentroidTxn>(txn, this);
+    if (!claimed.ok()) return claimed.status();
+    CentroidTxn* const t = *claimed;
     absl::MutexLock lock(&write_mu_);
     std::shared_ptr<const CentroidState> current = Current();
     CommitResult result;
     result.version = current->version;
     if (t->labels_.empty()) {
-      t->done_ = true;
+      t->MarkCommitted();
       return result;
     }
-    if (current->dim != 0 && t->dim_ != current->dim) {
-      return absl::InvalidArgumentError(absl::StrCat("examples[0].input: dimension ", t->dim_,
-                                                     " does not match the store's dimension ",
-                                                     current->dim));
-    }
+    if (absl::Status s = CheckCommitDimension(current->dim, t->dim_); !s.ok()) return s;
     CentroidState next = *current;
     next.dim = t->dim_;
     const int64_t d = next.dim;
@@ -137,7 +129,7 @@ class CentroidStore final : public Store {
       absl::MutexLock publish(&state_mu_);
       state_ = std::make_shared<const CentroidState>(std::move(next));
     }
-    t->done_ = true;
+    t->MarkCommitted();
     return result;
   }
 
@@ -145,10 +137,7 @@ class CentroidStore final : public Store {
                                       int top_k) const override {
     std::shared_ptr<const CentroidState> s = Current();
     if (s->labels.empty()) return absl::FailedPreconditionError("the store has no examples yet");
-    if (dim != s->dim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("inputs: dimension ", dim, " does not match the store's ", s->dim));
-    }
+    if (absl::Status shape = CheckReadShape(s->dim, rows, dim); !shape.ok()) return shape;
     Predictions p;
     p.version = s->version;
     p.rows = rows;
@@ -268,6 +257,9 @@ class CentroidStore final : public Store {
   std::shared_ptr<const CentroidState> state_ ABSL_GUARDED_BY(state_mu_);
 };
 
+CentroidTxn::CentroidTxn(const CentroidStore* store, TxnKind kind, int64_t dim)
+    : Txn(store), kind_(kind), dim_(dim) {}
+
 StoreKind CentroidKind() {
   StoreKind kind;
   kind.id = kCentroidId;
@@ -302,7 +294,6 @@ const bool kRegistered = [] {
   if (!status.ok()) std::abort();
   return true;
 }();
-
 
 TEST(CustomKind, TheRegistryAndTheFactoryKnowIt) {
   ASSERT_TRUE(kRegistered);

@@ -68,7 +68,8 @@ absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_v
 }
 
 absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
-  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kMaxStoreDim);
+  if (absl::Status s =
+          CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kMaxStoreDim);
       !s.ok()) {
     return s;
   }

@@ -171,11 +171,7 @@ void FaastStore::AppendLabels(const std::vector<std::string>& fresh, const Faast
 }
 
 absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
-  auto* t = dynamic_cast<FaastTxn*>(&txn);
-  if (t == nullptr || t->store_ != this) {
-    return absl::InvalidArgumentError("the transaction belongs to another store");
-  }
-  if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+  ASSIGN_OR_RETURN(FaastTxn* const t, ClaimTxn<FaastTxn>(txn, this));
   if (t->broken_) {
     return absl::FailedPreconditionError("the transaction failed earlier; nothing was applied");
   }
@@ -183,11 +179,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
   CommitResult result;
   absl::MutexLock lock(&mu_);
   if (delta.examples > 0) {
-    if (stats_.dim != 0 && stats_.dim != delta.dim) {
-      return absl::InvalidArgumentError(absl::StrCat("examples[0].input: dimension ", delta.dim,
-                                                     " does not match the store's dimension ",
-                                                     stats_.dim));
-    }
+    RETURN_IF_ERROR(CheckCommitDimension(stats_.dim, delta.dim));
     std::vector<int32_t> column;
     std::vector<std::string> fresh;
     RETURN_IF_ERROR(MapColumns(*t, &column, &fresh));
@@ -218,7 +210,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
     result.compile_after = absl::Milliseconds(auto_compile_delay_ms_);
   }
   result.version = version();
-  t->done_ = true;
+  t->MarkCommitted();
   ReturnScratch(std::move(t->delta_.g));
   t->delta_ = FaastDelta();  // the staged memory is not needed any more
   return result;
@@ -231,11 +223,7 @@ absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows,
     return absl::FailedPreconditionError(
         "the store has no compiled version yet: call Compile (or wait for the auto-compile)");
   }
-  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
-  if (rows > 0 && dim != w->dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", w->dim));
-  }
+  RETURN_IF_ERROR(CheckReadShape(w->dim, rows, dim));
   // Converted and multiplied in blocks, so a large request needs no float64 copy of itself.
   constexpr int64_t kBlockRows = 512;
   std::vector<double> outputs(rows * w->columns, 0.0);

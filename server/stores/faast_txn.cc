@@ -182,8 +182,10 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   return absl::OkStatus();
 }
 
+FaastTxn::FaastTxn(FaastStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
+
 absl::Status FaastTxn::Add(const ExampleBatch& b) {
-  if (done_) return absl::FailedPreconditionError("the transaction was already committed");
+  if (absl::Status open = CheckOpen(); !open.ok()) return open;
   if (broken_) {
     return absl::FailedPreconditionError("the transaction failed earlier and cannot go on");
   }

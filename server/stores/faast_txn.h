@@ -24,7 +24,7 @@ class FaastStore;
 
 class FaastTxn final : public Txn {
  public:
-  FaastTxn(FaastStore* store, TxnKind kind) : store_(store), kind_(kind) {}
+  FaastTxn(FaastStore* store, TxnKind kind);  // faast_txn.cc, where FaastStore is complete
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return delta_.examples; }
@@ -56,7 +56,6 @@ class FaastTxn final : public Txn {
   // Transaction labels the store did not know at the last look (labels are never removed).
   std::vector<std::string> maybe_new_;
   PrequentialStats prequential_;
-  bool done_ = false;    // committed
   bool broken_ = false;  // a backend call failed mid-stage; the delta is unusable
 };
 

@@ -107,7 +107,8 @@ absl::Status ValidateScalars(const FalconParams& p) {
 }  // namespace
 
 absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
-  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FALCON, "falcon", kMaxStoreDim);
+  if (absl::Status s =
+          CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FALCON, "falcon", kMaxStoreDim);
       !s.ok()) {
     return s;
   }

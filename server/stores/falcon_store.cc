@@ -172,24 +172,17 @@ void FalconStore::Account(const Pairs& pairs, const std::vector<double>& pred, F
 }
 
 absl::StatusOr<CommitResult> FalconStore::Commit(Txn& txn) {
-  auto* t = dynamic_cast<FalconTxn*>(&txn);
-  if (t == nullptr || t->store_ != this) {
-    return absl::InvalidArgumentError("the transaction belongs to another store");
-  }
-  if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+  ASSIGN_OR_RETURN(FalconTxn* const t, ClaimTxn<FalconTxn>(txn, this));
   absl::MutexLock lock(&mu_);
   std::shared_ptr<const FalconVersion> current = published();
   CommitResult result;
   result.version = current->version;
   if (t->rows_ == 0) {
-    t->done_ = true;
+    t->MarkCommitted();
     return result;
   }
-  if (current->memory.dim != 0 && t->dim_ != current->memory.dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(next_ ? "sequence" : "examples", "[0]: dimension ", t->dim_,
-                     " does not match the store's dimension ", current->memory.dim));
-  }
+  RETURN_IF_ERROR(
+      CheckCommitDimension(current->memory.dim, t->dim_, next_ ? "sequence[0]" : "examples[0]"));
   auto next = std::make_shared<FalconVersion>(*current);
   Pairs pairs;
   RETURN_IF_ERROR(BuildPairs(*t, next.get(), &pairs));
@@ -211,7 +204,7 @@ absl::StatusOr<CommitResult> FalconStore::Commit(Txn& txn) {
     absl::MutexLock pub_lock(&pub_mu_);
     published_ = std::move(next);
   }
-  t->done_ = true;
+  t->MarkCommitted();
   t->keys_ = {};
   t->labels_ = {};
   t->targets_ = {};
@@ -229,11 +222,7 @@ absl::StatusOr<Predictions> FalconStore::Predict(const float* keys, int64_t rows
   if (labels_ && mem.columns == 0) {
     return absl::FailedPreconditionError("the store has no labels yet: adapt some examples first");
   }
-  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
-  if (rows > 0 && dim != mem.dim) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", mem.dim));
-  }
+  RETURN_IF_ERROR(CheckReadShape(mem.dim, rows, dim));
   const int64_t m = mem.columns;
   std::vector<double> x(keys, keys + rows * (rows > 0 ? dim : 0));
   NormalizeKeys(config_.key_norm, rows, mem.dim, x.data());

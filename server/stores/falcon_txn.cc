@@ -62,8 +62,10 @@ absl::Status FalconTxn::CheckShape(const ExampleBatch& b) const {
   return absl::OkStatus();
 }
 
+FalconTxn::FalconTxn(FalconStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
+
 absl::Status FalconTxn::Add(const ExampleBatch& b) {
-  if (done_) return absl::FailedPreconditionError("the transaction was already committed");
+  if (absl::Status open = CheckOpen(); !open.ok()) return open;
   if (kind_ == TxnKind::kForget) {
     return absl::FailedPreconditionError(
         "falcon stores learn online and cannot forget examples (forget is for faast stores)");

@@ -21,7 +21,7 @@ class FalconStore;
 
 class FalconTxn final : public Txn {
  public:
-  FalconTxn(FalconStore* store, TxnKind kind) : store_(store), kind_(kind) {}
+  FalconTxn(FalconStore* store, TxnKind kind);  // falcon_txn.cc, where FalconStore is complete
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return static_cast<uint64_t>(rows_); }
@@ -38,7 +38,6 @@ class FalconTxn final : public Txn {
   std::vector<float> keys_;
   std::vector<std::string> labels_;
   std::vector<float> targets_;
-  bool done_ = false;
 };
 
 }  // namespace adaptd

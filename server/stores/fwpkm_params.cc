@@ -55,7 +55,8 @@ absl::Status NormalizeOutput(const OutputSpec& output, OutputSpec* out) {
 }  // namespace
 
 absl::StatusOr<StoreSpec> NormalizeFwpkmSpec(const StoreSpec& spec) {
-  if (absl::Status s = CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FWPKM, "fwpkm", kMaxStoreDim);
+  if (absl::Status s =
+          CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FWPKM, "fwpkm", kMaxStoreDim);
       !s.ok()) {
     return s;
   }

@@ -8,6 +8,7 @@
 #include "server/core/status_macros.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_store.h"
+#include "server/stores/snapshot_checks.h"
 
 namespace adaptd {
 namespace {
@@ -17,23 +18,7 @@ using adapt::v1::StoreSpec;
 
 constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
 
-absl::Status Bad(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat("snapshot.fwpkm.", what));
-}
-
-template <typename Field>
-absl::Status CheckSize(const Field& f, uint64_t want, const char* name) {
-  if (static_cast<uint64_t>(f.size()) == want) return absl::OkStatus();
-  return Bad(absl::StrCat(name, ": ", f.size(), " values, expected ", want));
-}
-
-template <typename Field>
-absl::Status CheckFinite(const Field& f, const char* name) {
-  for (auto x : f) {
-    if (!std::isfinite(x)) return Bad(absl::StrCat(name, ": holds a value that is not finite"));
-  }
-  return absl::OkStatus();
-}
+const SnapshotChecks kCheck("fwpkm");
 
 }  // namespace
 
@@ -90,55 +75,54 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
   const adapt::v1::FwpkmParams& p = spec.fwpkm();
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
   const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
-  if (s.sub_keys() != p.sub_keys()) return Bad("sub_keys: differs from spec.fwpkm.sub_keys");
-  if (s.key_dim() != p.key_dim()) return Bad("key_dim: differs from spec.fwpkm.key_dim");
+  if (s.sub_keys() != p.sub_keys())
+    return kCheck.Bad("sub_keys", "differs from spec.fwpkm.sub_keys");
+  if (s.key_dim() != p.key_dim()) return kCheck.Bad("key_dim", "differs from spec.fwpkm.key_dim");
   if (s.dim() > kMaxStoreDim || (spec.dim() != 0 && s.dim() != spec.dim())) {
-    return Bad(absl::StrCat("dim: ", s.dim(), " does not match the spec's ", spec.dim()));
+    return kCheck.Bad("dim", absl::StrCat(s.dim(), " does not match the spec's ", spec.dim()));
   }
   const uint64_t n = s.sub_keys(), half = s.key_dim() / 2;
   const uint64_t columns = labels ? s.labels_size() : (next ? s.dim() : spec.output().dim());
   if (s.columns() != columns) {
-    return Bad(absl::StrCat("columns: ", s.columns(), ", expected ", columns));
+    return kCheck.Bad("columns", absl::StrCat(s.columns(), ", expected ", columns));
   }
-  if (s.labels_size() > 0 && !labels) return Bad("labels: only label stores hold labels");
+  if (s.labels_size() > 0 && !labels) return kCheck.Bad("labels", "only label stores hold labels");
   if (static_cast<uint64_t>(s.labels_size()) > p.max_labels()) {
-    return Bad("labels: more than spec.fwpkm.max_labels");
+    return kCheck.Bad("labels", "more than spec.fwpkm.max_labels");
   }
-  absl::flat_hash_set<std::string> names;
-  for (const std::string& name : s.labels()) {
-    if (name.empty() || !names.insert(name).second) return Bad("labels: empty or repeated label");
-  }
-  RETURN_IF_ERROR(CheckSize(s.sub_keys_1(), n * half, "sub_keys_1"));
-  RETURN_IF_ERROR(CheckSize(s.sub_keys_2(), n * half, "sub_keys_2"));
-  RETURN_IF_ERROR(CheckFinite(s.sub_keys_1(), "sub_keys_1"));
-  RETURN_IF_ERROR(CheckFinite(s.sub_keys_2(), "sub_keys_2"));
-  RETURN_IF_ERROR(CheckSize(s.values(), s.slots_size() * columns, "values"));
-  RETURN_IF_ERROR(CheckFinite(s.values(), "values"));
+  RETURN_IF_ERROR(kCheck.Labels(s.labels()));
+  RETURN_IF_ERROR(kCheck.Size(s.sub_keys_1(), n * half, "sub_keys_1"));
+  RETURN_IF_ERROR(kCheck.Size(s.sub_keys_2(), n * half, "sub_keys_2"));
+  RETURN_IF_ERROR(kCheck.Finite(s.sub_keys_1(), "sub_keys_1"));
+  RETURN_IF_ERROR(kCheck.Finite(s.sub_keys_2(), "sub_keys_2"));
+  RETURN_IF_ERROR(kCheck.Size(s.values(), s.slots_size() * columns, "values"));
+  RETURN_IF_ERROR(kCheck.Finite(s.values(), "values"));
   absl::flat_hash_set<uint32_t> slots;
   for (uint32_t slot : s.slots()) {
     if (slot >= n * n || !slots.insert(slot).second) {
-      return Bad(absl::StrCat("slots: slot ", slot, " repeated or not below ", n * n));
+      return kCheck.Bad("slots", absl::StrCat("slot ", slot, " repeated or not below ", n * n));
     }
   }
   const uint64_t kd = s.key_dim();
-  if (s.pending_queries_size() % kd != 0) return Bad("pending_queries: not whole queries");
+  if (s.pending_queries_size() % kd != 0) return kCheck.Bad("pending_queries", "not whole queries");
   const uint64_t items = s.pending_queries_size() / kd;
-  if (items >= p.chunk()) return Bad("pending_queries: a full chunk was never applied");
-  RETURN_IF_ERROR(CheckFinite(s.pending_queries(), "pending_queries"));
-  RETURN_IF_ERROR(CheckSize(s.pending_labels(), labels ? items : 0, "pending_labels"));
+  if (items >= p.chunk()) return kCheck.Bad("pending_queries", "a full chunk was never applied");
+  RETURN_IF_ERROR(kCheck.Finite(s.pending_queries(), "pending_queries"));
+  RETURN_IF_ERROR(kCheck.Size(s.pending_labels(), labels ? items : 0, "pending_labels"));
   for (int32_t c : s.pending_labels()) {
-    if (c < 0 || c >= s.labels_size()) return Bad("pending_labels: a column out of range");
+    if (c < 0 || c >= s.labels_size()) return kCheck.Bad("pending_labels", "a column out of range");
   }
-  RETURN_IF_ERROR(CheckSize(s.pending_targets(), labels ? 0 : items * columns, "pending_targets"));
-  RETURN_IF_ERROR(CheckFinite(s.pending_targets(), "pending_targets"));
+  RETURN_IF_ERROR(
+      kCheck.Size(s.pending_targets(), labels ? 0 : items * columns, "pending_targets"));
+  RETURN_IF_ERROR(kCheck.Finite(s.pending_targets(), "pending_targets"));
   if (s.carry_query_size() != 0 && (!next || s.carry_query_size() != static_cast<int>(kd))) {
-    return Bad("carry_query: only a next store carries one query");
+    return kCheck.Bad("carry_query", "only a next store carries one query");
   }
-  RETURN_IF_ERROR(CheckFinite(s.carry_query(), "carry_query"));
-  RETURN_IF_ERROR(CheckSize(s.usage_1(), n, "usage_1"));
-  RETURN_IF_ERROR(CheckSize(s.usage_2(), n, "usage_2"));
+  RETURN_IF_ERROR(kCheck.Finite(s.carry_query(), "carry_query"));
+  RETURN_IF_ERROR(kCheck.Size(s.usage_1(), n, "usage_1"));
+  RETURN_IF_ERROR(kCheck.Size(s.usage_2(), n, "usage_2"));
   if (s.dim() == 0 && (s.slots_size() > 0 || items > 0 || s.version() > 0)) {
-    return Bad("dim: 0 while the store holds state");
+    return kCheck.Bad("dim", "0 while the store holds state");
   }
 
   StoreSpec with_dim = spec;

@@ -176,19 +176,11 @@ void FwpkmStore::FeedLocked(const FwpkmQueue& items, bool flush) {
 }
 
 absl::StatusOr<CommitResult> FwpkmStore::Commit(Txn& txn) {
-  auto* t = dynamic_cast<FwpkmTxn*>(&txn);
-  if (t == nullptr || t->store_ != this) {
-    return absl::InvalidArgumentError("the transaction belongs to another store");
-  }
-  if (t->done_) return absl::FailedPreconditionError("the transaction was already committed");
+  ASSIGN_OR_RETURN(FwpkmTxn* const t, ClaimTxn<FwpkmTxn>(txn, this));
   CommitResult result;
   absl::WriterMutexLock lock(&mu_);
   if (t->staged_ > 0) {
-    if (dim_ != 0 && dim_ != t->dim_) {
-      return absl::InvalidArgumentError(absl::StrCat("examples[0].input: dimension ", t->dim_,
-                                                     " does not match the store's dimension ",
-                                                     dim_));
-    }
+    RETURN_IF_ERROR(CheckCommitDimension(dim_, t->dim_));
     // Transaction columns → store columns; the labels the store lacks.
     std::vector<int32_t> column(t->labels_.size());
     std::vector<std::string> fresh;
@@ -246,7 +238,7 @@ absl::StatusOr<CommitResult> FwpkmStore::Commit(Txn& txn) {
   result.examples = t->staged_;
   result.prequential = t->prequential_;
   result.version = version_;
-  t->done_ = true;
+  t->MarkCommitted();
   t->segments_.clear();
   return result;
 }
@@ -259,11 +251,7 @@ absl::StatusOr<Predictions> FwpkmStore::Predict(const float* keys, int64_t rows,
         "the store has applied no chunk yet: ", queue_.items, " of ", chunk_,
         " queued items; adapt more examples or call Compile to apply a partial chunk"));
   }
-  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
-  if (rows > 0 && dim != dim_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", dim_));
-  }
+  RETURN_IF_ERROR(CheckReadShape(dim_, rows, dim));
   Predictions out;
   out.version = version_;
   out.rows = rows;

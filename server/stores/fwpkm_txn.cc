@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/status_macros.h"
+#include "server/stores/fwpkm_store.h"
 
 namespace adaptd {
 namespace {
@@ -61,8 +62,10 @@ absl::Status FwpkmTxn::CheckShape(const ExampleBatch& b) const {
   return CheckFinite(b.targets, m, "vector");
 }
 
+FwpkmTxn::FwpkmTxn(FwpkmStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
+
 absl::Status FwpkmTxn::Add(const ExampleBatch& b) {
-  if (done_) return absl::FailedPreconditionError("the transaction was already committed");
+  if (absl::Status open = CheckOpen(); !open.ok()) return open;
   if (kind_ != TxnKind::kAdapt) {
     return absl::FailedPreconditionError(
         "fwpkm stores cannot forget examples: their writes are gradient steps, not sums");

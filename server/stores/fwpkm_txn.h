@@ -24,7 +24,7 @@ namespace adaptd {
 
 class FwpkmTxn final : public Txn {
  public:
-  FwpkmTxn(FwpkmStore* store, TxnKind kind) : store_(store), kind_(kind) {}
+  FwpkmTxn(FwpkmStore* store, TxnKind kind);  // fwpkm_txn.cc, where FwpkmStore is complete
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return staged_; }
@@ -50,7 +50,6 @@ class FwpkmTxn final : public Txn {
   absl::flat_hash_map<std::string, int32_t> column_of_;
   uint64_t staged_ = 0;
   PrequentialStats prequential_;
-  bool done_ = false;
 };
 
 }  // namespace adaptd

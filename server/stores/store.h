@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/snapshot.pb.h"
@@ -94,6 +95,8 @@ struct LinearReadout {
 
 enum class TxnKind { kAdapt, kForget };
 
+class Store;
+
 class Txn {
  public:
   virtual ~Txn() = default;
@@ -102,7 +105,55 @@ class Txn {
   virtual absl::Status Add(const ExampleBatch& batch) = 0;
   // Examples staged so far.
   virtual uint64_t staged() const = 0;
+
+  // The store whose Begin made it, and whether that store's Commit has applied it.
+  const Store* owner() const { return owner_; }
+  bool committed() const { return committed_; }
+  // For the owner's Commit, once it has applied the transaction.
+  void MarkCommitted() { committed_ = true; }
+
+ protected:
+  explicit Txn(const Store* owner) : owner_(owner) {}
+  // What every Add checks first: a committed transaction takes no more batches.
+  absl::Status CheckOpen() const {
+    if (!committed_) return absl::OkStatus();
+    return absl::FailedPreconditionError("the transaction was already committed");
+  }
+
+ private:
+  const Store* const owner_;
+  bool committed_ = false;
 };
+
+// What every Store::Commit checks first: `txn` is a T that `store` began and that no commit
+// has applied yet (InvalidArgument, FailedPrecondition).
+template <typename T>
+absl::StatusOr<T*> ClaimTxn(Txn& txn, const Store* store) {
+  T* t = dynamic_cast<T*>(&txn);
+  if (t == nullptr || t->owner() != store) {
+    return absl::InvalidArgumentError("the transaction belongs to another store");
+  }
+  if (t->committed()) return absl::FailedPreconditionError("the transaction was already committed");
+  return t;
+}
+
+// A commit's dimension check: InvalidArgument naming `field` when the store's dimension is
+// fixed (non-zero) and the transaction's examples have another.
+inline absl::Status CheckCommitDimension(int64_t store_dim, int64_t txn_dim,
+                                         const char* field = "examples[0].input") {
+  if (store_dim == 0 || store_dim == txn_dim) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, ": dimension ", txn_dim, " does not match the store's dimension ", store_dim));
+}
+
+// A read's shape check (Store::Predict): InvalidArgument for a negative row count or, when
+// there are rows, keys of another dimension than the store's.
+inline absl::Status CheckReadShape(int64_t store_dim, int64_t rows, int64_t dim) {
+  if (rows < 0) return absl::InvalidArgumentError("inputs: negative row count");
+  if (rows == 0 || dim == store_dim) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("inputs: dimension ", dim, " does not match the store's dimension ", store_dim));
+}
 
 class Store {
  public:

@@ -18,14 +18,22 @@ namespace {
 
 std::unique_ptr<google::protobuf::Message> NewRequest(uint8_t pick) {
   switch (pick % 8) {
-    case 0: return std::make_unique<adapt::v1::AdaptRequest>();
-    case 1: return std::make_unique<adapt::v1::PredictRequest>();
-    case 2: return std::make_unique<adapt::v1::CreateStoreRequest>();
-    case 3: return std::make_unique<adapt::v1::ForgetRequest>();
-    case 4: return std::make_unique<adapt::v1::CompileRequest>();
-    case 5: return std::make_unique<adapt::v1::StoreChunk>();
-    case 6: return std::make_unique<adapt::v1::ExportStoreRequest>();
-    default: return std::make_unique<adapt::v1::ListStoresRequest>();
+    case 0:
+      return std::make_unique<adapt::v1::AdaptRequest>();
+    case 1:
+      return std::make_unique<adapt::v1::PredictRequest>();
+    case 2:
+      return std::make_unique<adapt::v1::CreateStoreRequest>();
+    case 3:
+      return std::make_unique<adapt::v1::ForgetRequest>();
+    case 4:
+      return std::make_unique<adapt::v1::CompileRequest>();
+    case 5:
+      return std::make_unique<adapt::v1::StoreChunk>();
+    case 6:
+      return std::make_unique<adapt::v1::ExportStoreRequest>();
+    default:
+      return std::make_unique<adapt::v1::ListStoresRequest>();
   }
 }
 

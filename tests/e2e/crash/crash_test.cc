@@ -106,8 +106,8 @@ class Server {
     channel_args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
     channel_args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
     channel_args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-    channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(),
-                                         channel_args);
+    channel_ =
+        grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), channel_args);
     stub_ = Adaptation::NewStub(channel_);
     // Bounded wait until it answers.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -392,7 +392,8 @@ class CrashTest : public ::testing::Test {
               std::atomic<bool>* stop) {
     std::mt19937 rng(static_cast<uint32_t>(writer * 7919 + round_ * 104729));
     while (!stop->load()) {
-      Call call = MakeCall(&rng, store + "-w" + std::to_string(writer), &seq_[writer], store == "fl");
+      Call call =
+          MakeCall(&rng, store + "-w" + std::to_string(writer), &seq_[writer], store == "fl");
       adapt::v1::AdaptResponse response;
       const grpc::Status status = SendAdapt(stub, store, call, &response);
       std::lock_guard<std::mutex> lock(ledger_.mu);
@@ -459,11 +460,11 @@ TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
   ASSERT_NO_FATAL_FAILURE(again.Start());
   ASSERT_NO_FATAL_FAILURE(CheckState(again.stub(), rounds + 1));
   EXPECT_GT(acked_, uint64_t(rounds));  // the rounds did stream
-  std::printf("rounds %d, acknowledged calls %llu, unknown calls resent %llu (applied before "
-              "the kill: %llu)\n",
-              rounds, static_cast<unsigned long long>(acked_),
-              static_cast<unsigned long long>(resent_),
-              static_cast<unsigned long long>(resent_applied_));
+  std::printf(
+      "rounds %d, acknowledged calls %llu, unknown calls resent %llu (applied before "
+      "the kill: %llu)\n",
+      rounds, static_cast<unsigned long long>(acked_), static_cast<unsigned long long>(resent_),
+      static_cast<unsigned long long>(resent_applied_));
 }
 
 }  // namespace

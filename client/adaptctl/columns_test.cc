@@ -5,6 +5,7 @@
 
 #include "client/adaptctl/csv.h"
 #include "client/adaptctl/jsonl.h"
+#include "client/adaptctl/test_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,7 +14,6 @@ namespace {
 
 using adapt::v1::OutputSpec;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 Table Csv(const std::string& text) {
   absl::StatusOr<Table> table = ParseCsv(text, "d.csv");
@@ -61,7 +61,7 @@ TEST(SelectColumnsTest, FirstNonEmptyValueDecidesNumeric) {
   EXPECT_THAT(selection->features, ElementsAre(0));
   // The empty first value of `a` is then a missing value.
   EXPECT_THAT(BuildExamples(table, *selection).status().message(),
-              HasSubstr("d.csv:2: column \"a\": missing value"));
+              Begins("d.csv:2: column \"a\": missing value"));
 }
 
 TEST(SelectColumnsTest, NamedLabelColumn) {
@@ -75,13 +75,13 @@ TEST(SelectColumnsTest, NamedLabelColumn) {
   EXPECT_THAT(selection->features, ElementsAre(0));
   options.label_col = "nope";
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Labels(), true).status().message(),
-              HasSubstr("no column \"nope\""));
+              Begins("d.csv: no column \"nope\""));
 }
 
 TEST(SelectColumnsTest, LabelStoreNeedsALabelColumn) {
   Table table = Csv("f,g\n1,2\n");
   EXPECT_THAT(SelectColumns(table, {}, InputKind::kVector, Labels(), true).status().message(),
-              HasSubstr("--label-col"));
+              Begins("d.csv: no \"label\" column; name the label column with --label-col"));
   // predict needs none.
   EXPECT_TRUE(SelectColumns(table, {}, InputKind::kVector, Labels(), false).ok());
 }
@@ -139,28 +139,29 @@ TEST(SelectColumnsTest, VectorTargetsFromJsonArrays) {
 TEST(SelectColumnsTest, VectorTargetErrors) {
   Table table = Csv("a,b,c\n1,2,3\n");
   EXPECT_THAT(SelectColumns(table, {}, InputKind::kVector, Vector(2), true).status().message(),
-              HasSubstr("--target-cols"));
+              Begins("d.csv: no target columns: name the 2 columns of this vector:2 store with "
+                     "--target-cols"));
   ColumnOptions options;
   options.target_cols = {"b"};
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Vector(2), true).status().message(),
-              HasSubstr("names 1 columns; the store's output is vector:2"));
+              Begins("d.csv: --target-cols names 1 columns; the store's output is vector:2"));
   options.target_cols = {"zz"};
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Vector(1), true).status().message(),
-              HasSubstr("no column \"zz\""));
+              Begins("d.csv: no column \"zz\""));
   options.target_cols = {"b"};
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Labels(), true).status().message(),
-              HasSubstr("--target-cols applies to vector stores"));
+              Begins("d.csv: --target-cols applies to vector stores"));
   ColumnOptions label;
   label.label_col = "c";
   EXPECT_THAT(SelectColumns(table, label, InputKind::kVector, Vector(1), true).status().message(),
-              HasSubstr("--label-col applies to label stores"));
+              Begins("d.csv: --label-col applies to label stores"));
 }
 
 TEST(SelectColumnsTest, TextInput) {
   Table table = Csv("id,body,label\n1,\"hello, there\",greet\n");
   ColumnOptions options;
   EXPECT_THAT(SelectColumns(table, options, InputKind::kText, Labels(), true).status().message(),
-              HasSubstr("no text column \"text\""));
+              Begins("d.csv: no text column \"text\""));
   options.text_col = "body";
   absl::StatusOr<ColumnSelection> selection =
       SelectColumns(table, options, InputKind::kText, Labels(), true);
@@ -172,13 +173,13 @@ TEST(SelectColumnsTest, TextInput) {
   EXPECT_EQ((*examples)[0].id(), "1");
   // A vector encoder has no text column to name.
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Labels(), true).status().message(),
-              HasSubstr("--text-col applies to text encoders"));
+              Begins("d.csv: --text-col applies to text encoders"));
 }
 
 TEST(SelectColumnsTest, NoFeaturesIsAnError) {
   Table table = Csv("name,label\nbob,a\n");
   EXPECT_THAT(SelectColumns(table, {}, InputKind::kVector, Labels(), true).status().message(),
-              HasSubstr("no numeric feature columns"));
+              Begins("d.csv: no numeric feature columns"));
 }
 
 TEST(BuildExamplesTest, NonNumericFeatureNamesLineAndColumn) {
@@ -188,7 +189,7 @@ TEST(BuildExamplesTest, NonNumericFeatureNamesLineAndColumn) {
   ASSERT_TRUE(selection.ok()) << selection.status();
   absl::Status status = BuildExamples(table, *selection).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("d.csv:4: column \"f1\": not a number: \"oops\""));
+  EXPECT_THAT(status.message(), Begins("d.csv:4: column \"f1\": not a number: \"oops\""));
 }
 
 TEST(BuildExamplesTest, LabelsIdsAndNumbers) {

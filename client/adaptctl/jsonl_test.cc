@@ -1,5 +1,6 @@
 #include "client/adaptctl/jsonl.h"
 
+#include "client/adaptctl/test_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -7,7 +8,6 @@ namespace adaptctl {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 TEST(ParseJsonLinesTest, ColumnsInOrderOfFirstAppearance) {
   absl::StatusOr<Table> table = ParseJsonLines(
@@ -35,13 +35,13 @@ TEST(ParseJsonLinesTest, ArraysBecomeIndexedColumns) {
 
 TEST(ParseJsonLinesTest, ErrorsNameTheLine) {
   EXPECT_THAT(ParseJsonLines("{\"a\": 1}\n{\"a\": \n", "t.jsonl").status().message(),
-              HasSubstr("t.jsonl:2: not valid JSON"));
+              Begins("t.jsonl:2: not valid JSON"));
   EXPECT_THAT(ParseJsonLines("[1, 2]\n", "t.jsonl").status().message(),
-              HasSubstr("t.jsonl:1: expected a JSON object"));
+              Begins("t.jsonl:1: expected a JSON object"));
   EXPECT_THAT(ParseJsonLines("{\"a\": {\"b\": 1}}\n", "t.jsonl").status().message(),
-              HasSubstr("t.jsonl:1: \"a\": nested objects"));
+              Begins("t.jsonl:1: \"a\": nested objects"));
   EXPECT_THAT(ParseJsonLines("{\"a\": [[1]]}\n", "t.jsonl").status().message(),
-              HasSubstr("t.jsonl:1: \"a\": nested values"));
+              Begins("t.jsonl:1: \"a\": nested values"));
 }
 
 TEST(FormatJsonLinesTest, NumbersStringsAndNulls) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "client/adaptctl/test_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,7 +14,6 @@ using adapt::v1::FalconParams;
 using adapt::v1::FwpkmParams;
 using adapt::v1::StoreSpec;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 StoreSpec Spec(adapt::v1::StoreKind kind) {
   StoreSpec spec;
@@ -77,34 +77,35 @@ TEST(ApplyStoreSettingsTest, UnknownKeyListsValidKeys) {
   absl::Status status = ApplyStoreSettings({"rcondd=1"}, spec);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(),
-              HasSubstr("unknown key \"rcondd\" for a faast store; valid keys: dim, rcond, "
-                        "alpha, ridge, decay, auto_compile_every, auto_compile_delay_ms, "
-                        "few_shot, max_labels"));
+              Begins("--set: unknown key \"rcondd\" for a faast store; valid keys: dim, rcond, "
+                     "alpha, ridge, decay, auto_compile_every, auto_compile_delay_ms, "
+                     "few_shot, max_labels"));
   // A key of another kind is unknown too.
   EXPECT_THAT(ApplyStoreSettings({"variant=1"}, spec).message(),
-              HasSubstr("unknown key \"variant\""));
+              Begins("--set: unknown key \"variant\""));
 }
 
 TEST(ApplyStoreSettingsTest, BadValues) {
   StoreSpec faast = Spec(adapt::v1::STORE_KIND_FAAST);
   EXPECT_THAT(ApplyStoreSettings({"rcond=abc"}, faast).message(),
-              HasSubstr("--set rcond=abc: expected a finite number"));
+              Begins("--set rcond=abc: expected a finite number"));
   EXPECT_THAT(ApplyStoreSettings({"rcond=nan"}, faast).message(),
-              HasSubstr("expected a finite number"));
+              Begins("--set rcond=nan: expected a finite number"));
   EXPECT_THAT(ApplyStoreSettings({"max_labels=-1"}, faast).message(),
-              HasSubstr("expected an unsigned 32-bit integer"));
+              Begins("--set max_labels=-1: expected an unsigned 32-bit integer"));
   EXPECT_THAT(ApplyStoreSettings({"max_labels=4294967296"}, faast).message(),
-              HasSubstr("expected an unsigned 32-bit integer"));
+              Begins("--set max_labels=4294967296: expected an unsigned 32-bit integer"));
   EXPECT_THAT(ApplyStoreSettings({"few_shot=maybe"}, faast).message(),
-              HasSubstr("expected true or false"));
-  EXPECT_THAT(ApplyStoreSettings({"dim=x"}, faast).message(), HasSubstr("--set dim=x"));
-  EXPECT_THAT(ApplyStoreSettings({"rcond"}, faast).message(), HasSubstr("expected KEY=VALUE"));
-  EXPECT_THAT(ApplyStoreSettings({"=1"}, faast).message(), HasSubstr("expected KEY=VALUE"));
+              Begins("--set few_shot=maybe: expected true or false"));
+  EXPECT_THAT(ApplyStoreSettings({"dim=x"}, faast).message(), Begins("--set dim=x"));
+  EXPECT_THAT(ApplyStoreSettings({"rcond"}, faast).message(),
+              Begins("--set rcond: expected KEY=VALUE"));
+  EXPECT_THAT(ApplyStoreSettings({"=1"}, faast).message(), Begins("--set =1: expected KEY=VALUE"));
   StoreSpec falcon = Spec(adapt::v1::STORE_KIND_FALCON);
   EXPECT_THAT(ApplyStoreSettings({"variant=4b"}, falcon).message(),
-              HasSubstr("--set variant=4b: expected one of 1, 2, 3, 1A, 2A, 3A"));
+              Begins("--set variant=4b: expected one of 1, 2, 3, 1A, 2A, 3A"));
   EXPECT_THAT(ApplyStoreSettings({"beta=0.5,x"}, falcon).message(),
-              HasSubstr("--set beta=x: expected a finite number"));
+              Begins("--set beta=x: expected a finite number"));
 }
 
 TEST(ApplyStoreSettingsTest, KindMustBeSet) {
@@ -120,15 +121,17 @@ TEST(ApplyCompileSettingsTest, SetsFaastOverrides) {
   EXPECT_DOUBLE_EQ(request.faast().ridge(), 0.1);
   EXPECT_DOUBLE_EQ(request.faast().alpha(), 0.5);
   absl::Status status = ApplyCompileSettings({"dim=3"}, request);
-  EXPECT_THAT(status.message(), HasSubstr("unknown key \"dim\" for compile; valid keys: rcond"));
+  EXPECT_THAT(status.message(),
+              Begins("--set: unknown key \"dim\" for compile; valid keys: rcond"));
 }
 
 TEST(SetFieldTest, AnyMessage) {
   FalconParams params;
   ASSERT_TRUE(SetField(params, "lambda", "0.25").ok());
   EXPECT_DOUBLE_EQ(params.lambda(), 0.25);
-  EXPECT_THAT(SetField(params, "nope", "1").message(),
-              HasSubstr("for adapt.v1.FalconParams; valid keys: variant, beta"));
+  EXPECT_THAT(
+      SetField(params, "nope", "1").message(),
+      Begins("--set: unknown key \"nope\" for adapt.v1.FalconParams; valid keys: variant, beta"));
 }
 
 TEST(ParseStoreKindTest, Names) {
@@ -152,4 +155,26 @@ TEST(ParseOutputSpecTest, Forms) {
 }
 
 }  // namespace
+TEST(StoreKindNamesTest, EveryKindOfTheProtoInEnumOrder) {
+  EXPECT_THAT(StoreKindNames(), ElementsAre("faast", "falcon", "fwpkm"));
+  for (const std::string& name : StoreKindNames()) {
+    absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(name);
+    ASSERT_TRUE(kind.ok()) << name;
+    ASSERT_NE(KindParamsField(*kind), nullptr) << name;
+    EXPECT_EQ(KindParamsField(*kind)->name(), name);
+  }
+  EXPECT_EQ(KindParamsField(adapt::v1::STORE_KIND_UNSPECIFIED), nullptr);
+  EXPECT_EQ(KindParamsField(static_cast<adapt::v1::StoreKind>(100)), nullptr);
+  EXPECT_EQ(ParseStoreKind("unspecified").status().message(),
+            "--kind unspecified: expected faast, falcon, fwpkm");
+}
+
+TEST(StoreSettingsHelpTest, ListsEveryKindsKeys) {
+  const std::string help = StoreSettingsHelp();
+  EXPECT_THAT(help, Begins("Settable with --set KEY=VALUE, by kind (and dim=D for every kind):"));
+  EXPECT_NE(help.find("\n  faast: rcond, alpha, ridge,"), std::string::npos) << help;
+  EXPECT_NE(help.find("\n  falcon: variant, beta,"), std::string::npos) << help;
+  EXPECT_NE(help.find("\n  fwpkm: "), std::string::npos) << help;
+}
+
 }  // namespace adaptctl

@@ -169,17 +169,28 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(spec, backend_));
   std::shared_ptr<Store> store = std::move(created);
   RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
-  uint64_t lsn = 0;
-  RETURN_IF_ERROR(registry_.Insert(request.tenant(), request.store(), store, [&] {
-    if (journal_ != nullptr) {
-      lsn = journal_->AppendCreate(request.tenant(), request.store(), store, spec, nullptr);
-    }
-  }));
-  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
+  RETURN_IF_ERROR(AddDurably(request.tenant(), request.store(), store, spec, nullptr));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(spec.kind()), 1);
   adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;
+}
+
+absl::Status Engine::AddDurably(const std::string& tenant, const std::string& name,
+                                const std::shared_ptr<Store>& store,
+                                const adapt::v1::StoreSpec& spec,
+                                const adapt::v1::StoreSnapshot* snapshot) {
+  if (journal_ == nullptr) return registry_.Insert(tenant, name, store);
+  uint64_t lsn = 0;
+  RETURN_IF_ERROR(registry_.Reserve(tenant, name, store, [&] {
+    lsn = journal_->AppendCreate(tenant, name, store, spec, snapshot);
+  }));
+  if (absl::Status durable = journal_->WaitDurable(lsn); !durable.ok()) {
+    registry_.Abandon(tenant, name);
+    return durable;
+  }
+  registry_.Publish(tenant, name);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
@@ -383,13 +394,7 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   ASSIGN_OR_RETURN(std::unique_ptr<Store> restored, RestoreStore(snapshot, backend_));
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
-  uint64_t lsn = 0;
-  RETURN_IF_ERROR(registry_.Insert(tenant, name, store, [&] {
-    if (journal_ != nullptr) {
-      lsn = journal_->AppendCreate(tenant, name, store, snapshot.spec(), &snapshot);
-    }
-  }));
-  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
+  RETURN_IF_ERROR(AddDurably(tenant, name, store, snapshot.spec(), &snapshot));
   if (metrics_ != nullptr) metrics_->AddStores(KindName(store->spec().kind()), 1);
   adapt::v1::StoreInfo info = Describe(tenant, name, *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);

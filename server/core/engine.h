@@ -134,6 +134,11 @@ class Engine {
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const Store& store) const;
   void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
+  // Adds a created or imported store: its log record durable first (the name reserved,
+  // invisible meanwhile), then visible; on a log failure the name is free again.
+  absl::Status AddDurably(const std::string& tenant, const std::string& name,
+                          const std::shared_ptr<Store>& store, const adapt::v1::StoreSpec& spec,
+                          const adapt::v1::StoreSnapshot* snapshot);
   // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
   absl::Status OpenJournal(const adapt::v1::ServerConfig& config, Env* env);
   // `done`, after the compile's record is durable.

@@ -311,5 +311,51 @@ TEST_F(EngineDurabilityTest, WritesOfOneGroupCommitAreInvisibleUntilItIsDurable)
   EXPECT_EQ(Info().examples(), before.examples() + 3 * kWriters);
 }
 
+// A created store is invisible (NOT_FOUND) while its creation record waits for its fsync, and
+// its name stays taken; it appears once the record is durable.
+TEST_F(EngineDurabilityTest, ACreatedStoreIsInvisibleUntilItsRecordIsDurable) {
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("new");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+  create.mutable_spec()->set_dim(kDim);
+  create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("t");
+  get.set_store("new");
+  env_.BlockSyncs(kLogGlob);
+  absl::StatusOr<adapt::v1::StoreInfo> created = absl::UnknownError("not finished");
+  std::thread creator([&] { created = engine_->CreateStore(create); });
+  ASSERT_TRUE(env_.WaitForBlockedSync(absl::Seconds(30)));
+  EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+  adapt::v1::ListStoresRequest list;
+  list.set_tenant("t");
+  auto listed = engine_->ListStores(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_EQ(listed->stores_size(), 1);  // "s" only
+  EXPECT_EQ(engine_->CreateStore(create).status().code(), absl::StatusCode::kAlreadyExists);
+  env_.ReleaseSyncs();
+  creator.join();
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_TRUE(engine_->GetStore(get).ok());
+}
+
+// A creation whose record cannot be made durable is refused and leaves no store behind.
+TEST_F(EngineDurabilityTest, ACreationTheLogCannotKeepLeavesNoStore) {
+  env_.Inject({What::kSyncEio, kLogGlob});
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("lost");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+  create.mutable_spec()->set_dim(kDim);
+  create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
+  absl::StatusOr<adapt::v1::StoreInfo> created = engine_->CreateStore(create);
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kUnavailable) << created.status();
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("t");
+  get.set_store("lost");
+  EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -19,12 +19,43 @@ absl::Status Registry::Insert(const std::string& tenant, const std::string& stor
 absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
                               std::shared_ptr<Store> value, const std::function<void()>& inserted) {
   absl::MutexLock lock(&mu_);
+  return InsertLocked(tenant, store, std::move(value), /*visible=*/true, inserted);
+}
+
+absl::Status Registry::Reserve(const std::string& tenant, const std::string& store,
+                               std::shared_ptr<Store> value,
+                               const std::function<void()>& reserved) {
+  absl::MutexLock lock(&mu_);
+  return InsertLocked(tenant, store, std::move(value), /*visible=*/false, reserved);
+}
+
+absl::Status Registry::InsertLocked(const std::string& tenant, const std::string& store,
+                                    std::shared_ptr<Store> value, bool visible,
+                                    const std::function<void()>& inserted) {
   auto& stores = tenants_[tenant];
-  if (!stores.emplace(store, std::move(value)).second) {
+  if (!stores.emplace(store, Entry{std::move(value), visible}).second) {
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", store, " already exists"));
   }
   if (inserted) inserted();
   return absl::OkStatus();
+}
+
+void Registry::Publish(const std::string& tenant, const std::string& store) {
+  absl::MutexLock lock(&mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  auto s = t->second.find(store);
+  if (s != t->second.end()) s->second.visible = true;
+}
+
+void Registry::Abandon(const std::string& tenant, const std::string& store) {
+  absl::MutexLock lock(&mu_);
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return;
+  auto s = t->second.find(store);
+  if (s == t->second.end() || s->second.visible) return;
+  t->second.erase(s);
+  if (t->second.empty()) tenants_.erase(t);
 }
 
 absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
@@ -33,8 +64,8 @@ absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
   auto s = t->second.find(store);
-  if (s == t->second.end()) return NotFound(tenant, store);
-  return s->second;
+  if (s == t->second.end() || !s->second.visible) return NotFound(tenant, store);
+  return s->second.store;
 }
 
 absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
@@ -49,8 +80,8 @@ absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenan
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
   auto s = t->second.find(store);
-  if (s == t->second.end()) return NotFound(tenant, store);
-  std::shared_ptr<Store> value = std::move(s->second);
+  if (s == t->second.end() || !s->second.visible) return NotFound(tenant, store);
+  std::shared_ptr<Store> value = std::move(s->second.store);
   t->second.erase(s);
   if (t->second.empty()) tenants_.erase(t);
   if (removed) removed();
@@ -63,14 +94,18 @@ std::vector<std::pair<std::string, std::shared_ptr<Store>>> Registry::List(
   std::vector<std::pair<std::string, std::shared_ptr<Store>>> out;
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return out;
-  for (const auto& [name, store] : t->second) out.emplace_back(name, store);
+  for (const auto& [name, entry] : t->second) {
+    if (entry.visible) out.emplace_back(name, entry.store);
+  }
   return out;
 }
 
 size_t Registry::size() const {
   absl::ReaderMutexLock lock(&mu_);
   size_t n = 0;
-  for (const auto& [tenant, stores] : tenants_) n += stores.size();
+  for (const auto& [tenant, stores] : tenants_) {
+    for (const auto& [name, entry] : stores) n += entry.visible ? 1 : 0;
+  }
   return n;
 }
 

@@ -1,5 +1,7 @@
 // Registry: the stores of every tenant, by name. Thread-safe; lookups take a shared lock.
 // Stores are shared_ptr so a call that found a store keeps it alive if it is deleted meanwhile.
+// A name can be reserved for a store whose creation is not durable yet: lookups do not see it
+// until it is published.
 #ifndef ADAPTD_SERVER_CORE_REGISTRY_H_
 #define ADAPTD_SERVER_CORE_REGISTRY_H_
 
@@ -26,6 +28,13 @@ class Registry {
   // write-ahead log records the creation there, so the log order is the registry's order).
   absl::Status Insert(const std::string& tenant, const std::string& store,
                       std::shared_ptr<Store> value, const std::function<void()>& inserted);
+  // Reserves tenant/store for `value` and runs `reserved` under the registry's lock (the log
+  // records the creation there): AlreadyExists when the name is taken or reserved. Find, List,
+  // Remove and size() do not see it until Publish; Abandon drops it.
+  absl::Status Reserve(const std::string& tenant, const std::string& store,
+                       std::shared_ptr<Store> value, const std::function<void()>& reserved);
+  void Publish(const std::string& tenant, const std::string& store);
+  void Abandon(const std::string& tenant, const std::string& store);
   // NotFound naming tenant/store.
   absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
                                               const std::string& store) const;
@@ -39,9 +48,17 @@ class Registry {
   size_t size() const;
 
  private:
+  struct Entry {
+    std::shared_ptr<Store> store;
+    bool visible = true;  // false while reserved
+  };
+  absl::Status InsertLocked(const std::string& tenant, const std::string& store,
+                            std::shared_ptr<Store> value, bool visible,
+                            const std::function<void()>& inserted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
-  std::map<std::string, std::map<std::string, std::shared_ptr<Store>>> tenants_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, Entry>> tenants_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace adaptd

@@ -63,8 +63,8 @@ class Journal {
                                                        std::vector<RecoveredStore>* recovered);
   ~Journal();
 
-  // Under the registry's lock, right after `store` was inserted: logs its creation (a spec,
-  // or the imported snapshot when `imported` is set). Returns the LSN to wait for.
+  // Under the registry's lock, right after `store`'s name was reserved: logs its creation (a
+  // spec, or the imported snapshot when `imported` is set). Returns the LSN to wait for.
   uint64_t AppendCreate(const std::string& tenant, const std::string& name,
                         std::shared_ptr<Store> store, const adapt::v1::StoreSpec& spec,
                         const adapt::v1::StoreSnapshot* imported);

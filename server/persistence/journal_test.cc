@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
@@ -118,7 +119,7 @@ TEST_F(JournalTest, CorruptRecordFailsOnlyItsStore) {
   auto stores = Open();
   ASSERT_EQ(stores.size(), 2u);
   const adapt::v1::StoreInfo info_a = Info(*stores["t/a"]);
-  EXPECT_NE(info_a.failure().find("corrupt"), std::string::npos) << info_a.failure();
+  EXPECT_EQ(info_a.failure(), "log record LSN 3 is corrupt (checksum mismatch)");
   EXPECT_EQ(info_a.spec().kind(), adapt::v1::STORE_KIND_FAAST);
   EXPECT_EQ(StoreFailure(*stores["t/a"]).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(stores["t/a"]->Predict(nullptr, 0, 4, 1).ok());
@@ -197,7 +198,12 @@ TEST_F(JournalTest, CorruptSnapshotFailsItsStoreOnly) {
     ASSERT_TRUE(WriteFileAtomically(Env::Default(), f.path().string(), data, false).ok());
   }
   auto stores = Open();
-  EXPECT_NE(Info(*stores["t/a"]).failure().find("checksum"), std::string::npos);
+  const std::string failure = Info(*stores["t/a"]).failure();
+  EXPECT_EQ(failure.rfind("snapshot ", 0), 0u) << failure;
+  EXPECT_TRUE(absl::EndsWith(failure,
+                             "/snapshots/t/a~1.snap: data: snapshot checksum mismatch "
+                             "(corrupt file)"))
+      << failure;
   EXPECT_TRUE(Info(*stores["t/b"]).failure().empty());
   EXPECT_EQ(Info(*stores["t/b"]).examples(), 5u);
 }

@@ -74,6 +74,19 @@ inline ExampleBatch Batch(std::mt19937_64& rng, int64_t rows, int64_t dim = kDim
   return batch;
 }
 
+// The examples of `batch` as an Adapt request carries them (vector inputs, labels).
+inline google::protobuf::RepeatedPtrField<adapt::v1::Example> Examples(const ExampleBatch& batch) {
+  google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+  for (int64_t i = 0; i < batch.rows; ++i) {
+    adapt::v1::Example* e = examples.Add();
+    for (int64_t j = 0; j < batch.dim; ++j) {
+      e->mutable_input()->mutable_vector()->add_values(batch.keys[i * batch.dim + j]);
+    }
+    e->set_label(batch.labels[i]);
+  }
+  return examples;
+}
+
 // Stages `batches` in one transaction and commits it.
 inline absl::StatusOr<CommitResult> Apply(Store& store, const std::vector<ExampleBatch>& batches,
                                           TxnKind kind = TxnKind::kAdapt) {
@@ -382,14 +395,7 @@ TYPED_TEST_P(StoreContract, ExportAndImportReproduceTheStore) {
 
   std::mt19937_64 rng(5);
   auto adapt = [&](const std::string& store, const ExampleBatch& batch) {
-    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-    for (int64_t i = 0; i < batch.rows; ++i) {
-      adapt::v1::Example* e = examples.Add();
-      for (int64_t j = 0; j < batch.dim; ++j) {
-        e->mutable_input()->mutable_vector()->add_values(batch.keys[i * batch.dim + j]);
-      }
-      e->set_label(batch.labels[i]);
-    }
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example> examples = Examples(batch);
     std::unique_ptr<WriteSession> session = (*engine)->StartWrite(TxnKind::kAdapt);
     ASSERT_TRUE(session->Add("t", store, examples).ok());
     ASSERT_TRUE(session->Finish().ok());
@@ -479,14 +485,7 @@ TYPED_TEST_P(StoreContract, AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable) 
   ASSERT_TRUE(engine->CreateStore(create).ok());
   std::mt19937_64 rng(6);
   auto adapt = [&](const ExampleBatch& batch) {
-    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-    for (int64_t i = 0; i < batch.rows; ++i) {
-      adapt::v1::Example* e = examples.Add();
-      for (int64_t j = 0; j < batch.dim; ++j) {
-        e->mutable_input()->mutable_vector()->add_values(batch.keys[i * batch.dim + j]);
-      }
-      e->set_label(batch.labels[i]);
-    }
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example> examples = Examples(batch);
     std::unique_ptr<WriteSession> session = engine->StartWrite(TxnKind::kAdapt);
     if (absl::Status s = session->Add("t", "s", examples); !s.ok()) return s;
     return session->Finish().status();

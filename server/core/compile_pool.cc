@@ -17,6 +17,7 @@ void CompilePool::Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
       explicit_.push_back({std::move(store), std::move(request), std::move(done)});
+      work_changed_.Signal();
       return;
     }
   }
@@ -29,14 +30,18 @@ void CompilePool::ScheduleAuto(const std::shared_ptr<Store>& store, absl::Durati
   if (stopping_) return;
   const absl::Time due = absl::Now() + delay;
   auto [it, inserted] = auto_.try_emplace(store.get(), Auto{store, due, urgent});
-  if (inserted) return;
-  Auto& pending = it->second;
-  if (urgent) {
-    pending.urgent = true;
-    pending.due = std::min(pending.due, due);
-  } else if (!pending.urgent) {
-    pending.due = std::max(pending.due, due);
+  if (!inserted) {
+    Auto& pending = it->second;
+    if (urgent) {
+      pending.urgent = true;
+      pending.due = std::min(pending.due, due);
+    } else if (!pending.urgent) {
+      pending.due = std::max(pending.due, due);
+    }
   }
+  // A waiting thread sleeps until the earliest due time it saw; wake them all to re-read it
+  // (a new entry may be due sooner than anything they know of).
+  work_changed_.SignalAll();
 }
 
 void CompilePool::Stop() {
@@ -44,6 +49,7 @@ void CompilePool::Stop() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     auto_.clear();
+    work_changed_.SignalAll();
   }
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -68,11 +74,12 @@ void CompilePool::Loop() {
     bool automatic = false;
     {
       absl::MutexLock lock(&mu_);
-      for (;;) {
+      // Readiness depends on the clock, which no mutex release announces: sleep until the
+      // earliest due time or until the work changes, then look again.
+      while (!HasWorkLocked()) {
         absl::Time next = absl::InfiniteFuture();
         for (const auto& [key, a] : auto_) next = std::min(next, a.due);
-        if (HasWorkLocked()) break;
-        mu_.AwaitWithDeadline(absl::Condition(this, &CompilePool::HasWorkLocked), next);
+        work_changed_.WaitWithDeadline(&mu_, next);
       }
       if (!explicit_.empty()) {
         Explicit e = std::move(explicit_.front());

@@ -61,6 +61,8 @@ class CompilePool {
 
   Observer observer_;
   absl::Mutex mu_;
+  // Signalled when explicit work arrives, an automatic request is added or moved, or Stop.
+  absl::CondVar work_changed_;
   std::deque<Explicit> explicit_ ABSL_GUARDED_BY(mu_);
   std::map<const Store*, Auto> auto_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -63,6 +63,20 @@ TEST(CompilePoolTest, IdleRequestsCoalesceIntoOneCompile) {
   EXPECT_EQ(observed.load(), 1);
 }
 
+TEST(CompilePoolTest, RequestMadeWhileThePoolSleepsRunsWhenDue) {
+  CompilePool pool(2, nullptr);
+  // Let both threads go to sleep with nothing due; the request must wake them to learn its
+  // due time, since nothing else releases the pool's mutex afterwards.
+  absl::SleepFor(absl::Milliseconds(200));
+  auto store = std::make_shared<CountingStore>();
+  pool.ScheduleAuto(store, absl::Milliseconds(50), false);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (store->compiles.load() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(store->compiles.load(), 1);
+}
+
 TEST(CompilePoolTest, UrgentRequestIsNotPostponedByIdleOnes) {
   CompilePool pool(1, nullptr);
   auto store = std::make_shared<CountingStore>();

@@ -132,6 +132,7 @@ adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::stri
   store.Describe(&info);
   info.set_tenant(tenant);
   info.set_store(name);
+  if (journal_ != nullptr) info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
   return info;
 }
 

@@ -23,8 +23,12 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   options.sync = !config.has_log_fsync() || config.log_fsync();
   if (config.snapshot_log_bytes() > 0) options.snapshot_log_bytes = config.snapshot_log_bytes();
   if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();
+  if (config.state_map_bytes() > 0) options.state_map_bytes = config.state_map_bytes();
   if (metrics_ != nullptr) {
     options.on_sync = [m = metrics_](double seconds) { m->RecordLogFsync(seconds); };
+    options.on_checkpoint = [m = metrics_](uint64_t written, uint64_t failed) {
+      m->RecordCheckpoint(written, failed);
+    };
   }
   std::vector<RecoveredStore> recovered;
   ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));

@@ -133,6 +133,11 @@ Metrics::Metrics(TenantPolicy policy)
                  .Name("adaptd_log_fsync_duration_seconds")
                  .Help("Latency of fsync on the write-ahead log")
                  .Register(*registry_)),
+      checkpoint_stores_(prometheus::BuildCounter()
+                             .Name("adaptd_checkpoint_stores_total")
+                             .Help("Store states written by checkpoints (result=\"written\"), "
+                                   "and those a checkpoint could not write (result=\"failed\")")
+                             .Register(*registry_)),
       examples_(prometheus::BuildCounter()
                     .Name("adaptd_examples_ingested_total")
                     .Help("Examples committed into stores, by store kind")
@@ -225,6 +230,11 @@ void Metrics::RecordBatch(const std::string& method, double size) {
 }
 
 void Metrics::RecordLogFsync(double seconds) { fsync_.Add({}, FsyncBuckets()).Observe(seconds); }
+
+void Metrics::RecordCheckpoint(uint64_t written, uint64_t failed) {
+  checkpoint_stores_.Add({{"result", "written"}}).Increment(static_cast<double>(written));
+  checkpoint_stores_.Add({{"result", "failed"}}).Increment(static_cast<double>(failed));
+}
 
 void Metrics::AddExamples(const std::string& kind, double count) {
   examples_.Add({{"kind", kind}}).Increment(count);

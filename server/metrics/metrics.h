@@ -60,6 +60,8 @@ class Metrics {
   void RecordBatch(const std::string& method, double size);
   // Durable-log fsync latency (the write-ahead log records it).
   void RecordLogFsync(double seconds);
+  // One checkpoint: stores whose state it wrote, and stores it could not write.
+  void RecordCheckpoint(uint64_t written, uint64_t failed);
 
   // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
@@ -111,6 +113,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& queue_time_;
   prometheus::Family<prometheus::Histogram>& batch_size_;
   prometheus::Family<prometheus::Histogram>& fsync_;
+  prometheus::Family<prometheus::Counter>& checkpoint_stores_;
   prometheus::Family<prometheus::Counter>& examples_;
   prometheus::Family<prometheus::Counter>& compiles_;
   prometheus::Family<prometheus::Histogram>& compile_seconds_;

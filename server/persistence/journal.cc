@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
@@ -58,10 +59,11 @@ std::shared_ptr<Journal::Entry> Journal::FindEntry(const std::string& key) const
   return it == entries_.end() ? nullptr : it->second;
 }
 
-std::string Journal::SnapshotPath(const Entry& entry, const char* suffix) const {
-  return (std::filesystem::path(options_.data_dir) / "snapshots" / entry.tenant /
-          absl::StrCat(entry.name, "~", entry.incarnation, suffix))
-      .string();
+std::string Journal::CheckpointError(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  if (entry == nullptr) return "";
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->checkpoint_error;
 }
 
 uint64_t Journal::AppendCreate(const std::string& tenant, const std::string& name,
@@ -87,6 +89,7 @@ uint64_t Journal::AppendCreate(const std::string& tenant, const std::string& nam
   const uint64_t lsn = wal_->Append(key, record.SerializeAsString());
   entry->incarnation = lsn;
   entry->last_lsn = lsn;
+  entry->MarkDirty(lsn);
   return lsn;
 }
 
@@ -103,13 +106,11 @@ uint64_t Journal::AppendDelete(const std::string& tenant, const std::string& nam
     record.mutable_delete_();
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
-    // Best effort: recovery removes the files of a deleted store too.
-    (void)env_->RemoveFile(SnapshotPath(*entry, ".snap"));
-    (void)env_->RemoveFile(SnapshotPath(*entry, ".failed"));
   }
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second == entry) entries_.erase(it);
+  pending_deletes_.push_back({key, entry->incarnation, lsn});
   return lsn;
 }
 
@@ -154,6 +155,7 @@ absl::StatusOr<CommitResult> Journal::Commit(
     *record.mutable_write() = std::move(write);
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
+    entry->MarkDirty(lsn);
     entry->in_flight.push_back(lsn);
   }
   // Waiting without the log lock lets the store's next writes join the same group commit.
@@ -204,6 +206,7 @@ absl::Status Journal::LogCompile(const std::string& tenant, const std::string& n
     record.mutable_compile()->clear_store();
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
+    entry->MarkDirty(lsn);
   }
   return WaitDurable(lsn);
 }
@@ -249,57 +252,134 @@ void Journal::CheckpointLoop() {
   }
 }
 
+absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
+                                        StateDb::Writer* writer, uint64_t* lsn,
+                                        std::vector<std::string>* failures) {
+  const std::string key = StoreKey(entry->tenant, entry->name);
+  adapt::v1::CatalogEntry catalog;
+  absl::StatusOr<std::string> file = absl::UnknownError("not taken");
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->deleted || entry->dirty_since == 0 || !StoreFailure(*entry->store).ok()) {
+      return false;
+    }
+    // Under the log lock, the state and the LSN it covers agree: writes apply under it.
+    absl::StatusOr<adapt::v1::StoreSnapshot> snapshot = entry->store->Snapshot();
+    if (snapshot.ok()) {
+      adapt::v1::DurableMark* mark = snapshot->mutable_durable();
+      mark->set_tenant(entry->tenant);
+      mark->set_store(entry->name);
+      mark->set_incarnation(entry->incarnation);
+      mark->set_lsn(entry->SnapshotLsn());
+      for (auto& id : entry->ids.List()) mark->add_applied_ids(std::move(id));
+      *lsn = mark->lsn();
+      *catalog.mutable_spec() = snapshot->spec();
+      catalog.set_incarnation(entry->incarnation);
+      catalog.set_lsn(mark->lsn());
+      entry->store->Describe(catalog.mutable_info());
+      file = EncodeSnapshotFile(*snapshot);
+    } else {
+      file = snapshot.status();
+    }
+    if (!file.ok()) {
+      entry->checkpoint_error = absl::StrCat("checkpoint: ", file.status().message());
+      failures->push_back(absl::StrCat(key, ": ", file.status().message()));
+      return false;
+    }
+  }
+  RETURN_IF_ERROR(writer->PutStore(key, std::move(catalog), *file));
+  return true;
+}
+
+absl::Status Journal::CommitGroup(StateDb::Writer* writer, uint64_t covered,
+                                  std::vector<Written>* group, absl::Status failed) {
+  absl::Status status = std::move(failed);
+  // A stored state never holds a change whose record could still be lost.
+  if (status.ok()) status = wal_->WaitDurable(covered);
+  if (status.ok()) status = writer->Commit();
+  writer->Abort();
+  for (const Written& written : *group) {
+    absl::MutexLock entry_lock(&written.entry->mu);
+    if (!status.ok()) {
+      written.entry->checkpoint_error = absl::StrCat("checkpoint: ", status.message());
+      continue;
+    }
+    written.entry->checkpoint_error.clear();
+    // Records after the stored LSN (writes logged meanwhile) are still only in the log.
+    written.entry->dirty_since =
+        written.entry->last_lsn > written.lsn ? written.lsn + 1 : uint64_t{0};
+  }
+  group->clear();
+  return status;
+}
+
+uint64_t Journal::KeepFrom(uint64_t first) const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  uint64_t keep_from = first;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, entry] : entries_) entries.push_back(entry);
+    for (const PendingDelete& d : pending_deletes_) keep_from = std::min(keep_from, d.lsn);
+  }
+  for (const auto& entry : entries) {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->dirty_since != 0) keep_from = std::min(keep_from, entry->dirty_since);
+    if (!entry->in_flight.empty()) keep_from = std::min(keep_from, entry->in_flight.front());
+  }
+  return keep_from;
+}
+
 absl::Status Journal::Checkpoint() {
   absl::MutexLock checkpoint_lock(&checkpoint_mu_);
   ASSIGN_OR_RETURN(const uint64_t first, wal_->Rotate());
   std::vector<std::shared_ptr<Entry>> entries;
+  std::vector<PendingDelete> deletes;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [key, entry] : entries_) entries.push_back(entry);
+    deletes = pending_deletes_;
   }
-  struct Taken {
-    std::shared_ptr<Entry> entry;
-    adapt::v1::StoreSnapshot snapshot;
-  };
-  std::vector<Taken> taken;
-  uint64_t covered = 0;
-  // The log is kept from the first write that is logged but not yet in its store's state:
-  // the snapshot leaves it to replay, so its record must stay.
-  uint64_t keep_from = first;
-  for (const auto& entry : entries) {
-    absl::MutexLock entry_lock(&entry->mu);
-    if (!entry->in_flight.empty()) keep_from = std::min(keep_from, entry->in_flight.front());
-    if (entry->deleted || !StoreFailure(*entry->store).ok()) continue;
-    auto snapshot = entry->store->Snapshot();
-    if (!snapshot.ok()) {
-      return absl::Status(snapshot.status().code(),
-                          absl::StrCat("snapshot of ", entry->tenant, "/", entry->name, ": ",
-                                       snapshot.status().message()));
+  std::vector<std::string> failures;
+  uint64_t written = 0;
+  absl::Status db_status = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(StateDb::Writer writer, state_db_->BeginWrite());
+    for (const PendingDelete& d : deletes) RETURN_IF_ERROR(writer.Delete(d.key, d.incarnation));
+    std::vector<Written> group;
+    uint64_t covered = 0;
+    for (const auto& entry : entries) {
+      uint64_t lsn = 0;
+      absl::StatusOr<bool> taken = TakeState(entry, &writer, &lsn, &failures);
+      if (!taken.ok()) {  // the state database failed: this group is lost, stop
+        group.push_back({entry, lsn});
+        return CommitGroup(&writer, 0, &group, taken.status());
+      }
+      if (!*taken) continue;
+      group.push_back({entry, lsn});
+      covered = std::max(covered, lsn);
+      ++written;
+      if (group.size() >= options_.checkpoint_group || writer.bytes() >= (uint64_t{64} << 20)) {
+        RETURN_IF_ERROR(CommitGroup(&writer, covered, &group));
+        ASSIGN_OR_RETURN(writer, state_db_->BeginWrite());
+      }
     }
-    adapt::v1::DurableMark* mark = snapshot->mutable_durable();
-    mark->set_tenant(entry->tenant);
-    mark->set_store(entry->name);
-    mark->set_incarnation(entry->incarnation);
-    mark->set_lsn(entry->SnapshotLsn());
-    for (auto& id : entry->ids.List()) mark->add_applied_ids(std::move(id));
-    covered = std::max(covered, mark->lsn());
-    taken.push_back({entry, *std::move(snapshot)});
+    RETURN_IF_ERROR(CommitGroup(&writer, covered, &group));
+    // The deletes are committed (with the first group): their records may go.
+    absl::MutexLock lock(&mu_);
+    pending_deletes_.erase(pending_deletes_.begin(), pending_deletes_.begin() + deletes.size());
+    return absl::OkStatus();
+  }();
+  if (options_.on_checkpoint) {
+    options_.on_checkpoint(written, failures.size() + (db_status.ok() ? 0 : 1));
   }
-  // A snapshot never holds a change whose record could still be lost.
-  RETURN_IF_ERROR(wal_->WaitDurable(covered));
-  for (auto& [entry, snapshot] : taken) {
-    ASSIGN_OR_RETURN(std::string file, EncodeSnapshotFile(snapshot));
-    const std::string path = SnapshotPath(*entry, ".snap");
-    absl::Status written = env_->CreateDirs(ParentDir(path));
-    absl::MutexLock entry_lock(&entry->mu);
-    if (entry->deleted) continue;
-    if (written.ok()) written = WriteFileAtomically(env_, path, file, options_.sync);
-    if (!written.ok()) {
-      return absl::Status(written.code(), absl::StrCat("snapshot of ", entry->tenant, "/",
-                                                       entry->name, ": ", written.message()));
-    }
+  // Whatever failed holds back only the log after its own last checkpoint.
+  RETURN_IF_ERROR(wal_->RemoveSegmentsBefore(KeepFrom(first)));
+  if (!db_status.ok()) return db_status;
+  if (!failures.empty()) {
+    return absl::InternalError(absl::StrCat(
+        "checkpoint: the state of ", failures.size(),
+        " store(s) could not be written (their log is kept): ", absl::StrJoin(failures, "; ")));
   }
-  return wal_->RemoveSegmentsBefore(keep_from);
+  return absl::OkStatus();
 }
 
 }  // namespace adaptd

@@ -1,7 +1,8 @@
-// Journal: adaptd's durable state under data_dir: the write-ahead log (data_dir/wal), one
-// snapshot file per store (data_dir/snapshots/<tenant>/<store>~<incarnation>.snap, the
-// ExportStore format plus a DurableMark) and failure markers (…~<incarnation>.failed). Every
-// file access goes through JournalOptions::env (docs/DURABILITY.md, "When the disk fails").
+// Journal: adaptd's durable state under data_dir: the write-ahead log (data_dir/wal) and the
+// state database (data_dir/state, state_db.h), which holds each store's catalog entry and its
+// last checkpointed state (the ExportStore format plus a DurableMark). The log's files go
+// through JournalOptions::env (docs/DURABILITY.md, "When the disk fails"); the state database
+// does its own I/O.
 //
 // The engine calls it at each durable change: create/import and delete (under the registry's
 // lock, so the log order is the registry's order), each Adapt/Forget, and each compile. A
@@ -9,8 +10,14 @@
 // lock (so a store's records are in its log order), waits for it to be durable without the
 // lock, and only then applies the transaction, in the store's log order. So no reader sees a
 // write that a crash could lose, and a write whose record cannot be made durable changes
-// nothing. Checkpoint() snapshots every store, then deletes the log segments the snapshots
-// cover; a background thread runs it when the current segment passes `snapshot_log_bytes`.
+// nothing.
+//
+// Checkpoint() is incremental: it writes the state of each store changed since its last
+// checkpoint, one store at a time (at most one store's state in memory), commits them in
+// groups, then deletes the log segments older than the oldest change still only in the log.
+// A store whose state cannot be written is reported (CheckpointError) and holds back only the
+// log after its own last checkpoint. A background thread runs it when the current segment
+// passes `snapshot_log_bytes`.
 //
 // Thread-safety: every method may be called concurrently. Lock order: the registry's lock,
 // then an entry's log lock, then the journal's map lock.
@@ -35,6 +42,7 @@
 #include "kernels/backend.h"
 #include "server/persistence/applied_ids.h"
 #include "server/persistence/env.h"
+#include "server/persistence/state_db.h"
 #include "server/persistence/wal.h"
 #include "server/stores/store.h"
 
@@ -47,6 +55,11 @@ struct JournalOptions {
   size_t max_ids_per_store = 65536;                  // AppliedIds capacity
   std::function<void(double)> on_sync;               // fsync latency observer
   Env* env = nullptr;  // files and clock; null: Env::Default(); must outlive the Journal
+  uint64_t state_map_bytes = uint64_t{1} << 40;  // see StateDbOptions::map_bytes
+  // Stores written per state-database commit, at most (each commit is one fsync).
+  size_t checkpoint_group = 256;
+  // Observes each checkpoint: stores written, stores whose state could not be written.
+  std::function<void(uint64_t written, uint64_t failed)> on_checkpoint;
 };
 
 struct RecoveredStore {
@@ -96,10 +109,16 @@ class Journal {
   // publishes the same versions.
   absl::Status LogAutoCompile(const Store* store);
 
-  // Snapshots every healthy store and deletes the log segments they cover. A failure (the
-  // error names the store and the step) deletes nothing: the previous snapshots and the whole
-  // log stay, so recovery loses nothing; writes go on.
+  // Writes the state of every healthy store changed since its last checkpoint and deletes the
+  // log segments that only hold changes already in the state database. A store whose state
+  // cannot be written keeps its previous state and its log records; the others go on. The
+  // error names every store that failed and why (the state database's own failure stops the
+  // checkpoint); writes go on either way.
   absl::Status Checkpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
+
+  // Why the last checkpoint could not write tenant/name's state; empty when it could (or the
+  // store is unknown).
+  std::string CheckpointError(const std::string& tenant, const std::string& name) const;
 
   // Stops the background checkpoints and the log writer (no checkpoint).
   void Close();
@@ -113,6 +132,9 @@ class Journal {
     uint64_t incarnation = 0;
     absl::Mutex mu;
     uint64_t last_lsn ABSL_GUARDED_BY(mu) = 0;  // the store's last record in the log
+    // The first record not in the state database yet (0: the stored state is current).
+    uint64_t dirty_since ABSL_GUARDED_BY(mu) = 0;
+    std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);
     // Writes logged but not yet applied (or refused), by LSN: they apply in this order.
@@ -124,20 +146,48 @@ class Journal {
     uint64_t SnapshotLsn() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
       return in_flight.empty() ? last_lsn : in_flight.front() - 1;
     }
+    // A record at `lsn` is only in the log until the next checkpoint.
+    void MarkDirty(uint64_t lsn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      if (dirty_since == 0) dirty_since = lsn;
+    }
+  };
+  // A deleted store whose state may still be in the state database: its delete record stays
+  // in the log until a checkpoint has removed the state.
+  struct PendingDelete {
+    std::string key;
+    uint64_t incarnation = 0, lsn = 0;
+  };
+  // One store's state taken by a checkpoint, waiting for its group's commit.
+  struct Written {
+    std::shared_ptr<Entry> entry;
+    uint64_t lsn = 0;
   };
 
   explicit Journal(JournalOptions options)
       : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
   std::shared_ptr<Entry> FindEntry(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
-  std::string SnapshotPath(const Entry& entry, const char* suffix) const;
   void MaybeCheckpointLater();
+  // Takes `entry`'s state into `writer` when it changed since its last checkpoint: true when
+  // it was taken, false when there was nothing to write or the store's own snapshot failed
+  // (recorded in the entry and in `failures`); an error when the state database failed.
+  absl::StatusOr<bool> TakeState(const std::shared_ptr<Entry>& entry, StateDb::Writer* writer,
+                                 uint64_t* lsn, std::vector<std::string>* failures);
+  // Commits `writer` after the log is durable up to `covered`, and marks `group` clean (or
+  // failed with the error). With a `failed` status (a put failed), discards the writer and
+  // marks the group failed with it.
+  absl::Status CommitGroup(StateDb::Writer* writer, uint64_t covered, std::vector<Written>* group,
+                           absl::Status failed = absl::OkStatus());
+  // The first LSN the log must keep: the oldest change not in the state database.
+  uint64_t KeepFrom(uint64_t first) const ABSL_LOCKS_EXCLUDED(mu_);
   void CheckpointLoop();
 
   const JournalOptions options_;
   Env* const env_;
   std::unique_ptr<Wal> wal_;
+  std::unique_ptr<StateDb> state_db_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  std::vector<PendingDelete> pending_deletes_ ABSL_GUARDED_BY(mu_);
   absl::CondVar checkpoint_cv_;
   bool checkpoint_wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,9 +1,11 @@
-// Journal::Open: start-up recovery. Loads each store's newest snapshot, replays the log
-// records after the snapshot's LSN in LSN order, drops a torn last record (truncating it
-// away), and turns every store whose snapshot or records cannot be read into a FailedStore
-// with the reason, recorded in a .failed marker so it stays failed after the log is truncated.
-// A write record whose commit fails is skipped: it failed the same way when it was logged
-// (journal.h, Commit) and was never acknowledged.
+// Journal::Open: start-up recovery. Loads each store's state from the state database (and,
+// once, from the snapshot files of data directories written before it: data_dir/snapshots,
+// moved into the database by the first checkpoint and then removed), replays the log records
+// after the state's LSN in LSN order, drops a torn last record (truncating it away), and turns
+// every store whose state or records cannot be read into a FailedStore with the reason,
+// recorded in its catalog entry so it stays failed after the log is truncated. A write record
+// whose commit fails is skipped: it failed the same way when it was logged (journal.h, Commit)
+// and was never acknowledged.
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -24,10 +26,12 @@ namespace fs = std::filesystem;
 
 class Recovery {
  public:
-  Recovery(const JournalOptions& options, Env* env, kernels::Backend* backend)
-      : options_(options), env_(env), backend_(backend) {}
+  Recovery(const JournalOptions& options, Env* env, kernels::Backend* backend, StateDb* db)
+      : options_(options), env_(env), backend_(backend), db_(db) {}
 
-  absl::Status LoadSnapshots();
+  absl::Status LoadCatalog();
+  // Snapshot files of the layout before the state database; true when there were any.
+  absl::StatusOr<bool> LoadLegacySnapshots();
   absl::Status ReplayLog(bool* had_segments);
   void MarkDamage();
   uint64_t max_lsn() const { return max_lsn_; }
@@ -40,8 +44,9 @@ class Recovery {
     adapt::v1::StoreSpec spec;
     uint64_t incarnation = 0, last_lsn = 0;
     std::string failure;
-    bool marked = false;  // a .failed marker exists
+    bool marked = false;  // the failure is in the state database
     std::vector<std::string> ids;
+    uint64_t dirty_since = 0;  // the first record not in the state database (0: none)
   };
   struct Found {
     uint64_t incarnation = 0;
@@ -52,6 +57,8 @@ class Recovery {
     if (state->failure.empty()) state->failure = std::move(reason);
   }
   void Apply(const LogFrame& frame);
+  // Decodes and restores a stored state (file) into `state`, or fails it naming `where`.
+  void Restore(State* state, const std::string& where, absl::StatusOr<std::string> file);
   void ApplyWrite(State* state, uint64_t lsn, const adapt::v1::WalWrite& write);
   std::string PathOf(const State& state, const char* suffix) const {
     return (fs::path(options_.data_dir) / "snapshots" / state.tenant /
@@ -62,17 +69,72 @@ class Recovery {
   const JournalOptions& options_;
   Env* const env_;
   kernels::Backend* backend_;
+  StateDb* db_;
   std::map<std::string, State> states_;
+  std::vector<Journal::PendingDelete> deletes_;  // deleted by replayed records
   // LSN ranges the log could not attribute to a store.
   std::vector<std::pair<uint64_t, uint64_t>> damage_;
   uint64_t max_lsn_ = 0;
 };
 
-absl::Status Recovery::LoadSnapshots() {
-  const std::string root = (fs::path(options_.data_dir) / "snapshots").string();
-  if (absl::Status made = env_->CreateDirs(root); !made.ok()) {
+void Recovery::Restore(State* state, const std::string& where, absl::StatusOr<std::string> file) {
+  absl::StatusOr<adapt::v1::StoreSnapshot> decoded =
+      file.ok() ? DecodeSnapshotFile(*file)
+                : absl::StatusOr<adapt::v1::StoreSnapshot>(file.status());
+  if (!decoded.ok()) {
+    Fail(state, absl::StrCat(where, ": ", decoded.status().message()));
+    return;
+  }
+  state->spec = decoded->spec();
+  if (!decoded->has_durable() || decoded->durable().incarnation() != state->incarnation) {
+    Fail(state, absl::StrCat(where, ": its durable mark does not match"));
+    return;
+  }
+  state->last_lsn = decoded->durable().lsn();
+  state->ids.assign(decoded->durable().applied_ids().begin(),
+                    decoded->durable().applied_ids().end());
+  decoded->clear_durable();
+  auto restored = RestoreStore(*decoded, backend_);
+  if (restored.ok()) {
+    state->store = *std::move(restored);
+  } else {
+    Fail(state, absl::StrCat(where, ": ", restored.status().message()));
+  }
+}
+
+absl::Status Recovery::LoadCatalog() {
+  return db_->ScanCatalog([&](std::string_view key, adapt::v1::CatalogEntry entry) {
+    const size_t slash = key.find('/');
+    if (slash == std::string_view::npos) return absl::OkStatus();
+    State state;
+    state.tenant = std::string(key.substr(0, slash));
+    state.name = std::string(key.substr(slash + 1));
+    state.incarnation = entry.incarnation();
+    state.last_lsn = entry.lsn();
+    state.spec = entry.spec();
+    if (!entry.failure().empty()) {
+      Fail(&state, entry.failure());
+      state.marked = true;
+    } else {
+      Restore(&state, absl::StrCat("the stored state of ", std::string(key)),
+              db_->ReadState(key, entry));
+    }
+    max_lsn_ = std::max(max_lsn_, state.last_lsn);
+    states_[std::string(key)] = std::move(state);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<bool> Recovery::LoadLegacySnapshots() {
+  if (absl::Status made = env_->CreateDirs(options_.data_dir); !made.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("data_dir: ", made.message()));
   }
+  ASSIGN_OR_RETURN(const std::vector<DirEntry> top, env_->ListDir(options_.data_dir));
+  if (std::none_of(top.begin(), top.end(),
+                   [](const DirEntry& e) { return e.is_directory && e.name == "snapshots"; })) {
+    return false;
+  }
+  const std::string root = (fs::path(options_.data_dir) / "snapshots").string();
   std::map<std::pair<std::string, std::string>, std::map<uint64_t, Found>> files;
   ASSIGN_OR_RETURN(const std::vector<DirEntry> tenants, env_->ListDir(root));
   for (const DirEntry& tenant_dir : tenants) {
@@ -116,38 +178,26 @@ absl::Status Recovery::LoadSnapshots() {
     }
     if (found.snap) {
       const std::string path = PathOf(state, ".snap");
-      auto data = env_->ReadFile(path);
-      absl::StatusOr<adapt::v1::StoreSnapshot> decoded =
-          data.ok() ? DecodeSnapshotFile(*data)
-                    : absl::StatusOr<adapt::v1::StoreSnapshot>(data.status());
-      if (!decoded.ok()) {
-        Fail(&state, absl::StrCat("snapshot ", path, ": ", decoded.status().message()));
-      } else if (!decoded->has_durable() || decoded->durable().incarnation() != found.incarnation) {
-        state.spec = decoded->spec();
-        Fail(&state, absl::StrCat("snapshot ", path, ": its durable mark does not match"));
-      } else {
-        state.spec = decoded->spec();
-        state.last_lsn = decoded->durable().lsn();
-        state.ids.assign(decoded->durable().applied_ids().begin(),
-                         decoded->durable().applied_ids().end());
-        decoded->clear_durable();
-        auto restored = RestoreStore(*decoded, backend_);
-        if (restored.ok()) {
-          state.store = *std::move(restored);
-        } else {
-          Fail(&state, absl::StrCat("snapshot ", path, ": ", restored.status().message()));
-        }
-      }
+      Restore(&state, absl::StrCat("snapshot ", path), env_->ReadFile(path));
     }
     if (found.failed) {
       auto reason = env_->ReadFile(PathOf(state, ".failed"));
       Fail(&state, reason.ok() ? *reason : "marked failed by an earlier recovery");
-      state.marked = true;
     }
+    // The state database holds a later state of this store (a checkpoint after an earlier
+    // start that could not finish moving these files): it wins.
+    const std::string key = StoreKey(state.tenant, state.name);
+    auto stored = states_.find(key);
+    if (stored != states_.end() &&
+        std::make_pair(stored->second.incarnation, stored->second.last_lsn) >=
+            std::make_pair(state.incarnation, state.last_lsn)) {
+      continue;
+    }
+    state.dirty_since = state.last_lsn + 1;  // to be written to the state database
     max_lsn_ = std::max(max_lsn_, state.last_lsn);
-    states_[StoreKey(state.tenant, state.name)] = std::move(state);
+    states_[key] = std::move(state);
   }
-  return absl::OkStatus();
+  return true;
 }
 
 void Recovery::ApplyWrite(State* state, uint64_t lsn, const adapt::v1::WalWrite& write) {
@@ -205,6 +255,7 @@ void Recovery::Apply(const LogFrame& frame) {
     state.name = frame.key.substr(slash + 1);
     state.incarnation = lsn;
     state.last_lsn = lsn;
+    state.dirty_since = lsn;
     auto store = record.has_create() ? CreateStore(record.create(), backend_)
                                      : RestoreStore(record.import(), backend_);
     state.spec = record.has_create() ? record.create() : record.import().spec();
@@ -223,9 +274,9 @@ void Recovery::Apply(const LogFrame& frame) {
   }
   State& state = it->second;
   state.last_lsn = lsn;
+  if (state.dirty_since == 0) state.dirty_since = lsn;
   if (record.has_delete_()) {
-    (void)env_->RemoveFile(PathOf(state, ".snap"));
-    (void)env_->RemoveFile(PathOf(state, ".failed"));
+    deletes_.push_back({frame.key, state.incarnation, lsn});
     states_.erase(it);
     return;
   }
@@ -291,22 +342,37 @@ void Recovery::MarkDamage() {
 }
 
 void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) {
+  // Failures go into the catalog in one commit, so the stores stay failed once the log that
+  // explains them is truncated; if that commit fails, their log is kept instead.
+  absl::Status marked = absl::OkStatus();
+  if (auto writer = db_->BeginWrite(); !writer.ok()) {
+    marked = writer.status();
+  } else {
+    for (auto& [key, state] : states_) {
+      if (state.failure.empty() || state.marked || !marked.ok()) continue;
+      adapt::v1::CatalogEntry entry;
+      *entry.mutable_spec() = state.store != nullptr ? state.store->spec() : state.spec;
+      entry.set_incarnation(state.incarnation);
+      entry.set_lsn(state.last_lsn);
+      entry.set_failure(state.failure);
+      marked = writer->PutCatalog(key, entry);
+    }
+    if (marked.ok()) marked = writer->Commit();
+  }
+  if (!marked.ok()) {
+    std::fprintf(stderr, "adaptd: recording failed stores: %s (their log is kept)\n",
+                 std::string(marked.message()).c_str());
+  }
   for (auto& [key, state] : states_) {
     auto entry = std::make_shared<Journal::Entry>(options_.max_ids_per_store);
     entry->tenant = state.tenant;
     entry->name = state.name;
     entry->incarnation = state.incarnation;
+    uint64_t dirty_since = state.dirty_since;
     if (!state.failure.empty()) {
       std::fprintf(stderr, "adaptd: store %s failed to recover: %s\n", key.c_str(),
                    state.failure.c_str());
-      if (!state.marked) {
-        const std::string marker = PathOf(state, ".failed");
-        absl::Status status = env_->CreateDirs(ParentDir(marker));
-        if (status.ok()) status = WriteFileAtomically(env_, marker, state.failure, options_.sync);
-        if (!status.ok()) {
-          std::fprintf(stderr, "adaptd: %s\n", std::string(status.message()).c_str());
-        }
-      }
+      dirty_since = state.marked || marked.ok() ? 0 : state.incarnation;
       if (state.store != nullptr) state.spec = state.store->spec();
       state.store = std::make_shared<FailedStore>(state.spec, state.failure);
     }
@@ -314,6 +380,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     {
       absl::MutexLock entry_lock(&entry->mu);
       entry->last_lsn = state.last_lsn;
+      entry->dirty_since = dirty_since;
       for (const auto& id : state.ids) entry->ids.Add(id);
     }
     {
@@ -322,14 +389,22 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     }
     recovered->push_back({state.tenant, state.name, state.store});
   }
+  absl::MutexLock lock(&journal->mu_);
+  journal->pending_deletes_ = std::move(deletes_);
 }
 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options,
                                                        kernels::Backend* backend,
                                                        std::vector<RecoveredStore>* recovered) {
   std::unique_ptr<Journal> journal(new Journal(options));
-  Recovery recovery(journal->options_, journal->env_, backend);
-  RETURN_IF_ERROR(recovery.LoadSnapshots());
+  StateDbOptions db_options;
+  db_options.dir = (fs::path(options.data_dir) / "state").string();
+  db_options.map_bytes = options.state_map_bytes;
+  db_options.sync = options.sync;
+  ASSIGN_OR_RETURN(journal->state_db_, StateDb::Open(db_options));
+  Recovery recovery(journal->options_, journal->env_, backend, journal->state_db_.get());
+  RETURN_IF_ERROR(recovery.LoadCatalog());
+  ASSIGN_OR_RETURN(const bool legacy, recovery.LoadLegacySnapshots());
   bool had_segments = false;
   RETURN_IF_ERROR(recovery.ReplayLog(&had_segments));
   recovery.MarkDamage();
@@ -340,8 +415,19 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
   wal_options.env = journal->env_;
   ASSIGN_OR_RETURN(journal->wal_, Wal::Open(std::move(wal_options), recovery.max_lsn() + 1));
   recovery.Finish(journal.get(), recovered);
-  // What was replayed goes into snapshots now, so the next start replays only new records.
-  if (had_segments) RETURN_IF_ERROR(journal->Checkpoint());
+  // What was replayed (or read from snapshot files) goes into the state database now, so the
+  // next start replays only new records. A failure here leaves the log (and the files) for
+  // the next checkpoint: the server starts anyway.
+  if (had_segments || legacy) {
+    absl::Status checkpoint = journal->Checkpoint();
+    if (!checkpoint.ok()) {
+      std::fprintf(stderr, "adaptd: the start-up checkpoint failed: %s\n",
+                   std::string(checkpoint.message()).c_str());
+    } else if (legacy) {
+      std::error_code ec;
+      fs::remove_all(fs::path(options.data_dir) / "snapshots", ec);
+    }
+  }
   journal->checkpointer_ = std::thread([j = journal.get()] { j->CheckpointLoop(); });
   return journal;
 }

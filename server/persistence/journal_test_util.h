@@ -5,6 +5,7 @@
 #define ADAPTD_SERVER_PERSISTENCE_JOURNAL_TEST_UTIL_H_
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -36,6 +37,10 @@ class JournalFixture : public ::testing::Test {
     options.data_dir = dir_;
     options.snapshot_log_bytes = snapshot_log_bytes;
     options.env = env_;
+    options.on_checkpoint = [this](uint64_t written, uint64_t failed) {
+      checkpoints_.push_back({written, failed});
+    };
+    checkpoints_.clear();
     std::vector<RecoveredStore> recovered;
     auto journal = Journal::Open(options, backend_.get(), &recovered);
     EXPECT_TRUE(journal.ok()) << journal.status();
@@ -45,7 +50,10 @@ class JournalFixture : public ::testing::Test {
     return stores;
   }
 
-  std::shared_ptr<Store> Create(const std::string& name) {
+  // `wrap`, when given, wraps the created store (a test's fault-injecting Store).
+  std::shared_ptr<Store> Create(
+      const std::string& name,
+      const std::function<std::shared_ptr<Store>(std::shared_ptr<Store>)>& wrap = nullptr) {
     adapt::v1::StoreSpec spec;
     spec.set_kind(adapt::v1::STORE_KIND_FAAST);
     spec.set_encoder("identity");
@@ -54,6 +62,7 @@ class JournalFixture : public ::testing::Test {
     auto created = CreateStore(spec, backend_.get());
     EXPECT_TRUE(created.ok()) << created.status();
     std::shared_ptr<Store> store = *std::move(created);
+    if (wrap) store = wrap(std::move(store));
     EXPECT_TRUE(
         journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, nullptr)).ok());
     return store;
@@ -98,6 +107,8 @@ class JournalFixture : public ::testing::Test {
   Env* env_ = nullptr;  // what Open gives the journal (null: the POSIX Env)
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<Journal> journal_;
+  // What each checkpoint reported (on_checkpoint): stores written and stores failed.
+  std::vector<std::pair<uint64_t, uint64_t>> checkpoints_;
 };
 
 }  // namespace adaptd

@@ -9,11 +9,16 @@ void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags) {
          "(UNSAFE: a power loss may lose acknowledged writes; benchmarks only) [default on]")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--snapshot-log-bytes", flags->snapshot_log_bytes,
-                 "Snapshot every store and drop the covered log once the log segment reaches "
-                 "this size [default 67108864]");
+                 "Checkpoint (write every store changed since its last checkpoint to the state "
+                 "database, drop the log it covers) once the log segment reaches this size "
+                 "[default 67108864]");
   app.add_option("--max-example-ids", flags->max_example_ids,
                  "Example ids each store remembers for idempotent resends; 0 turns the check "
                  "off [default 65536]");
+  app.add_option("--state-map-bytes", flags->state_map_bytes,
+                 "The largest the state database (data_dir/state) may grow: address space, "
+                 "not disk [default 1099511627776]")
+      ->check(CLI::PositiveNumber);
 }
 
 void ApplyPersistenceFlags(const PersistenceFlags& flags, adapt::v1::ServerConfig* config) {
@@ -22,6 +27,7 @@ void ApplyPersistenceFlags(const PersistenceFlags& flags, adapt::v1::ServerConfi
     config->set_snapshot_log_bytes(*flags.snapshot_log_bytes);
   }
   if (flags.max_example_ids.has_value()) config->set_max_example_ids(*flags.max_example_ids);
+  if (flags.state_map_bytes.has_value()) config->set_state_map_bytes(*flags.state_map_bytes);
 }
 
 }  // namespace adaptd

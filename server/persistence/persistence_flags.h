@@ -16,6 +16,7 @@ struct PersistenceFlags {
   std::string fsync;  // "on", "off" or empty (config decides)
   std::optional<uint64_t> snapshot_log_bytes;
   std::optional<uint32_t> max_example_ids;
+  std::optional<uint64_t> state_map_bytes;
 };
 
 void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags);

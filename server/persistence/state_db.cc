@@ -17,9 +17,7 @@ namespace {
 // LMDB's reader slots bound concurrent read transactions (loads); each is short.
 constexpr unsigned int kMaxReaders = 1024;
 
-MDB_val Val(std::string_view s) {
-  return MDB_val{s.size(), const_cast<char*>(s.data())};
-}
+MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
 
 std::string_view View(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
@@ -143,16 +141,16 @@ absl::StatusOr<std::string> StateDb::ReadState(std::string_view key,
     const int rc = mdb_get(read.txn, state_, &k, &value);
     if (rc == MDB_NOTFOUND) {
       return absl::DataLossError(absl::StrCat("state database ", options_.dir, ": chunk ", chunk,
-                                              " of ", entry.state_chunks(), " of ", std::string(key),
-                                              " is missing"));
+                                              " of ", entry.state_chunks(), " of ",
+                                              std::string(key), " is missing"));
     }
     if (rc != 0) return Error("mdb_get", rc);
     out.append(View(value));
   }
   if (out.size() != entry.state_bytes()) {
     return absl::DataLossError(absl::StrCat("state database ", options_.dir, ": the state of ",
-                                            std::string(key), " holds ", out.size(), " bytes, its entry says ",
-                                            entry.state_bytes()));
+                                            std::string(key), " holds ", out.size(),
+                                            " bytes, its entry says ", entry.state_bytes()));
   }
   return out;
 }
@@ -165,6 +163,16 @@ absl::StatusOr<StateDb::Writer> StateDb::BeginWrite() {
 
 StateDb::Writer::Writer(Writer&& other) noexcept
     : db_(other.db_), txn_(std::exchange(other.txn_, nullptr)), bytes_(other.bytes_) {}
+
+StateDb::Writer& StateDb::Writer::operator=(Writer&& other) noexcept {
+  if (this != &other) {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+    db_ = other.db_;
+    txn_ = std::exchange(other.txn_, nullptr);
+    bytes_ = other.bytes_;
+  }
+  return *this;
+}
 
 StateDb::Writer::~Writer() {
   if (txn_ != nullptr) mdb_txn_abort(txn_);
@@ -234,6 +242,10 @@ absl::Status StateDb::Writer::Delete(std::string_view key, uint64_t incarnation)
     return db_->Error("mdb_del", del);
   }
   return DeleteChunks(key);
+}
+
+void StateDb::Writer::Abort() {
+  if (txn_ != nullptr) mdb_txn_abort(std::exchange(txn_, nullptr));
 }
 
 absl::Status StateDb::Writer::Commit() {

@@ -28,10 +28,10 @@ struct MDB_txn;
 namespace adaptd {
 
 struct StateDbOptions {
-  std::string dir;                               // created when missing
-  uint64_t map_bytes = uint64_t{1} << 40;        // the largest the database may grow (virtual)
-  size_t chunk_bytes = size_t{64} << 20;         // a state is stored in pieces of this size
-  bool sync = true;                              // fsync at each commit (off only for tests)
+  std::string dir;                         // created when missing
+  uint64_t map_bytes = uint64_t{1} << 40;  // the largest the database may grow (virtual)
+  size_t chunk_bytes = size_t{64} << 20;   // a state is stored in pieces of this size
+  bool sync = true;                        // fsync at each commit (off only for tests)
 };
 
 class StateDb {
@@ -59,7 +59,7 @@ class StateDb {
    public:
     ~Writer();
     Writer(Writer&& other) noexcept;
-    Writer& operator=(Writer&&) = delete;
+    Writer& operator=(Writer&& other) noexcept;  // discards this one if uncommitted
 
     // The catalog entry and state of `key`, replacing what was stored (fills the entry's
     // state_bytes and state_chunks).
@@ -74,6 +74,8 @@ class StateDb {
     uint64_t bytes() const { return bytes_; }
     // Makes everything durable (ResourceExhausted when the map is full: raise map_bytes).
     absl::Status Commit();
+    // Discards everything (a no-op once committed or discarded).
+    void Abort();
 
    private:
     friend class StateDb;

@@ -103,7 +103,8 @@ void Engine::Shutdown() { compile_pool_.Stop(); }
 absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
                                                     const std::string& store) const {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, registry_.Find(tenant, store));
+  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get());  // loads a cold store
   RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
   return found;
 }
@@ -116,20 +117,32 @@ absl::Status Engine::CheckQuota(const std::string& tenant, const Store* adding) 
   const auto stores = registry_.List(tenant);
   if (adding != nullptr) RETURN_IF_ERROR(quotas_->CheckStores(tenant, stores.size()));
   if (!quotas_->limits_memory()) return absl::OkStatus();
-  const auto memory_of = [](const Store& store) {
-    adapt::v1::StoreInfo info;
-    store.Describe(&info);
-    return info.memory_bytes();
-  };
+  // What each store holds when loaded, so a quota does not depend on what is resident.
   uint64_t used = 0;
-  for (const auto& entry : stores) used += memory_of(*entry.second);
-  return quotas_->CheckMemory(tenant, used, adding != nullptr ? memory_of(*adding) : 0);
+  for (const auto& entry : stores) used += entry.second->loaded_bytes();
+  uint64_t added = 0;
+  if (adding != nullptr) {
+    adapt::v1::StoreInfo info;
+    adding->Describe(&info);
+    added = info.memory_bytes();
+  }
+  return quotas_->CheckMemory(tenant, used, added);
 }
 
 adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::string& name,
                                       const Store& store) const {
   adapt::v1::StoreInfo info;
   store.Describe(&info);
+  info.set_tenant(tenant);
+  info.set_store(name);
+  if (journal_ != nullptr) info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+  info.set_tier(adapt::v1::TIER_HOT);
+  return info;
+}
+
+adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::string& name,
+                                      const StoreSlot& slot) const {
+  adapt::v1::StoreInfo info = slot.Describe();
   info.set_tenant(tenant);
   info.set_store(name);
   if (journal_ != nullptr) info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
@@ -181,9 +194,10 @@ absl::Status Engine::AddDurably(const std::string& tenant, const std::string& na
                                 const std::shared_ptr<Store>& store,
                                 const adapt::v1::StoreSpec& spec,
                                 const adapt::v1::StoreSnapshot* snapshot) {
-  if (journal_ == nullptr) return registry_.Insert(tenant, name, store);
+  auto slot = std::make_shared<StoreSlot>(store);
+  if (journal_ == nullptr) return registry_.Insert(tenant, name, slot);
   uint64_t lsn = 0;
-  RETURN_IF_ERROR(registry_.Reserve(tenant, name, store, [&] {
+  RETURN_IF_ERROR(registry_.Reserve(tenant, name, slot, [&] {
     lsn = journal_->AppendCreate(tenant, name, store, spec, snapshot);
   }));
   if (absl::Status durable = journal_->WaitDurable(lsn); !durable.ok()) {
@@ -197,16 +211,16 @@ absl::Status Engine::AddDurably(const std::string& tenant, const std::string& na
 absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
     const adapt::v1::GetStoreRequest& request) const {
   RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
-  ASSIGN_OR_RETURN(auto store, registry_.Find(request.tenant(), request.store()));
-  return Describe(request.tenant(), request.store(), *store);
+  ASSIGN_OR_RETURN(auto slot, registry_.Find(request.tenant(), request.store()));
+  return Describe(request.tenant(), request.store(), *slot);
 }
 
 absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
     const adapt::v1::ListStoresRequest& request) const {
   RETURN_IF_ERROR(ValidateName("tenant", request.tenant()));
   adapt::v1::ListStoresResponse response;
-  for (const auto& [name, store] : registry_.List(request.tenant())) {
-    *response.add_stores() = Describe(request.tenant(), name, *store);
+  for (const auto& [name, slot] : registry_.List(request.tenant())) {
+    *response.add_stores() = Describe(request.tenant(), name, *slot);  // never loads
   }
   return response;
 }
@@ -220,7 +234,7 @@ absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
   if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
   if (metrics_ != nullptr) {
     metrics_->AddStores(KindName(removed->spec().kind()), -1);
-    metrics_->ForgetStore(removed.get());
+    if (auto loaded = removed->loaded(); loaded != nullptr) metrics_->ForgetStore(loaded.get());
   }
   return absl::OkStatus();
 }
@@ -241,6 +255,7 @@ absl::Status WriteSession::Add(
                                      ": required in the first message of the stream")));
     }
     ASSIGN_OR_RETURN(store_, engine_->Find(tenant, store));
+    ASSIGN_OR_RETURN(slot_, engine_->registry_.Find(tenant, store));
     tenant_ = tenant;
     store_name_ = store;
     txn_ = store_->Begin(kind_);
@@ -288,7 +303,7 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
   if (kind_ == TxnKind::kAdapt) RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
   ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
-  if (!current.ok() || current->get() != store_.get()) {
+  if (!current.ok() || current->get() != slot_.get()) {
     return absl::NotFoundError(
         absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
   }

@@ -55,6 +55,7 @@ class WriteSession {
   TxnKind kind_;
   int messages_ = 0;
   std::string tenant_, store_name_;
+  std::shared_ptr<StoreSlot> slot_;
   std::shared_ptr<Store> store_;
   std::unique_ptr<Txn> txn_;
   // What the write-ahead log records at Finish (engine_journal.cc): the encoded batches and
@@ -133,6 +134,13 @@ class Engine {
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const Store& store) const;
+  // Without loading it (a cold store's last description).
+  adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
+                                const StoreSlot& slot) const;
+  // What follows a load from the state database: metrics, and the automatic compile of
+  // examples that no compile covered (engine_journal.cc).
+  void AfterLoad(const std::string& tenant, const std::string& name,
+                 const std::shared_ptr<Store>& store);
   void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
   // Adds a created or imported store: its log record durable first (the name reserved,
   // invisible meanwhile), then visible; on a log failure the name is free again.

@@ -33,24 +33,38 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   std::vector<RecoveredStore> recovered;
   ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
   for (auto& r : recovered) {
-    RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, r.store));
-    if (metrics_ != nullptr) {
-      metrics_->AddStores(KindName(r.store->spec().kind()), 1);
-      metrics_->ObserveStore(r.store, Describe(r.tenant, r.name, *r.store));
+    std::shared_ptr<StoreSlot> slot;
+    if (r.store != nullptr) {
+      slot = std::make_shared<StoreSlot>(r.store);
+    } else {  // cold: read from the state database by the first call that needs it
+      slot = std::make_shared<StoreSlot>(
+          std::move(r.info),
+          [this, tenant = r.tenant, name = r.name]() -> absl::StatusOr<std::shared_ptr<Store>> {
+            ASSIGN_OR_RETURN(std::shared_ptr<Store> store, journal_->Load(tenant, name));
+            AfterLoad(tenant, name, store);
+            return store;
+          });
     }
-    // Replayed examples that no compile covered are pending, as they were before the restart;
-    // a faast store that compiles by itself compiles them now (its idle timer did not survive).
-    // A store with automatic compiles off keeps them pending, so a restart changes nothing a
-    // reader can see.
-    adapt::v1::StoreInfo info;
-    r.store->Describe(&info);
-    const adapt::v1::FaastParams& auto_compile = info.spec().faast();
-    if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0 &&
-        (auto_compile.auto_compile_every() > 0 || auto_compile.auto_compile_delay_ms() > 0)) {
-      compile_pool_.ScheduleAuto(r.store, absl::ZeroDuration(), /*urgent=*/false);
-    }
+    RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, slot));
+    if (metrics_ != nullptr) metrics_->AddStores(KindName(slot->spec().kind()), 1);
+    if (r.store != nullptr) AfterLoad(r.tenant, r.name, r.store);
   }
   return absl::OkStatus();
+}
+
+void Engine::AfterLoad(const std::string& tenant, const std::string& name,
+                       const std::shared_ptr<Store>& store) {
+  adapt::v1::StoreInfo info = Describe(tenant, name, *store);
+  if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
+  // Examples that no compile covered are pending, as they were before the store was stored;
+  // a faast store that compiles by itself compiles them now (its idle timer did not survive).
+  // A store with automatic compiles off keeps them pending, so a restart or a load changes
+  // nothing a reader can see.
+  const adapt::v1::FaastParams& auto_compile = info.spec().faast();
+  if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0 &&
+      (auto_compile.auto_compile_every() > 0 || auto_compile.auto_compile_delay_ms() > 0)) {
+    compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/false);
+  }
 }
 
 absl::Status Engine::Flush() {

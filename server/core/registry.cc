@@ -12,25 +12,26 @@ absl::Status NotFound(const std::string& tenant, const std::string& store) {
 }  // namespace
 
 absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
-                              std::shared_ptr<Store> value) {
+                              std::shared_ptr<StoreSlot> value) {
   return Insert(tenant, store, std::move(value), nullptr);
 }
 
 absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
-                              std::shared_ptr<Store> value, const std::function<void()>& inserted) {
+                              std::shared_ptr<StoreSlot> value,
+                              const std::function<void()>& inserted) {
   absl::MutexLock lock(&mu_);
   return InsertLocked(tenant, store, std::move(value), /*visible=*/true, inserted);
 }
 
 absl::Status Registry::Reserve(const std::string& tenant, const std::string& store,
-                               std::shared_ptr<Store> value,
+                               std::shared_ptr<StoreSlot> value,
                                const std::function<void()>& reserved) {
   absl::MutexLock lock(&mu_);
   return InsertLocked(tenant, store, std::move(value), /*visible=*/false, reserved);
 }
 
 absl::Status Registry::InsertLocked(const std::string& tenant, const std::string& store,
-                                    std::shared_ptr<Store> value, bool visible,
+                                    std::shared_ptr<StoreSlot> value, bool visible,
                                     const std::function<void()>& inserted) {
   auto& stores = tenants_[tenant];
   if (!stores.emplace(store, Entry{std::move(value), visible}).second) {
@@ -58,8 +59,8 @@ void Registry::Abandon(const std::string& tenant, const std::string& store) {
   if (t->second.empty()) tenants_.erase(t);
 }
 
-absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
-                                                      const std::string& store) const {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Find(const std::string& tenant,
+                                                          const std::string& store) const {
   absl::ReaderMutexLock lock(&mu_);
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
@@ -68,30 +69,30 @@ absl::StatusOr<std::shared_ptr<Store>> Registry::Find(const std::string& tenant,
   return s->second.store;
 }
 
-absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
-                                                        const std::string& store) {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Remove(const std::string& tenant,
+                                                            const std::string& store) {
   return Remove(tenant, store, nullptr);
 }
 
-absl::StatusOr<std::shared_ptr<Store>> Registry::Remove(const std::string& tenant,
-                                                        const std::string& store,
-                                                        const std::function<void()>& removed) {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Remove(const std::string& tenant,
+                                                            const std::string& store,
+                                                            const std::function<void()>& removed) {
   absl::MutexLock lock(&mu_);
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
   auto s = t->second.find(store);
   if (s == t->second.end() || !s->second.visible) return NotFound(tenant, store);
-  std::shared_ptr<Store> value = std::move(s->second.store);
+  std::shared_ptr<StoreSlot> value = std::move(s->second.store);
   t->second.erase(s);
   if (t->second.empty()) tenants_.erase(t);
   if (removed) removed();
   return value;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Store>>> Registry::List(
+std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> Registry::List(
     const std::string& tenant) const {
   absl::ReaderMutexLock lock(&mu_);
-  std::vector<std::pair<std::string, std::shared_ptr<Store>>> out;
+  std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> out;
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return out;
   for (const auto& [name, entry] : t->second) {

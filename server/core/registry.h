@@ -1,5 +1,6 @@
-// Registry: the stores of every tenant, by name. Thread-safe; lookups take a shared lock.
-// Stores are shared_ptr so a call that found a store keeps it alive if it is deleted meanwhile.
+// Registry: the stores of every tenant, by name, each in its StoreSlot (loaded or not).
+// Thread-safe; lookups take a shared lock. Slots are shared_ptr so a call that found a store
+// keeps it alive if it is deleted meanwhile.
 // A name can be reserved for a store whose creation is not durable yet: lookups do not see it
 // until it is published.
 #ifndef ADAPTD_SERVER_CORE_REGISTRY_H_
@@ -15,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "server/stores/store.h"
+#include "server/core/store_slot.h"
 
 namespace adaptd {
 
@@ -23,37 +24,39 @@ class Registry {
  public:
   // AlreadyExists when tenant/store is taken.
   absl::Status Insert(const std::string& tenant, const std::string& store,
-                      std::shared_ptr<Store> value);
+                      std::shared_ptr<StoreSlot> value);
   // Same, and runs `inserted` under the registry's lock right after the insert succeeded (the
   // write-ahead log records the creation there, so the log order is the registry's order).
   absl::Status Insert(const std::string& tenant, const std::string& store,
-                      std::shared_ptr<Store> value, const std::function<void()>& inserted);
+                      std::shared_ptr<StoreSlot> value, const std::function<void()>& inserted);
   // Reserves tenant/store for `value` and runs `reserved` under the registry's lock (the log
   // records the creation there): AlreadyExists when the name is taken or reserved. Find, List,
   // Remove and size() do not see it until Publish; Abandon drops it.
   absl::Status Reserve(const std::string& tenant, const std::string& store,
-                       std::shared_ptr<Store> value, const std::function<void()>& reserved);
+                       std::shared_ptr<StoreSlot> value, const std::function<void()>& reserved);
   void Publish(const std::string& tenant, const std::string& store);
   void Abandon(const std::string& tenant, const std::string& store);
   // NotFound naming tenant/store.
-  absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
-                                              const std::string& store) const;
-  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant,
-                                                const std::string& store);
+  absl::StatusOr<std::shared_ptr<StoreSlot>> Find(const std::string& tenant,
+                                                  const std::string& store) const;
+  absl::StatusOr<std::shared_ptr<StoreSlot>> Remove(const std::string& tenant,
+                                                    const std::string& store);
   // Same, and runs `removed` under the registry's lock right after the removal.
-  absl::StatusOr<std::shared_ptr<Store>> Remove(const std::string& tenant, const std::string& store,
-                                                const std::function<void()>& removed);
+  absl::StatusOr<std::shared_ptr<StoreSlot>> Remove(const std::string& tenant,
+                                                    const std::string& store,
+                                                    const std::function<void()>& removed);
   // The tenant's stores in name order (empty for an unknown tenant).
-  std::vector<std::pair<std::string, std::shared_ptr<Store>>> List(const std::string& tenant) const;
+  std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> List(
+      const std::string& tenant) const;
   size_t size() const;
 
  private:
   struct Entry {
-    std::shared_ptr<Store> store;
+    std::shared_ptr<StoreSlot> store;
     bool visible = true;  // false while reserved
   };
   absl::Status InsertLocked(const std::string& tenant, const std::string& store,
-                            std::shared_ptr<Store> value, bool visible,
+                            std::shared_ptr<StoreSlot> value, bool visible,
                             const std::function<void()>& inserted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

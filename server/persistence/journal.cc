@@ -10,6 +10,7 @@
 #include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
+#include "server/stores/store_factory.h"
 
 namespace adaptd {
 
@@ -57,6 +58,70 @@ std::shared_ptr<Journal::Entry> Journal::FindEntry(const std::string& key) const
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   return it == entries_.end() ? nullptr : it->second;
+}
+
+absl::Status Journal::RestoreState(const std::string& where, const std::string& file,
+                                   uint64_t incarnation, kernels::Backend* backend, Restored* out) {
+  absl::StatusOr<adapt::v1::StoreSnapshot> decoded = DecodeSnapshotFile(file);
+  if (!decoded.ok()) {
+    return absl::DataLossError(absl::StrCat(where, ": ", decoded.status().message()));
+  }
+  out->spec = decoded->spec();
+  if (!decoded->has_durable() || decoded->durable().incarnation() != incarnation) {
+    return absl::DataLossError(absl::StrCat(where, ": its durable mark does not match"));
+  }
+  out->lsn = decoded->durable().lsn();
+  out->ids.assign(decoded->durable().applied_ids().begin(), decoded->durable().applied_ids().end());
+  decoded->clear_durable();
+  absl::StatusOr<std::unique_ptr<Store>> restored = RestoreStore(*decoded, backend);
+  if (!restored.ok()) {
+    return absl::DataLossError(absl::StrCat(where, ": ", restored.status().message()));
+  }
+  out->store = *std::move(restored);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Journal::Load(const std::string& tenant,
+                                                     const std::string& name) {
+  const std::string key = StoreKey(tenant, name);
+  const absl::Status gone =
+      absl::NotFoundError(absl::StrCat("store ", tenant, "/", name, " does not exist"));
+  std::shared_ptr<Entry> entry = FindEntry(key);
+  if (entry == nullptr) return gone;
+  adapt::v1::CatalogEntry catalog;
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->deleted) return gone;
+    if (entry->store != nullptr) return entry->store;
+    catalog = entry->catalog;
+  }
+  absl::StatusOr<std::string> file = state_db_->ReadState(key, catalog);
+  if (!file.ok() && file.status().code() != absl::StatusCode::kDataLoss) return file.status();
+  Restored restored;
+  absl::Status status = file.ok() ? RestoreState(absl::StrCat("the stored state of ", key), *file,
+                                                 catalog.incarnation(), backend_, &restored)
+                                  : file.status();
+  std::shared_ptr<Store> store;
+  if (status.ok()) {
+    store = std::move(restored.store);
+  } else {
+    // The state on disk is damaged: the store fails, as it would at start-up, and stays so.
+    std::fprintf(stderr, "adaptd: store %s failed to load: %s\n", key.c_str(),
+                 std::string(status.message()).c_str());
+    catalog.set_failure(std::string(status.message()));
+    if (auto writer = state_db_->BeginWrite(); writer.ok()) {
+      if (writer->PutCatalog(key, catalog).ok()) (void)writer->Commit();
+    }
+    store = std::make_shared<FailedStore>(catalog.spec(), catalog.failure());
+  }
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->deleted) return gone;
+  if (entry->store != nullptr) return entry->store;
+  entry->store = store;
+  if (status.ok()) {
+    for (const auto& id : restored.ids) entry->ids.Add(id);
+  }
+  return store;
 }
 
 std::string Journal::CheckpointError(const std::string& tenant, const std::string& name) const {
@@ -253,14 +318,16 @@ void Journal::CheckpointLoop() {
 }
 
 absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
-                                        StateDb::Writer* writer, uint64_t* lsn,
+                                        StateDb::Writer* writer, Written* written,
                                         std::vector<std::string>* failures) {
   const std::string key = StoreKey(entry->tenant, entry->name);
-  adapt::v1::CatalogEntry catalog;
+  adapt::v1::CatalogEntry& catalog = written->catalog;
   absl::StatusOr<std::string> file = absl::UnknownError("not taken");
   {
     absl::MutexLock entry_lock(&entry->mu);
-    if (entry->deleted || entry->dirty_since == 0 || !StoreFailure(*entry->store).ok()) {
+    // A store not loaded is clean: its stored state is current.
+    if (entry->deleted || entry->dirty_since == 0 || entry->store == nullptr ||
+        !StoreFailure(*entry->store).ok()) {
       return false;
     }
     // Under the log lock, the state and the LSN it covers agree: writes apply under it.
@@ -272,7 +339,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       mark->set_incarnation(entry->incarnation);
       mark->set_lsn(entry->SnapshotLsn());
       for (auto& id : entry->ids.List()) mark->add_applied_ids(std::move(id));
-      *lsn = mark->lsn();
+      written->lsn = mark->lsn();
       *catalog.mutable_spec() = snapshot->spec();
       catalog.set_incarnation(entry->incarnation);
       catalog.set_lsn(mark->lsn());
@@ -287,7 +354,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       return false;
     }
   }
-  RETURN_IF_ERROR(writer->PutStore(key, std::move(catalog), *file));
+  RETURN_IF_ERROR(writer->PutStore(key, &catalog, *file));
   return true;
 }
 
@@ -305,6 +372,7 @@ absl::Status Journal::CommitGroup(StateDb::Writer* writer, uint64_t covered,
       continue;
     }
     written.entry->checkpoint_error.clear();
+    written.entry->catalog = written.catalog;
     // Records after the stored LSN (writes logged meanwhile) are still only in the log.
     written.entry->dirty_since =
         written.entry->last_lsn > written.lsn ? written.lsn + 1 : uint64_t{0};
@@ -347,15 +415,15 @@ absl::Status Journal::Checkpoint() {
     std::vector<Written> group;
     uint64_t covered = 0;
     for (const auto& entry : entries) {
-      uint64_t lsn = 0;
-      absl::StatusOr<bool> taken = TakeState(entry, &writer, &lsn, &failures);
+      Written taking{entry};
+      absl::StatusOr<bool> taken = TakeState(entry, &writer, &taking, &failures);
       if (!taken.ok()) {  // the state database failed: this group is lost, stop
-        group.push_back({entry, lsn});
+        group.push_back(std::move(taking));
         return CommitGroup(&writer, 0, &group, taken.status());
       }
       if (!*taken) continue;
-      group.push_back({entry, lsn});
-      covered = std::max(covered, lsn);
+      covered = std::max(covered, taking.lsn);
+      group.push_back(std::move(taking));
       ++written;
       if (group.size() >= options_.checkpoint_group || writer.bytes() >= (uint64_t{64} << 20)) {
         RETURN_IF_ERROR(CommitGroup(&writer, covered, &group));

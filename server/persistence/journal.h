@@ -64,7 +64,10 @@ struct JournalOptions {
 
 struct RecoveredStore {
   std::string tenant, name;
-  std::shared_ptr<Store> store;  // a FailedStore when it could not be recovered
+  // A FailedStore when it could not be recovered; null for a store left on disk (cold),
+  // which Journal::Load reads back.
+  std::shared_ptr<Store> store;
+  adapt::v1::StoreInfo info;  // a cold store's description when it was stored
 };
 
 class Journal {
@@ -81,6 +84,12 @@ class Journal {
   uint64_t AppendCreate(const std::string& tenant, const std::string& name,
                         std::shared_ptr<Store> store, const adapt::v1::StoreSpec& spec,
                         const adapt::v1::StoreSnapshot* imported);
+  // Reads a cold store back from the state database (the store when it is loaded already).
+  // NotFound when it was deleted; a state that cannot be read or restored makes the store a
+  // FailedStore with the reason (recorded, so it stays failed), returned as the store;
+  // Unavailable for an I/O error, after which the store stays cold.
+  absl::StatusOr<std::shared_ptr<Store>> Load(const std::string& tenant, const std::string& name);
+
   // Under the registry's lock, right after tenant/name was removed. Returns the LSN.
   uint64_t AppendDelete(const std::string& tenant, const std::string& name);
   absl::Status WaitDurable(uint64_t lsn);
@@ -135,6 +144,8 @@ class Journal {
     // The first record not in the state database yet (0: the stored state is current).
     uint64_t dirty_since ABSL_GUARDED_BY(mu) = 0;
     std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
+    // The entry of the stored state (what Load reads); empty before the first checkpoint.
+    adapt::v1::CatalogEntry catalog ABSL_GUARDED_BY(mu);
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);
     // Writes logged but not yet applied (or refused), by LSN: they apply in this order.
@@ -161,17 +172,31 @@ class Journal {
   struct Written {
     std::shared_ptr<Entry> entry;
     uint64_t lsn = 0;
+    adapt::v1::CatalogEntry catalog;
   };
 
-  explicit Journal(JournalOptions options)
-      : options_(std::move(options)), env_(options_.env ? options_.env : Env::Default()) {}
+  // A stored state, decoded and restored.
+  struct Restored {
+    std::unique_ptr<Store> store;
+    adapt::v1::StoreSpec spec;  // when the file decodes, even if the restore fails
+    uint64_t lsn = 0;
+    std::vector<std::string> ids;
+  };
+  // Decodes a stored state of `incarnation` and restores it; errors name `where`.
+  static absl::Status RestoreState(const std::string& where, const std::string& file,
+                                   uint64_t incarnation, kernels::Backend* backend, Restored* out);
+
+  Journal(JournalOptions options, kernels::Backend* backend)
+      : options_(std::move(options)),
+        env_(options_.env ? options_.env : Env::Default()),
+        backend_(backend) {}
   std::shared_ptr<Entry> FindEntry(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
   void MaybeCheckpointLater();
   // Takes `entry`'s state into `writer` when it changed since its last checkpoint: true when
   // it was taken, false when there was nothing to write or the store's own snapshot failed
   // (recorded in the entry and in `failures`); an error when the state database failed.
   absl::StatusOr<bool> TakeState(const std::shared_ptr<Entry>& entry, StateDb::Writer* writer,
-                                 uint64_t* lsn, std::vector<std::string>* failures);
+                                 Written* written, std::vector<std::string>* failures);
   // Commits `writer` after the log is durable up to `covered`, and marks `group` clean (or
   // failed with the error). With a `failed` status (a put failed), discards the writer and
   // marks the group failed with it.
@@ -183,6 +208,7 @@ class Journal {
 
   const JournalOptions options_;
   Env* const env_;
+  kernels::Backend* const backend_;
   std::unique_ptr<Wal> wal_;
   std::unique_ptr<StateDb> state_db_;
   mutable absl::Mutex mu_;

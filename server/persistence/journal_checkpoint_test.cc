@@ -83,12 +83,10 @@ TEST_F(JournalCheckpointTest, AStoreThatCannotBeWrittenIsReportedAndHoldsBackOnl
 
   const absl::Status first = journal_->Checkpoint();
   EXPECT_EQ(first.code(), absl::StatusCode::kInternal) << first;
-  EXPECT_TRUE(absl::StrContains(first.message(),
-                                "t/a: the state is too large to snapshot"))
+  EXPECT_TRUE(absl::StrContains(first.message(), "t/a: the state is too large to snapshot"))
       << first;
   EXPECT_FALSE(absl::StrContains(first.message(), "t/b")) << first;
-  EXPECT_EQ(journal_->CheckpointError("t", "a"),
-            "checkpoint: the state is too large to snapshot");
+  EXPECT_EQ(journal_->CheckpointError("t", "a"), "checkpoint: the state is too large to snapshot");
   EXPECT_EQ(journal_->CheckpointError("t", "b"), "");
   EXPECT_EQ(checkpoints_.back(), std::make_pair(uint64_t{1}, uint64_t{1}));
   // t/a was created at LSN 1: its records stay in the log.

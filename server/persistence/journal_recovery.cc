@@ -47,6 +47,10 @@ class Recovery {
     bool marked = false;  // the failure is in the state database
     std::vector<std::string> ids;
     uint64_t dirty_since = 0;  // the first record not in the state database (0: none)
+    // From the state database: its entry, and whether the state is still only there (a cold
+    // store; it is read when a log record needs it, or when a call does).
+    adapt::v1::CatalogEntry catalog;
+    bool cold = false;
   };
   struct Found {
     uint64_t incarnation = 0;
@@ -78,28 +82,21 @@ class Recovery {
 };
 
 void Recovery::Restore(State* state, const std::string& where, absl::StatusOr<std::string> file) {
-  absl::StatusOr<adapt::v1::StoreSnapshot> decoded =
-      file.ok() ? DecodeSnapshotFile(*file)
-                : absl::StatusOr<adapt::v1::StoreSnapshot>(file.status());
-  if (!decoded.ok()) {
-    Fail(state, absl::StrCat(where, ": ", decoded.status().message()));
+  if (!file.ok()) {
+    Fail(state, absl::StrCat(where, ": ", file.status().message()));
     return;
   }
-  state->spec = decoded->spec();
-  if (!decoded->has_durable() || decoded->durable().incarnation() != state->incarnation) {
-    Fail(state, absl::StrCat(where, ": its durable mark does not match"));
+  Journal::Restored restored;
+  const absl::Status status =
+      Journal::RestoreState(where, *file, state->incarnation, backend_, &restored);
+  if (restored.spec.ByteSizeLong() > 0) state->spec = restored.spec;
+  if (!status.ok()) {
+    Fail(state, std::string(status.message()));
     return;
   }
-  state->last_lsn = decoded->durable().lsn();
-  state->ids.assign(decoded->durable().applied_ids().begin(),
-                    decoded->durable().applied_ids().end());
-  decoded->clear_durable();
-  auto restored = RestoreStore(*decoded, backend_);
-  if (restored.ok()) {
-    state->store = *std::move(restored);
-  } else {
-    Fail(state, absl::StrCat(where, ": ", restored.status().message()));
-  }
+  state->last_lsn = restored.lsn;
+  state->ids = std::move(restored.ids);
+  state->store = std::move(restored.store);
 }
 
 absl::Status Recovery::LoadCatalog() {
@@ -116,9 +113,9 @@ absl::Status Recovery::LoadCatalog() {
       Fail(&state, entry.failure());
       state.marked = true;
     } else {
-      Restore(&state, absl::StrCat("the stored state of ", std::string(key)),
-              db_->ReadState(key, entry));
+      state.cold = true;  // read when needed: start-up reads the catalog alone
     }
+    state.catalog = std::move(entry);
     max_lsn_ = std::max(max_lsn_, state.last_lsn);
     states_[std::string(key)] = std::move(state);
     return absl::OkStatus();
@@ -273,6 +270,11 @@ void Recovery::Apply(const LogFrame& frame) {
     return;  // covered by the snapshot, or a record of a deleted store
   }
   State& state = it->second;
+  if (state.cold && !record.has_delete_()) {  // the record applies after the stored state
+    state.cold = false;
+    Restore(&state, absl::StrCat("the stored state of ", frame.key),
+            db_->ReadState(frame.key, state.catalog));
+  }
   state.last_lsn = lsn;
   if (state.dirty_since == 0) state.dirty_since = lsn;
   if (record.has_delete_()) {
@@ -376,9 +378,10 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       if (state.store != nullptr) state.spec = state.store->spec();
       state.store = std::make_shared<FailedStore>(state.spec, state.failure);
     }
-    entry->store = state.store;
+    entry->store = state.cold && state.failure.empty() ? nullptr : state.store;
     {
       absl::MutexLock entry_lock(&entry->mu);
+      entry->catalog = state.catalog;
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
       for (const auto& id : state.ids) entry->ids.Add(id);
@@ -387,7 +390,9 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       absl::MutexLock lock(&journal->mu_);
       journal->entries_[key] = entry;
     }
-    recovered->push_back({state.tenant, state.name, state.store});
+    adapt::v1::StoreInfo info = state.catalog.info();
+    *info.mutable_spec() = state.spec;
+    recovered->push_back({state.tenant, state.name, entry->store, std::move(info)});
   }
   absl::MutexLock lock(&journal->mu_);
   journal->pending_deletes_ = std::move(deletes_);
@@ -396,7 +401,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& options,
                                                        kernels::Backend* backend,
                                                        std::vector<RecoveredStore>* recovered) {
-  std::unique_ptr<Journal> journal(new Journal(options));
+  std::unique_ptr<Journal> journal(new Journal(options, backend));
   StateDbOptions db_options;
   db_options.dir = (fs::path(options.data_dir) / "state").string();
   db_options.map_bytes = options.state_map_bytes;

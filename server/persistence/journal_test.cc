@@ -206,7 +206,7 @@ TEST_F(JournalTest, CorruptSnapshotFailsItsStoreOnly) {
     data[data.size() - 7] ^= 0x01;
     auto writer = (*db)->BeginWrite();
     ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE(writer->PutStore("t/a", entry, data).ok());
+    ASSERT_TRUE(writer->PutStore("t/a", &entry, data).ok());
     ASSERT_TRUE(writer->Commit().ok());
   }
   auto stores = Open();

@@ -46,7 +46,15 @@ class JournalFixture : public ::testing::Test {
     EXPECT_TRUE(journal.ok()) << journal.status();
     journal_ = *std::move(journal);
     std::map<std::string, std::shared_ptr<Store>> stores;
-    for (auto& r : recovered) stores[StoreKey(r.tenant, r.name)] = r.store;
+    // Start-up leaves stored stores cold: load each, as its first call would.
+    for (auto& r : recovered) {
+      if (r.store == nullptr) {
+        auto loaded = journal_->Load(r.tenant, r.name);
+        EXPECT_TRUE(loaded.ok()) << loaded.status();
+        if (loaded.ok()) r.store = *loaded;
+      }
+      stores[StoreKey(r.tenant, r.name)] = r.store;
+    }
     return stores;
   }
 

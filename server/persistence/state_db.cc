@@ -197,7 +197,7 @@ absl::Status StateDb::Writer::DeleteChunks(std::string_view key) {
   return absl::OkStatus();
 }
 
-absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogEntry entry,
+absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                                        std::string_view state) {
   RETURN_IF_ERROR(DeleteChunks(key));
   const size_t chunk_bytes = std::max<size_t>(1, db_->options_.chunk_bytes);
@@ -212,10 +212,10 @@ absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogE
     }
     std::memcpy(value.mv_data, state.data() + at, n);
   }
-  entry.set_state_bytes(state.size());
-  entry.set_state_chunks(chunks);
+  entry->set_state_bytes(state.size());
+  entry->set_state_chunks(chunks);
   bytes_ += state.size();
-  return PutCatalog(key, entry);
+  return PutCatalog(key, *entry);
 }
 
 absl::Status StateDb::Writer::PutCatalog(std::string_view key,

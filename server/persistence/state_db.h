@@ -63,7 +63,7 @@ class StateDb {
 
     // The catalog entry and state of `key`, replacing what was stored (fills the entry's
     // state_bytes and state_chunks).
-    absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry entry,
+    absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                           std::string_view state);
     // The catalog entry alone (the state, if any, stays).
     absl::Status PutCatalog(std::string_view key, const adapt::v1::CatalogEntry& entry);

@@ -54,7 +54,8 @@ class StateDbTest : public ::testing::Test {
                    const std::string& state) {
     auto writer = db_->BeginWrite();
     if (!writer.ok()) return writer.status();
-    if (absl::Status put = writer->PutStore(key, entry, state); !put.ok()) return put;
+    adapt::v1::CatalogEntry copy = entry;
+    if (absl::Status put = writer->PutStore(key, &copy, state); !put.ok()) return put;
     return writer->Commit();
   }
   // key → entry, from a full scan.
@@ -136,8 +137,9 @@ TEST_F(StateDbTest, AnUncommittedWriteLeavesNothing) {
   {
     auto writer = db_->BeginWrite();
     ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE(writer->PutStore("t/a", Entry(1, 5), "after").ok());
-    ASSERT_TRUE(writer->PutStore("t/b", Entry(2, 2), "new").ok());
+    adapt::v1::CatalogEntry after = Entry(1, 5), fresh = Entry(2, 2);
+    ASSERT_TRUE(writer->PutStore("t/a", &after, "after").ok());
+    ASSERT_TRUE(writer->PutStore("t/b", &fresh, "new").ok());
   }
   auto catalog = Catalog();
   EXPECT_EQ(catalog.size(), 1u);

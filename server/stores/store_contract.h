@@ -526,10 +526,109 @@ TYPED_TEST_P(StoreContract, AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable) 
   std::filesystem::remove_all(dir);
 }
 
+// With a data directory: after a checkpoint and a restart the store starts cold (GetStore and
+// ListStores describe it without loading it), and the first call that needs it loads it back
+// bit for bit: the same predictions, the same export, the same description.
+TYPED_TEST_P(StoreContract, AStoredStoreStartsColdAndLoadsBitForBit) {
+  const std::string dir = ::testing::TempDir() + "/contract-cold-" +
+                          std::to_string(std::random_device()()) + "-" + TypeParam::kKind;
+  std::filesystem::remove_all(dir);
+  adapt::v1::ServerConfig config = DefaultConfig();
+  config.set_data_dir(dir);
+  config.set_compile_threads(1);
+  std::unique_ptr<Engine> engine;
+  auto start = [&] {
+    engine.reset();
+    absl::StatusOr<std::unique_ptr<Engine>> created =
+        Engine::Create(config, this->backend(), /*metrics=*/nullptr);
+    ASSERT_TRUE(created.ok()) << created.status();
+    engine = *std::move(created);
+  };
+  start();
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("s");
+  *create.mutable_spec() = this->Spec();
+  ASSERT_TRUE(engine->CreateStore(create).ok());
+  std::mt19937_64 rng(7);
+  {
+    const google::protobuf::RepeatedPtrField<adapt::v1::Example> examples =
+        Examples(Batch(rng, 16));
+    std::unique_ptr<WriteSession> session = engine->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add("t", "s", examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  }
+  {
+    adapt::v1::CompileRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    absl::Notification done;
+    engine->Compile(request, [&](absl::StatusOr<adapt::v1::CompileResponse>) { done.Notify(); });
+    done.WaitForNotification();
+  }
+  auto info = [&] {
+    adapt::v1::GetStoreRequest get;
+    get.set_tenant("t");
+    get.set_store("s");
+    absl::StatusOr<adapt::v1::StoreInfo> got = engine->GetStore(get);
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : adapt::v1::StoreInfo();
+  };
+  auto comparable = [](adapt::v1::StoreInfo i) {
+    i.clear_memory_bytes();  // what is resident, which the tier decides
+    i.clear_tier();
+    ClearTimings(&i);
+    return i.DebugString();
+  };
+  auto predict = [&] {
+    adapt::v1::PredictRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    request.set_top_k(3);
+    const std::vector<float> probes = Probes(4);
+    for (int i = 0; i < 4; ++i) {
+      adapt::v1::FloatVector* v = request.add_inputs()->mutable_vector();
+      for (int64_t j = 0; j < kDim; ++j) v->add_values(probes[i * kDim + j]);
+    }
+    absl::StatusOr<adapt::v1::PredictResponse> r = engine->Predict(request);
+    return r.ok() ? r->DebugString() : std::string(r.status().ToString());
+  };
+  auto exported = [&] {
+    adapt::v1::ExportStoreRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    absl::StatusOr<std::string> file = engine->Export(request);
+    return file.ok() ? *file : std::string(file.status().ToString());
+  };
+  const std::string described = comparable(info());
+  const std::string predicted = predict();
+  const std::string file = exported();
+  ASSERT_TRUE(engine->Flush().ok());
+
+  start();
+  EXPECT_EQ(info().tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(comparable(info()), described);
+  adapt::v1::ListStoresRequest list;
+  list.set_tenant("t");
+  absl::StatusOr<adapt::v1::ListStoresResponse> listed = engine->ListStores(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->stores_size(), 1);
+  EXPECT_EQ(listed->stores(0).tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(info().tier(), adapt::v1::TIER_COLD);  // listing loaded nothing
+
+  EXPECT_EQ(predict(), predicted);
+  EXPECT_EQ(info().tier(), adapt::v1::TIER_HOT);
+  EXPECT_EQ(exported(), file);
+  EXPECT_EQ(comparable(info()), described);
+  engine.reset();
+  std::filesystem::remove_all(dir);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(StoreContract, RefusedCallsLeaveTheStoreByteIdentical,
                             ACommitAppliesAllItsExamplesOrNone, SnapshotRoundTripIsExact,
                             ReadersNeverSeeATornVersion, ExportAndImportReproduceTheStore,
-                            AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable);
+                            AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable,
+                            AStoredStoreStartsColdAndLoadsBitForBit);
 
 }  // namespace adaptd::contract
 

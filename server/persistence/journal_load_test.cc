@@ -1,0 +1,109 @@
+// Lazy start: a stored store stays on disk (cold) after a restart until a call loads it; only
+// stores the log tail touches are read at start-up; a load is exact, and a damaged state found
+// at load time fails its store for good, as it would at start-up.
+#include "gtest/gtest.h"
+#include "server/persistence/failed_store.h"
+#include "server/persistence/journal.h"
+#include "server/persistence/journal_test_util.h"
+
+namespace adaptd {
+namespace {
+
+class JournalLoadTest : public JournalFixture {
+ protected:
+  // Reopens without loading anything: what start-up recovered, by key.
+  std::map<std::string, RecoveredStore> Restart() {
+    journal_.reset();
+    JournalOptions options;
+    options.data_dir = dir_;
+    options.snapshot_log_bytes = 1 << 30;
+    std::vector<RecoveredStore> recovered;
+    auto journal = Journal::Open(options, backend_.get(), &recovered);
+    EXPECT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+    std::map<std::string, RecoveredStore> out;
+    for (auto& r : recovered) out[StoreKey(r.tenant, r.name)] = std::move(r);
+    return out;
+  }
+};
+
+TEST_F(JournalLoadTest, StoredStoresStartColdAndLoadExactly) {
+  Open();
+  auto a = Create("a");
+  auto b = Create("b");
+  ASSERT_TRUE(Adapt("a", a.get(), 6, 1, {"x1"}).ok());
+  ASSERT_TRUE(Adapt("b", b.get(), 4, 2).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  const std::string a_state = a->Snapshot()->SerializeAsString();
+  ASSERT_TRUE(Adapt("b", b.get(), 2, 3).ok());  // only in the log
+
+  auto recovered = Restart();
+  ASSERT_EQ(recovered.size(), 2u);
+  // t/a is cold, described from its catalog entry; t/b was read to replay its last write.
+  EXPECT_EQ(recovered["t/a"].store, nullptr);
+  EXPECT_EQ(recovered["t/a"].info.examples(), 6u);
+  EXPECT_EQ(recovered["t/a"].info.spec().dim(), 4u);
+  ASSERT_NE(recovered["t/b"].store, nullptr);
+  EXPECT_EQ(Info(*recovered["t/b"].store).examples(), 6u);
+
+  auto loaded = journal_->Load("t", "a");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->Snapshot()->SerializeAsString(), a_state);
+  EXPECT_TRUE(journal_->Applied("t", "a", loaded->get(), "x1"));
+  auto again = journal_->Load("t", "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->get(), loaded->get());  // loaded once
+  // Writes to the loaded store are logged and survive the next restart.
+  ASSERT_TRUE(Adapt("a", loaded->get(), 2, 4).ok());
+  auto stores = Open();
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 8u);
+}
+
+TEST_F(JournalLoadTest, LoadOfADeletedOrUnknownStoreIsNotFound) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 2, 1).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  Restart();
+  ASSERT_TRUE(journal_->WaitDurable(journal_->AppendDelete("t", "a")).ok());
+  EXPECT_EQ(journal_->Load("t", "a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(journal_->Load("t", "zz").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JournalLoadTest, ADamagedStateFoundAtLoadFailsItsStoreForGood) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  journal_.reset();
+  {  // Flip one bit of the stored state.
+    StateDbOptions options;
+    options.dir = dir_ + "/state";
+    auto db = StateDb::Open(options);
+    ASSERT_TRUE(db.ok()) << db.status();
+    adapt::v1::CatalogEntry entry;
+    ASSERT_TRUE((*db)->ScanCatalog([&](std::string_view, adapt::v1::CatalogEntry e) {
+                     entry = std::move(e);
+                     return absl::OkStatus();
+                   }).ok());
+    std::string data = (*db)->ReadState("t/a", entry).value();
+    data[data.size() - 7] ^= 0x01;
+    auto writer = (*db)->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->PutStore("t/a", &entry, data).ok());
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+  Restart();  // start-up reads only the catalog: the damage is not seen yet
+  auto loaded = journal_->Load("t", "a");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string reason =
+      "the store failed to recover and serves nothing until deleted: the stored state of t/a: "
+      "data: snapshot checksum mismatch (corrupt file)";
+  EXPECT_EQ(StoreFailure(**loaded).message(), reason);
+  auto recovered = Restart();
+  ASSERT_NE(recovered["t/a"].store, nullptr);  // failed stores are never cold
+  EXPECT_EQ(StoreFailure(*recovered["t/a"].store).message(), reason);
+}
+
+}  // namespace
+}  // namespace adaptd

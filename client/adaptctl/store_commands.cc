@@ -1,6 +1,8 @@
 // store create | get | list | delete.
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -55,15 +57,27 @@ absl::Status RunGet(const std::string& store_ref, const GlobalOptions& globals) 
   return absl::OkStatus();
 }
 
-absl::Status RunList(const std::string& tenant, const GlobalOptions& globals) {
+struct ListOptions {
+  std::string tenant;
+  uint32_t page_size = 0;  // 0: the server's default
+};
+
+// Prints every store of the tenant: the pages are fetched one after another and printed as one
+// list, so the output does not depend on the page size.
+absl::Status RunList(const ListOptions& options, const GlobalOptions& globals) {
+  const std::string& tenant = options.tenant;
   if (tenant.empty() || tenant.find('/') != std::string::npos) {
     return UsageError(absl::StrCat("\"", tenant, "\": expected TENANT"));
   }
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
-  absl::StatusOr<adapt::v1::ListStoresResponse> list = (*client)->ListStores(tenant);
+  absl::StatusOr<adapt::v1::ListStoresResponse> list =
+      (*client)->ListStores(tenant, options.page_size);
   if (!list.ok()) return list.status();
-  PrintSummary(MessageToJson(*list));
+  // Only the stores: the merged list has no next page, so next_page_token would say nothing.
+  Json stores = Json::array();
+  for (const adapt::v1::StoreInfo& info : list->stores()) stores.push_back(MessageToJson(info));
+  PrintSummary(Json{{"stores", std::move(stores)}});
   return absl::OkStatus();
 }
 
@@ -121,11 +135,17 @@ void AddStoreCommands(CLI::App& app, Action* action) {
     *action = [get_ref](const GlobalOptions& globals) { return RunGet(*get_ref, globals); };
   });
 
-  auto tenant = std::make_shared<std::string>();
-  CLI::App* list = store->add_subcommand("list", "List a tenant's stores");
-  list->add_option("tenant", *tenant, "The tenant")->type_name("TENANT")->required();
-  list->callback([tenant, action] {
-    *action = [tenant](const GlobalOptions& globals) { return RunList(*tenant, globals); };
+  auto list_options = std::make_shared<ListOptions>();
+  CLI::App* list = store->add_subcommand("list", "List a tenant's stores (every page)");
+  list->add_option("tenant", list_options->tenant, "The tenant")->type_name("TENANT")->required();
+  list->add_option("--page-size", list_options->page_size,
+                   "Stores fetched per call (0: the server's default, 100; at most 1000)")
+      ->type_name("N")
+      ->capture_default_str();
+  list->callback([list_options, action] {
+    *action = [list_options](const GlobalOptions& globals) {
+      return RunList(*list_options, globals);
+    };
   });
 
   auto delete_ref = std::make_shared<std::string>();

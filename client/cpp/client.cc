@@ -142,14 +142,47 @@ absl::StatusOr<StoreInfo> Client::GetStore(absl::string_view tenant, absl::strin
   return Reply(status, std::move(response));
 }
 
-absl::StatusOr<ListStoresResponse> Client::ListStores(absl::string_view tenant) {
-  adapt::v1::ListStoresRequest request;
-  request.set_tenant(std::string(tenant));
+absl::StatusOr<ListStoresResponse> Client::ListStoresPage(
+    const adapt::v1::ListStoresRequest& request) {
   grpc::ClientContext context;
   Prepare(context, options_.unary_timeout);
   ListStoresResponse response;
   const grpc::Status status = stub_->ListStores(&context, request, &response);
   return Reply(status, std::move(response));
+}
+
+absl::Status Client::ForEachStore(absl::string_view tenant, const StoreVisitor& visit,
+                                  uint32_t page_size) {
+  adapt::v1::ListStoresRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_page_size(page_size);
+  do {
+    absl::StatusOr<ListStoresResponse> page = ListStoresPage(request);
+    if (!page.ok()) return page.status();
+    for (const StoreInfo& store : page->stores()) {
+      if (absl::Status visited = visit(store); !visited.ok()) return visited;
+    }
+    // A token that does not move would list the same page forever.
+    if (!page->next_page_token().empty() && page->next_page_token() == request.page_token()) {
+      return absl::InternalError("ListStores: the server answered a page token with itself");
+    }
+    request.set_page_token(page->next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ListStoresResponse> Client::ListStores(absl::string_view tenant,
+                                                      uint32_t page_size) {
+  ListStoresResponse all;
+  absl::Status listed = ForEachStore(
+      tenant,
+      [&all](const StoreInfo& store) {
+        *all.add_stores() = store;
+        return absl::OkStatus();
+      },
+      page_size);
+  if (!listed.ok()) return listed;
+  return all;
 }
 
 absl::Status Client::DeleteStore(absl::string_view tenant, absl::string_view store) {

@@ -12,6 +12,7 @@
 #define ADAPTD_CLIENT_CPP_CLIENT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -70,7 +71,19 @@ class Client {
 
   absl::StatusOr<adapt::v1::StoreInfo> CreateStore(const adapt::v1::CreateStoreRequest& request);
   absl::StatusOr<adapt::v1::StoreInfo> GetStore(absl::string_view tenant, absl::string_view store);
-  absl::StatusOr<adapt::v1::ListStoresResponse> ListStores(absl::string_view tenant);
+  // Every store of the tenant in name order, fetched a page of `page_size` at a time (0: the
+  // server's default, 100; at most 1000); the response's next_page_token is empty.
+  absl::StatusOr<adapt::v1::ListStoresResponse> ListStores(absl::string_view tenant,
+                                                           uint32_t page_size = 0);
+  // Calls `visit` with each store of the tenant in name order, fetching the next page only when
+  // the previous one is visited, so memory holds one page. A non-OK status from `visit` ends the
+  // listing and is returned.
+  using StoreVisitor = std::function<absl::Status(const adapt::v1::StoreInfo& store)>;
+  absl::Status ForEachStore(absl::string_view tenant, const StoreVisitor& visit,
+                            uint32_t page_size = 0);
+  // One ListStores call: the page `request` names (page_size, page_token; see adapt.proto).
+  absl::StatusOr<adapt::v1::ListStoresResponse> ListStoresPage(
+      const adapt::v1::ListStoresRequest& request);
   absl::Status DeleteStore(absl::string_view tenant, absl::string_view store);
 
   // Sends the batches as consecutive messages of one stream: the server applies them as one

@@ -1,6 +1,7 @@
 // Tests of adaptd::Client against an in-process fake of the Adaptation service.
 #include "client/cpp/client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -92,7 +93,35 @@ class FakeService final : public adapt::v1::Adaptation::Service {
     return grpc::Status::OK;
   }
 
+  // Pages through the stores "s0".."s4": two a page unless asked otherwise, the token is the
+  // index of the next store. A stuck service answers every page with the token it was sent.
+  grpc::Status ListStores(grpc::ServerContext* context, const adapt::v1::ListStoresRequest* request,
+                          adapt::v1::ListStoresResponse* response) override {
+    Record(context);
+    std::lock_guard<std::mutex> lock(mu_);
+    list_requests_.push_back(*request);
+    const size_t start = request->page_token().empty() ? 0 : std::stoul(request->page_token());
+    if (start >= fail_list_at_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "draining");
+    const size_t size = request->page_size() == 0 ? 2 : request->page_size();
+    const size_t end = std::min<size_t>(start + size, 5);
+    for (size_t i = start; i < end; ++i) {
+      response->add_stores()->set_store("s" + std::to_string(i));
+    }
+    if (stuck_) {
+      response->set_next_page_token(request->page_token().empty() ? "0" : request->page_token());
+    } else if (end < 5) {
+      response->set_next_page_token(std::to_string(end));
+    }
+    return grpc::Status::OK;
+  }
+
   void set_error(grpc::Status error) { error_ = std::move(error); }
+  void set_stuck() { stuck_ = true; }
+  void fail_list_at(size_t start) { fail_list_at_ = start; }
+  std::vector<adapt::v1::ListStoresRequest> list_requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return list_requests_;
+  }
   std::string authorization() {
     std::lock_guard<std::mutex> lock(mu_);
     return authorization_;
@@ -132,7 +161,16 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   int messages_ = 0;
   std::vector<std::string> tenants_;
   std::vector<adapt::v1::StoreChunk> chunks_;
+  std::vector<adapt::v1::ListStoresRequest> list_requests_;
+  bool stuck_ = false;
+  size_t fail_list_at_ = 5;
 };
+
+std::vector<std::string> StoreNames(const adapt::v1::ListStoresResponse& response) {
+  std::vector<std::string> names;
+  for (const auto& store : response.stores()) names.push_back(store.store());
+  return names;
+}
 
 class ClientTest : public ::testing::Test {
  protected:
@@ -281,6 +319,55 @@ TEST_F(ClientTest, DeadlineExceeded) {
   options.unary_timeout = absl::Milliseconds(200);
   std::unique_ptr<Client> client = MakeClient(options);
   EXPECT_EQ(client->ListEncoders().status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(ClientTest, ListStoresFollowsEveryPage) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<adapt::v1::ListStoresResponse> all = client->ListStores("acme");
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(StoreNames(*all), (std::vector<std::string>{"s0", "s1", "s2", "s3", "s4"}));
+  EXPECT_TRUE(all->next_page_token().empty());
+  std::vector<std::string> tokens;
+  for (const auto& request : service_.list_requests()) {
+    EXPECT_EQ(request.tenant(), "acme");
+    EXPECT_EQ(request.page_size(), 0u);
+    tokens.push_back(request.page_token());
+  }
+  EXPECT_EQ(tokens, (std::vector<std::string>{"", "2", "4"}));
+}
+
+TEST_F(ClientTest, ListStoresSendsThePageSize) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<adapt::v1::ListStoresResponse> all = client->ListStores("acme", 3);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->stores_size(), 5);
+  ASSERT_EQ(service_.list_requests().size(), 2u);
+  EXPECT_EQ(service_.list_requests()[1].page_size(), 3u);
+}
+
+TEST_F(ClientTest, ListStoresReturnsTheErrorOfALaterPage) {
+  service_.fail_list_at(2);
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  EXPECT_EQ(client->ListStores("acme").status(), absl::UnavailableError("draining"));
+}
+
+TEST_F(ClientTest, ListStoresRefusesATokenThatDoesNotMove) {
+  service_.set_stuck();
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  EXPECT_EQ(client->ListStores("acme").status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(service_.list_requests().size(), 2u);
+}
+
+TEST_F(ClientTest, ListStoresLazilyWithForEachStore) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  std::vector<std::string> seen;
+  absl::Status status = client->ForEachStore("acme", [&](const adapt::v1::StoreInfo& store) {
+    seen.push_back(store.store());
+    return seen.size() == 3 ? absl::CancelledError("enough") : absl::OkStatus();
+  });
+  EXPECT_EQ(status, absl::CancelledError("enough"));
+  EXPECT_EQ(seen, (std::vector<std::string>{"s0", "s1", "s2"}));
+  EXPECT_EQ(service_.list_requests().size(), 2u) << "the third page was never asked for";
 }
 
 TEST(ConnectTest, MissingCaFileIsAnError) {

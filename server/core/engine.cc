@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/core/examples.h"
+#include "server/core/list_page.h"
 #include "server/core/names.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
@@ -218,9 +219,15 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
 absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
     const adapt::v1::ListStoresRequest& request) const {
   RETURN_IF_ERROR(ValidateName("tenant", request.tenant()));
+  ASSIGN_OR_RETURN(const PageQuery page, ParseListPage(request));
+  const Registry::Page found = registry_.ListPage(request.tenant(), page.after, page.limit);
   adapt::v1::ListStoresResponse response;
-  for (const auto& [name, slot] : registry_.List(request.tenant())) {
+  for (const auto& [name, slot] : found.stores) {
     *response.add_stores() = Describe(request.tenant(), name, *slot);  // never loads
+  }
+  // `more` implies a full page (limit >= 1), so the page has a last store to resume after.
+  if (found.more) {
+    response.set_next_page_token(ListPageToken(request.tenant(), found.stores.back().first));
   }
   return response;
 }

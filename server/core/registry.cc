@@ -101,6 +101,25 @@ std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> Registry::List(
   return out;
 }
 
+Registry::Page Registry::ListPage(const std::string& tenant, const std::string& after,
+                                  size_t limit) const {
+  absl::ReaderMutexLock lock(&mu_);
+  Page page;
+  auto t = tenants_.find(tenant);
+  if (t == tenants_.end()) return page;
+  const auto& stores = t->second;
+  for (auto s = after.empty() ? stores.begin() : stores.upper_bound(after); s != stores.end();
+       ++s) {
+    if (!s->second.visible) continue;
+    if (page.stores.size() == limit) {
+      page.more = true;
+      break;
+    }
+    page.stores.emplace_back(s->first, s->second.store);
+  }
+  return page;
+}
+
 size_t Registry::size() const {
   absl::ReaderMutexLock lock(&mu_);
   size_t n = 0;

@@ -48,6 +48,14 @@ class Registry {
   // The tenant's stores in name order (empty for an unknown tenant).
   std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> List(
       const std::string& tenant) const;
+  // One page of the tenant's stores in name order: at most `limit` of those named after `after`
+  // (from the first when empty). `more` says whether further stores follow the page. Costs the
+  // page, not the tenant: the lookup starts at `after`.
+  struct Page {
+    std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> stores;
+    bool more = false;
+  };
+  Page ListPage(const std::string& tenant, const std::string& after, size_t limit) const;
   size_t size() const;
 
  private:

@@ -25,7 +25,8 @@ Example (a faast label store over raw vectors)::
 
 Vector stores (output="vector:M") take `targets=` (rows × M) in adapt and return a numpy array
 from predict. Every call has a deadline (`timeout`); every failure raises AdaptdError with the
-gRPC status code's name and the server's message.
+gRPC status code's name and the server's message. `list_stores` returns every store of a
+tenant, following the server's pages; `iter_stores` yields them one page at a time.
 """
 
 from .client import Client

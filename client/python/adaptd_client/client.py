@@ -151,9 +151,33 @@ class Client:
         info = self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store))
         return _convert.store_info_to_dict(info)
 
-    def list_stores(self, tenant):
-        response = self._call("ListStores", pb.ListStoresRequest(tenant=tenant))
-        return [_convert.store_info_to_dict(info) for info in response.stores]
+    def list_stores(self, tenant, page_size=0):
+        """Every store of the tenant, in name order, as dicts like get_store's; fetched
+        `page_size` stores a call (0: the server's default, 100; at most 1000)."""
+        return list(self.iter_stores(tenant, page_size))
+
+    def iter_stores(self, tenant, page_size=0):
+        """Yields the tenant's stores in name order, fetching the next page only once the
+        previous one is consumed. The listing is stable while stores are created and deleted:
+        a store that exists throughout is yielded once; one created or deleted meanwhile may or
+        may not be."""
+        token = ""
+        while True:
+            response = self.list_stores_page(tenant, page_size, token)
+            for info in response.stores:
+                yield _convert.store_info_to_dict(info)
+            if not response.next_page_token:
+                return
+            if response.next_page_token == token:
+                raise AdaptdError(grpc.StatusCode.INTERNAL,
+                                  "the server answered a page token with itself", "ListStores")
+            token = response.next_page_token
+
+    def list_stores_page(self, tenant, page_size=0, page_token=""):
+        """One ListStores call: the adapt.v1.ListStoresResponse (stores, next_page_token) of the
+        page `page_token` names (empty: the first)."""
+        return self._call("ListStores", pb.ListStoresRequest(
+            tenant=tenant, page_size=page_size, page_token=page_token))
 
     def delete_store(self, tenant, store):
         self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store))

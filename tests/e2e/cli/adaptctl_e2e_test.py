@@ -282,6 +282,26 @@ class AdaptctlEndToEnd(unittest.TestCase):
         # The failed commands changed nothing.
         self.assertEqual(self.ok("store", "get", "acme/err")["examples"], 0)
 
+    def test_store_list_follows_every_page(self):
+        names = ["p%02d" % i for i in range(7)]
+        for name in reversed(names):
+            self.ok("store", "create", "paging/" + name, "--kind", "faast", "--set",
+                    "dim=%d" % DIM)
+        # One list whatever the page size: the default, pages of 1 and 2, one page of 1000.
+        for size in ([], ["--page-size", "1"], ["--page-size", "2"], ["--page-size", "1000"]):
+            listed = self.ok("store", "list", "paging", *size)
+            self.assertEqual(list(listed), ["stores"], size)
+            self.assertEqual([s["store"] for s in listed["stores"]], names, size)
+            self.assertEqual({s["tenant"] for s in listed["stores"]}, {"paging"})
+        self.assertEqual(self.ok("store", "list", "nobody-here"), {"stores": []})
+
+        stderr = self.fails(1, "INVALID_ARGUMENT", "store", "list", "paging",
+                            "--page-size", "1001")
+        self.assertTrue(stderr.startswith("error: INVALID_ARGUMENT: page_size: at most 1000"),
+                        stderr)
+        self.fails(2, "INVALID_ARGUMENT", "store", "list", "paging", "--page-size", "-1")
+        self.fails(2, "INVALID_ARGUMENT", "store", "list", "paging", "--page-size", "many")
+
     def test_vector_store_from_json_lines(self):
         rng = random.Random(3)
         in_dim, out_dim = 8, 2

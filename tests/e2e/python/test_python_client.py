@@ -231,6 +231,42 @@ class PythonClientEndToEnd(unittest.TestCase):
         self.client.delete_store(TENANT, "errors")
         self.assert_code("NOT_FOUND", self.client.get_store, TENANT, "errors")
 
+    def test_list_stores_follows_every_page(self):
+        tenant = "paging"  # a tenant of its own: the other tests' stores come and go
+        names = ["p%02d" % i for i in range(7)]
+        for name in reversed(names):
+            self.client.create_store(tenant, name, dim=DIM, **MANUAL)
+        for size in (0, 1, 2, 7, 1000):
+            listed = self.client.list_stores(tenant, page_size=size)
+            self.assertEqual([s["store"] for s in listed], names, size)
+            self.assertEqual({s["tenant"] for s in listed}, {tenant})
+        self.assertEqual(self.client.list_stores("nobody-here"), [])
+
+        first = self.client.list_stores_page(tenant, page_size=3)
+        self.assertEqual([s.store for s in first.stores], names[:3])
+        self.assertTrue(first.next_page_token)
+        last = self.client.list_stores_page(tenant, 1000, first.next_page_token)
+        self.assertEqual([s.store for s in last.stores], names[3:])
+        self.assertEqual(last.next_page_token, "", "the last page ends the listing")
+
+        # Lazily: a store created after the first page, past the resume point, is listed; one
+        # deleted before its page is not; nothing comes twice.
+        stores = self.client.iter_stores(tenant, page_size=2)
+        seen = [next(stores)["store"], next(stores)["store"]]
+        self.client.create_store(tenant, "p99", dim=DIM, **MANUAL)
+        self.client.delete_store(tenant, "p05")
+        seen.extend(s["store"] for s in stores)
+        self.assertEqual(seen, names[:5] + ["p06", "p99"])
+
+        error = self.assert_code("INVALID_ARGUMENT", self.client.list_stores, tenant, 1001)
+        self.assertTrue(error.message.startswith("page_size: at most 1000"), error.message)
+        error = self.assert_code("INVALID_ARGUMENT", self.client.list_stores_page, tenant, 1,
+                                 "garbage!")
+        self.assertTrue(error.message.startswith("page_token: "), error.message)
+        error = self.assert_code("INVALID_ARGUMENT", self.client.list_stores_page, TENANT, 1,
+                                 first.next_page_token)
+        self.assertIn("another tenant", error.message)
+
     def test_client_side_validation(self):
         with self.assertRaises(ValueError):
             self.client.create_store(TENANT, "x", output="vector:0")

@@ -49,22 +49,10 @@ int64_t AllocatedBytes() {
   return static_cast<int64_t>(m.uordblks + m.hblkhd);
 }
 
-adapt::v1::StoreSpec Spec(const Options& o) {
-  adapt::v1::StoreSpec spec;
-  spec.set_kind(adapt::v1::STORE_KIND_FAAST);
-  spec.set_encoder("identity");
-  spec.set_dim(static_cast<uint32_t>(o.dim));
-  spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
-  adapt::v1::FaastParams* p = spec.mutable_faast();
-  p->set_auto_compile_every(0);
-  p->set_auto_compile_delay_ms(0);
-  p->set_few_shot(o.few_shot);
-  return spec;
-}
-
 // One store: E examples in `txns` transactions, compiled, its read-out built.
 std::unique_ptr<Store> FilledStore(const Options& o, uint64_t seed, kernels::Backend* backend) {
-  std::unique_ptr<Store> store = Take(CreateStore(Spec(o), backend), "create");
+  std::unique_ptr<Store> store =
+      Take(CreateStore(FaastSpec(o.dim, true, 0, 0.0, o.few_shot), backend), "create");
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> label(0, o.labels - 1);
   const std::vector<float> keys = NormalFloats(seed, o.examples * o.dim);

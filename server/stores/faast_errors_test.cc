@@ -344,6 +344,16 @@ TEST(FaastDescribeTest, ReportsCountsMemoryAndStats) {
   EXPECT_GE(info.faast().condition_number(), 1.0);
   EXPECT_GE(info.faast().compile_seconds(), 0.0);
   EXPECT_EQ(info.faast().pending_examples(), 0u);
+  // The float read-out built for grouped predicts is held, and counted.
+  ASSERT_NE(store->Readout(), nullptr);
+  adapt::v1::StoreInfo with_readout;
+  store->Describe(&with_readout);
+  EXPECT_EQ(with_readout.memory_bytes(), info.memory_bytes() + d * 4 * sizeof(float));
+  // A transaction's d × d buffer goes back to the shared pool, not to the store.
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys, d, labels)}).ok());
+  adapt::v1::StoreInfo after_txn;
+  store->Describe(&after_txn);
+  EXPECT_EQ(after_txn.memory_bytes(), with_readout.memory_bytes());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -143,7 +144,68 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatis
   return absl::OkStatus();
 }
 
+// The published read-out, checked against the labels and statistics already read.
+absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec, FaastPersistent* out) {
+  if (!state.has_published()) return absl::OkStatus();
+  const FaastState::Published& p = state.published();
+  if (state.version() == 0) return kCheck.Bad("published", "present while version is 0");
+  const int64_t d = state.dim();
+  const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
+  const bool embedded = labels && !spec.output().label_encoder().empty();
+  const int64_t width = embedded ? spec.output().label_dim() : spec.output().dim();
+  if (labels && p.labels() > static_cast<uint32_t>(state.labels_size())) {
+    return kCheck.Bad("published.labels", absl::StrCat(p.labels(), " is more than the ",
+                                                       state.labels_size(), " labels"));
+  }
+  if (!labels && p.labels() != 0) {
+    return kCheck.Bad("published.labels", "must be 0 for a vector store");
+  }
+  const bool one_hot = labels && !embedded;
+  const int64_t expected = one_hot ? int64_t{p.labels()} : width;
+  if (p.columns() != expected) {
+    return kCheck.Bad("published.columns",
+                      absl::StrCat(p.columns(), " does not match ",
+                                   one_hot ? "published.labels " : "the output width ", expected));
+  }
+  RETURN_IF_ERROR(kCheck.FiniteOfSize(p.s(), d * p.columns(), "published.s"));
+  const adapt::v1::FaastStats& c = p.compile();
+  for (const auto& [value, field] :
+       {std::pair<double, const char*>{c.compiled_examples(),
+                                       "published.compile.compiled_examples"},
+        {c.cutoff(), "published.compile.cutoff"},
+        {c.compile_seconds(), "published.compile.compile_seconds"}}) {
+    if (!(value >= 0) || !std::isfinite(value)) return kCheck.Bad(field, "is not finite and >= 0");
+  }
+  if (!(c.condition_number() >= 0)) {
+    return kCheck.Bad("published.compile.condition_number", "is not >= 0");
+  }
+  if (c.effective_rank() > d) {
+    return kCheck.Bad("published.compile.effective_rank",
+                      absl::StrCat(c.effective_rank(), " is more than dim ", d));
+  }
+  FaastPublishedState& published = out->published.emplace();
+  published.columns = p.columns();
+  published.labels = p.labels();
+  published.s.assign(p.s().begin(), p.s().end());
+  published.compile = c;
+  published.compile.clear_pending_examples();
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+void PublishedToProto(const FaastWeights* weights, const adapt::v1::FaastStats& compile,
+                      FaastState* state) {
+  if (weights == nullptr) return;
+  FaastState::Published* p = state->mutable_published();
+  p->set_columns(static_cast<uint32_t>(weights->columns));
+  if (weights->labels && weights->label_names != nullptr) {
+    p->set_labels(static_cast<uint32_t>(weights->label_names->size()));
+  }
+  p->mutable_s()->Add(weights->s.begin(), weights->s.end());
+  *p->mutable_compile() = compile;
+  p->mutable_compile()->clear_pending_examples();
+}
 
 FaastState FaastStateToProto(const FaastStatistics& st, const std::vector<std::string>& labels,
                              uint64_t version, const PrequentialStats& prequential) {
@@ -214,6 +276,8 @@ absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
       !(state.prequential_loss_sum() >= 0) || !std::isfinite(state.prequential_loss_sum())) {
     return kCheck.Bad("prequential_correct", "prequential totals do not hold together");
   }
+  RETURN_IF_ERROR(ReadPublished(state, spec, out));
+  out->pending = state.pending_examples();
   out->version = state.version();
   out->prequential.evaluated = state.prequential_evaluated();
   out->prequential.correct = state.prequential_correct();

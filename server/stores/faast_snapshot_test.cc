@@ -3,6 +3,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -133,6 +134,112 @@ TEST_F(FaastSnapshotTest, UncompiledAndEmptyStoresRoundTrip) {
   ExpectSamePredictions(*store, *restored, keys_, 5, kDim);
 }
 
+// A backend on which every operation fails: a restore through it cannot have solved.
+std::unique_ptr<faast_test::FlakyBackend> FailingBackend() {
+  auto backend = std::make_unique<faast_test::FlakyBackend>();
+  backend->fail_syrk = backend->fail_gemm = backend->fail_eigen = backend->fail_cholesky = true;
+  return backend;
+}
+
+adapt::v1::FaastStats CompileStats(const Store& store) {
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  return info.faast();
+}
+
+// One-hot labels, vector outputs and label embeddings: the read-out comes back as it was
+// published, with no solve (the restore runs on a backend that fails every operation), and the
+// compile's own report (compile_seconds included) is the original's.
+TEST_F(FaastSnapshotTest, RestorePublishesTheSnapshotReadOutWithoutSolving) {
+  adapt::v1::StoreSpec embedded = LabelSpec();
+  embedded.mutable_output()->set_label_encoder("identity");
+  embedded.mutable_output()->set_label_dim(2);
+  std::vector<std::pair<adapt::v1::StoreSpec, ExampleBatch>> cases = {
+      {LabelSpec(), LabelBatch(keys_, kDim, labels_, 0, 40)},
+      {VectorSpec(2), VectorBatch(keys_, kDim, targets_, 2, 0, 40)},
+      {embedded, LabelBatch(keys_, kDim, labels_, 0, 40)}};
+  // Each label's embedding is its first example's target; later ones repeat it.
+  ExampleBatch& e = cases[2].second;
+  e.targets.resize(e.rows * 2);
+  for (int64_t r = 0; r < e.rows; ++r) {
+    const int64_t first = r % 5;
+    e.targets[r * 2] = targets_[first * 2];
+    e.targets[r * 2 + 1] = targets_[first * 2 + 1];
+  }
+  for (const auto& [spec, batch] : cases) {
+    SCOPED_TRACE(spec.ShortDebugString());
+    auto store = MakeStore(spec, backend_.get());
+    ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {batch}).ok());
+    ASSERT_TRUE(CompileNow(*store).ok());
+    ASSERT_TRUE(CompileNow(*store).ok());
+    const StoreSnapshot snapshot = *store->Snapshot();
+    ASSERT_TRUE(snapshot.faast().has_published());
+    const bool one_hot = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS &&
+                         spec.output().label_encoder().empty();
+    EXPECT_EQ(snapshot.faast().published().s_size(), kDim * (one_hot ? 5 : 2));
+    auto failing = FailingBackend();
+    std::unique_ptr<Store> restored = Restore(snapshot, failing.get());
+    ASSERT_NE(restored, nullptr);
+    failing->fail_gemm = false;  // Predict multiplies by S
+    ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+    EXPECT_EQ(Info(*store), Info(*restored));
+    EXPECT_EQ(CompileStats(*restored).compile_seconds(), CompileStats(*store).compile_seconds());
+    EXPECT_EQ(restored->Snapshot()->SerializeAsString(), snapshot.SerializeAsString());
+  }
+}
+
+// A snapshot written before the read-out was kept restores by solving the statistics again,
+// publishing the snapshot's version.
+TEST_F(FaastSnapshotTest, SnapshotWithoutReadOutRestoresBySolvingAgain) {
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 0, 40)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  StoreSnapshot old_format = *store->Snapshot();
+  old_format.mutable_faast()->clear_published();
+  old_format.mutable_faast()->clear_pending_examples();
+  auto failing = FailingBackend();
+  EXPECT_EQ(RestoreStore(old_format, failing.get()).status().code(), absl::StatusCode::kInternal);
+  std::unique_ptr<Store> restored = Restore(old_format, backend_.get());
+  ASSERT_NE(restored, nullptr);
+  ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+  EXPECT_EQ(Info(*store), Info(*restored));
+  // Its next snapshot carries the read-out.
+  EXPECT_TRUE(restored->Snapshot()->faast().has_published());
+}
+
+// Examples (and a label) adapted after the last compile come back pending: the same version
+// predicts as before, and the next compile publishes everything.
+TEST_F(FaastSnapshotTest, ExamplesAfterTheLastCompileRestorePending) {
+  std::vector<std::string> labels = labels_;
+  for (int r = 40; r < 60; r += 4) labels[r] = "late";
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels, 0, 40)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels, 40, 20)}).ok());
+  const StoreSnapshot snapshot = *store->Snapshot();
+  EXPECT_EQ(snapshot.faast().labels_size(), 6);
+  EXPECT_EQ(snapshot.faast().published().labels(), 5u);
+  EXPECT_EQ(snapshot.faast().pending_examples(), 20u);
+  auto failing = FailingBackend();
+  std::unique_ptr<Store> restored = Restore(snapshot, failing.get());
+  ASSERT_NE(restored, nullptr);
+  failing->fail_gemm = failing->fail_syrk = false;
+  failing->fail_eigen = failing->fail_cholesky = false;
+  ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+  EXPECT_EQ(Info(*store), Info(*restored));
+  EXPECT_EQ(CompileStats(*restored).pending_examples(), 20u);
+  for (Store* s : {static_cast<Store*>(store.get()), restored.get()}) {
+    absl::StatusOr<adapt::v1::CompileResponse> c = CompileNow(*s);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->version(), 2u);
+    EXPECT_EQ(c->faast().compiled_examples(), 60.0);
+    EXPECT_EQ(c->faast().pending_examples(), 0u);
+  }
+  ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
+  EXPECT_EQ(restored->Predict(keys_.data(), 1, kDim, 6)->label_names->size(), 6u);
+}
+
 // Each mutation of a good snapshot must be refused with InvalidArgument naming the field.
 TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
   auto store = MakeStore(LabelSpec(), backend_.get());
@@ -140,6 +247,7 @@ TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
   ASSERT_TRUE(CompileNow(*store).ok());
   const StoreSnapshot good = *store->Snapshot();
   ASSERT_TRUE(good.faast().raw_kept());
+  ASSERT_TRUE(good.faast().has_published());
   struct Mutation {
     std::string field;
     std::function<void(StoreSnapshot*)> apply;
@@ -166,6 +274,23 @@ TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
        [](StoreSnapshot* s) { s->mutable_faast()->set_weighted_examples(INFINITY); }},
       {"snapshot.faast.prequential_correct",
        [](StoreSnapshot* s) { s->mutable_faast()->set_prequential_correct(5); }},
+      {"snapshot.faast.published.s",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_published()->add_s(0.0); }},
+      {"snapshot.faast.published.s",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_published()->set_s(3, NAN); }},
+      {"snapshot.faast.published.columns",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_published()->set_columns(1); }},
+      {"snapshot.faast.published.labels",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_published()->set_labels(9); }},
+      {"snapshot.faast.published", [](StoreSnapshot* s) { s->mutable_faast()->set_version(0); }},
+      {"snapshot.faast.published.compile.compiled_examples",
+       [](StoreSnapshot* s) {
+         s->mutable_faast()->mutable_published()->mutable_compile()->set_compiled_examples(NAN);
+       }},
+      {"snapshot.faast.published.compile.effective_rank",
+       [](StoreSnapshot* s) {
+         s->mutable_faast()->mutable_published()->mutable_compile()->set_effective_rank(kDim + 1);
+       }},
       {"snapshot.faast", [](StoreSnapshot* s) { s->clear_faast(); }},
       {"spec.faast.rcond",
        [](StoreSnapshot* s) { s->mutable_spec()->mutable_faast()->set_rcond(3); }},

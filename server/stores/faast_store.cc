@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/core/status_macros.h"
+#include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_params.h"
 #include "server/stores/faast_solver.h"
 #include "server/stores/faast_txn.h"
+#include "server/stores/memory_bytes.h"
 
 namespace adaptd {
 
@@ -51,10 +53,44 @@ absl::StatusOr<std::unique_ptr<FaastStore>> FaastStore::Restore(const StoreSpec&
     store->prequential_ = state.prequential;
     store->label_vectors_ = std::move(state.label_vectors);
   }
-  if (state.version > 0) {
+  if (state.published.has_value()) {
+    store->PublishRestored(std::move(*state.published), state.version, state.pending);
+  } else if (state.version > 0) {
+    // A snapshot from before the read-out was kept: solve the statistics again.
     RETURN_IF_ERROR(store->CompileAndPublish(adapt::v1::FaastParams(), state.version).status());
+  } else {
+    absl::MutexLock lock(&store->mu_);
+    store->pending_ = state.pending;
   }
   return store;
+}
+
+void FaastStore::PublishRestored(FaastPublishedState published, uint64_t version,
+                                 uint64_t pending) {
+  auto weights = std::make_shared<FaastWeights>();
+  weights->version = version;
+  weights->labels = labels_;
+  weights->columns = published.columns;
+  weights->s = std::move(published.s);
+  absl::MutexLock lock(&mu_);
+  weights->dim = stats_.dim;
+  if (labels_) {
+    // Labels are only appended, so the compile's are the first `published.labels`.
+    const size_t count = static_cast<size_t>(published.labels);
+    weights->label_names =
+        count == label_names_->size()
+            ? label_names_
+            : std::make_shared<const std::vector<std::string>>(
+                  label_names_->begin(), label_names_->begin() + static_cast<int64_t>(count));
+  }
+  if (embedded_) {
+    weights->label_vectors = std::make_shared<const std::vector<double>>(
+        UnitRows(label_vectors_.data(), published.labels, out_dim_));
+  }
+  last_stats_ = std::move(published.compile);
+  pending_ = pending;
+  absl::MutexLock pub_lock(&pub_mu_);
+  published_ = std::move(weights);
 }
 
 StoreSpec FaastStore::spec() const {
@@ -211,7 +247,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
   }
   result.version = version();
   t->MarkCommitted();
-  ReturnScratch(std::move(t->delta_.g));
+  FaastBufferPool::Shared().Give(std::move(t->delta_.g));
   t->delta_ = FaastDelta();  // the staged memory is not needed any more
   return result;
 }
@@ -279,6 +315,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
     }
     taken = pending_;
     pending_ = 0;
+    compiling_ = taken;
   }
   const double compiled_examples = problem.weighted_examples;
   const int64_t dim = problem.dim, columns = problem.columns;
@@ -289,6 +326,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   if (!solution.ok()) {
     absl::MutexLock lock(&mu_);
     pending_ += taken;
+    compiling_ = 0;
     return solution.status();
   }
   auto weights = std::make_shared<FaastWeights>();
@@ -318,6 +356,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
     response.set_version(published_->version);
   }
   last_stats_ = stats;
+  compiling_ = 0;
   stats.set_pending_examples(pending_);
   *response.mutable_faast() = std::move(stats);
   return response;
@@ -332,8 +371,7 @@ void FaastStore::Describe(adapt::v1::StoreInfo* info) const {
   info->set_weighted_examples(stats_.weighted_examples);
   info->clear_labels();
   for (const std::string& name : *label_names_) info->add_labels(name);
-  info->set_memory_bytes(stats_.bytes() + (w == nullptr ? 0 : w->bytes()) +
-                         label_vectors_.capacity() * sizeof(float));
+  info->set_memory_bytes(BytesLocked(w.get()));
   info->set_prequential_evaluated(prequential_.evaluated);
   info->set_prequential_correct(prequential_.correct);
   info->set_prequential_loss_sum(prequential_.loss_sum);
@@ -342,12 +380,28 @@ void FaastStore::Describe(adapt::v1::StoreInfo* info) const {
   stats->set_pending_examples(pending_);
 }
 
+size_t FaastStore::BytesLocked(const FaastWeights* w) const {
+  size_t bytes = sizeof(*this) + spec_.SpaceUsedLong() - sizeof(spec_) + stats_.bytes() +
+                 label_vectors_.capacity() * sizeof(float) + LabelNamesBytes(*label_names_) +
+                 LabelIndexBytes(label_index_) + readout_cache_.bytes();
+  if (w != nullptr) {
+    bytes += w->bytes();
+    // A compile's label list stops being shared with the store's once labels are added.
+    if (w->label_names != nullptr && w->label_names != label_names_) {
+      bytes += LabelNamesBytes(*w->label_names);
+    }
+  }
+  return bytes;
+}
+
 absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
   adapt::v1::StoreSnapshot snapshot;
   absl::MutexLock lock(&mu_);
   // A serialized protobuf message holds at most 2 GiB (and repeated fields index with int).
+  std::shared_ptr<const FaastWeights> w = published();
   const uint64_t doubles = stats_.dim * stats_.dim + stats_.dim * stats_.columns +
-                           stats_.raw.rows * (stats_.dim + stats_.columns + 1);
+                           stats_.raw.rows * (stats_.dim + stats_.columns + 1) +
+                           (w == nullptr ? 0 : w->s.size());
   constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
   if (doubles * sizeof(double) > kMaxSnapshotBytes) {
     return absl::ResourceExhaustedError(
@@ -355,24 +409,13 @@ absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
                      kMaxSnapshotBytes, " a snapshot can hold (dimension ", stats_.dim, ")"));
   }
   *snapshot.mutable_spec() = spec_;
-  *snapshot.mutable_faast() = FaastStateToProto(stats_, *label_names_, version(), prequential_);
-  snapshot.mutable_faast()->mutable_label_vectors()->Add(label_vectors_.begin(),
-                                                         label_vectors_.end());
+  adapt::v1::FaastState* state = snapshot.mutable_faast();
+  *state = FaastStateToProto(stats_, *label_names_, w == nullptr ? 0 : w->version, prequential_);
+  state->mutable_label_vectors()->Add(label_vectors_.begin(), label_vectors_.end());
+  PublishedToProto(w.get(), last_stats_, state);
+  // A compile under way counts as pending: its result may come after this snapshot.
+  state->set_pending_examples(pending_ + compiling_);
   return snapshot;
-}
-
-std::vector<double> FaastStore::TakeScratch(size_t n) {
-  {
-    absl::MutexLock lock(&scratch_mu_);
-    if (scratch_.size() == n) return std::move(scratch_);
-  }
-  return std::vector<double>(n);
-}
-
-void FaastStore::ReturnScratch(std::vector<double> buffer) {
-  if (buffer.empty()) return;
-  absl::MutexLock lock(&scratch_mu_);
-  scratch_ = std::move(buffer);
 }
 
 }  // namespace adaptd

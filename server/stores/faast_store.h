@@ -35,7 +35,8 @@ class FaastStore final : public Store {
  public:
   // `spec` must come from NormalizeFaastSpec; `backend` must outlive the store.
   FaastStore(const adapt::v1::StoreSpec& spec, kernels::Backend* backend);
-  // Rebuilds a store from a validated snapshot; publishes the snapshot's version again.
+  // Rebuilds a store from a validated snapshot and publishes the snapshot's version: its
+  // read-out as it is, or (a snapshot without one) the statistics solved again.
   static absl::StatusOr<std::unique_ptr<FaastStore>> Restore(const adapt::v1::StoreSpec& spec,
                                                              FaastPersistent state,
                                                              kernels::Backend* backend);
@@ -73,9 +74,6 @@ class FaastStore final : public Store {
   };
   TxnView ViewForTxn(const std::vector<std::string>& names) const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t version() const ABSL_LOCKS_EXCLUDED(pub_mu_);
-  // A buffer of n doubles with unspecified contents (the kept one when it fits), and its return.
-  std::vector<double> TakeScratch(size_t n) ABSL_LOCKS_EXCLUDED(scratch_mu_);
-  void ReturnScratch(std::vector<double> buffer) ABSL_LOCKS_EXCLUDED(scratch_mu_);
 
   // Maps the transaction's columns to store columns; names the labels the store lacks.
   absl::Status MapColumns(const FaastTxn& txn, std::vector<int32_t>* column,
@@ -83,6 +81,11 @@ class FaastStore final : public Store {
   void AppendLabels(const std::vector<std::string>& fresh, const FaastTxn& txn)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // What the store holds in memory, `w` its published weights (StoreInfo.memory_bytes).
+  size_t BytesLocked(const FaastWeights* w) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes a snapshot's read-out as `version`, with `pending` examples not in it (Restore).
+  void PublishRestored(FaastPublishedState published, uint64_t version, uint64_t pending)
+      ABSL_LOCKS_EXCLUDED(mu_, pub_mu_);
   // Compiles with `overrides` and publishes as `version` (default: the next version).
   absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
       const adapt::v1::FaastParams& overrides, std::optional<uint64_t> version)
@@ -102,10 +105,6 @@ class FaastStore final : public Store {
 
   absl::Mutex compile_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_ ABSL_ACQUIRED_BEFORE(pub_mu_);
-  // One d×d buffer kept from the last committed transaction, so the next one neither
-  // allocates nor faults in 8·d² bytes.
-  absl::Mutex scratch_mu_;
-  std::vector<double> scratch_ ABSL_GUARDED_BY(scratch_mu_);
   adapt::v1::StoreSpec spec_ ABSL_GUARDED_BY(mu_);
   FaastStatistics stats_ ABSL_GUARDED_BY(mu_);
   // Copy-on-write, so compiles and published weights share a label list cheaply.
@@ -113,7 +112,8 @@ class FaastStore final : public Store {
   absl::flat_hash_map<std::string, int32_t> label_index_ ABSL_GUARDED_BY(mu_);
   // embedded_: each label's embedding as given at its first adapt (labels × out_dim_).
   std::vector<float> label_vectors_ ABSL_GUARDED_BY(mu_);
-  uint64_t pending_ ABSL_GUARDED_BY(mu_) = 0;  // examples changed since the last compile start
+  uint64_t pending_ ABSL_GUARDED_BY(mu_) = 0;    // examples changed since the last compile start
+  uint64_t compiling_ ABSL_GUARDED_BY(mu_) = 0;  // taken from pending_ by the compile under way
   PrequentialStats prequential_ ABSL_GUARDED_BY(mu_);
   adapt::v1::FaastStats last_stats_ ABSL_GUARDED_BY(mu_);
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/status_macros.h"
+#include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_weights.h"
 
@@ -110,7 +111,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   const bool adapt = kind_ == TxnKind::kAdapt;
   if (delta_.dim == 0) {
     delta_.dim = d;
-    delta_.g = store_->TakeScratch(d * d);
+    delta_.g = FaastBufferPool::Shared().Take(d * d);
     delta_.columns = store_->one_hot_ ? 0 : store_->out_dim_;
     delta_.ct.assign(delta_.columns * d, 0.0);
   }
@@ -183,6 +184,8 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
 }
 
 FaastTxn::FaastTxn(FaastStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
+
+FaastTxn::~FaastTxn() { FaastBufferPool::Shared().Give(std::move(delta_.g)); }
 
 absl::Status FaastTxn::Add(const ExampleBatch& b) {
   if (absl::Status open = CheckOpen(); !open.ok()) return open;

@@ -25,6 +25,7 @@ class FaastStore;
 class FaastTxn final : public Txn {
  public:
   FaastTxn(FaastStore* store, TxnKind kind);  // faast_txn.cc, where FaastStore is complete
+  ~FaastTxn() override;                       // gives the delta's buffer back to the pool
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return delta_.examples; }

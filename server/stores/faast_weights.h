@@ -30,7 +30,11 @@ struct FaastWeights {
   std::shared_ptr<const std::vector<std::string>> label_names;
   std::shared_ptr<const std::vector<double>> label_vectors;
 
-  size_t bytes() const { return s.capacity() * sizeof(double); }
+  // S and the label embeddings (label_names is usually the store's own list, counted there).
+  size_t bytes() const {
+    return sizeof(*this) + s.capacity() * sizeof(double) +
+           (label_vectors == nullptr ? 0 : label_vectors->capacity() * sizeof(double));
+  }
 };
 
 // outputs (rows × columns) = keys · S, keys already in float64 (rows × dim).

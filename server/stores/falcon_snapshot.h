@@ -17,6 +17,7 @@
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/snapshot.pb.h"
 #include "server/stores/falcon_rules.h"
+#include "server/stores/memory_bytes.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
@@ -35,8 +36,8 @@ struct FalconVersion {
   double residual_norm_avg = 0;
 
   size_t bytes() const {
-    return memory.bytes() + last_key.capacity() * sizeof(double) +
-           labels->size() * sizeof(std::string);
+    return sizeof(*this) + spec.SpaceUsedLong() - sizeof(spec) + memory.bytes() +
+           last_key.capacity() * sizeof(double) + LabelNamesBytes(*labels);
   }
 };
 

@@ -9,6 +9,7 @@
 #include "server/core/status_macros.h"
 #include "server/stores/falcon_chunked.h"
 #include "server/stores/falcon_txn.h"
+#include "server/stores/memory_bytes.h"
 
 namespace adaptd {
 namespace {
@@ -279,7 +280,12 @@ void FalconStore::Describe(adapt::v1::StoreInfo* info) const {
   info->set_weighted_examples(static_cast<double>(v->examples));
   info->clear_labels();
   for (const std::string& name : *v->labels) info->add_labels(name);
-  info->set_memory_bytes(v->bytes());
+  size_t index_bytes = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    index_bytes = LabelIndexBytes(label_index_);
+  }
+  info->set_memory_bytes(sizeof(*this) + v->bytes() + index_bytes + readout_cache_.bytes());
   info->set_prequential_evaluated(v->prequential.evaluated);
   info->set_prequential_correct(v->prequential.correct);
   info->set_prequential_loss_sum(v->prequential.loss_sum);

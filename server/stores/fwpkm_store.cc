@@ -9,6 +9,7 @@
 #include "server/core/status_macros.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_txn.h"
+#include "server/stores/memory_bytes.h"
 
 namespace adaptd {
 
@@ -314,9 +315,12 @@ absl::StatusOr<adapt::v1::CompileResponse> FwpkmStore::Compile(
 }
 
 uint64_t FwpkmStore::BytesLocked() const {
-  return values_.bytes() + keys_.bytes() + (projection_ ? projection_->bytes() : 0) +
-         queue_.queries.capacity() * sizeof(float) + queue_.targets.capacity() * sizeof(float) +
-         queue_.labels.capacity() * sizeof(int32_t) + 2 * usage_[0].size() * sizeof(double);
+  return sizeof(*this) + spec_.SpaceUsedLong() - sizeof(spec_) + values_.bytes() + keys_.bytes() +
+         (projection_ ? projection_->bytes() : 0) + queue_.queries.capacity() * sizeof(float) +
+         queue_.targets.capacity() * sizeof(float) + queue_.labels.capacity() * sizeof(int32_t) +
+         (usage_[0].capacity() + usage_[1].capacity()) * sizeof(double) +
+         carry_.capacity() * sizeof(float) + LabelNamesBytes(*label_names_) +
+         LabelIndexBytes(label_index_);
 }
 
 double FwpkmStore::EntropyLocked() const {

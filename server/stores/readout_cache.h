@@ -5,6 +5,7 @@
 #ifndef ADAPTD_SERVER_STORES_READOUT_CACHE_H_
 #define ADAPTD_SERVER_STORES_READOUT_CACHE_H_
 
+#include <cstddef>
 #include <memory>
 #include <utility>
 
@@ -31,8 +32,14 @@ class ReadoutCache {
     return built;
   }
 
+  // Bytes of the cached read-out's weights (0 when none is cached).
+  size_t bytes() const {
+    absl::MutexLock lock(&mu_);
+    return readout_ == nullptr ? 0 : readout_->weights.capacity() * sizeof(float);
+  }
+
  private:
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::weak_ptr<const void> source_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const LinearReadout> readout_ ABSL_GUARDED_BY(mu_);
 };

@@ -82,10 +82,12 @@ TEST_F(JournalLoadTest, ADamagedStateFoundAtLoadFailsItsStoreForGood) {
     auto db = StateDb::Open(options);
     ASSERT_TRUE(db.ok()) << db.status();
     adapt::v1::CatalogEntry entry;
-    ASSERT_TRUE((*db)->ScanCatalog([&](std::string_view, adapt::v1::CatalogEntry e) {
-                     entry = std::move(e);
-                     return absl::OkStatus();
-                   }).ok());
+    ASSERT_TRUE((*db)
+                    ->ScanCatalog([&](std::string_view, adapt::v1::CatalogEntry e) {
+                      entry = std::move(e);
+                      return absl::OkStatus();
+                    })
+                    .ok());
     std::string data = (*db)->ReadState("t/a", entry).value();
     data[data.size() - 7] ^= 0x01;
     auto writer = (*db)->BeginWrite();

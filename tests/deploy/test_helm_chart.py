@@ -119,6 +119,10 @@ def check_default(docs):
     check(any(m["name"] == "data" and m["mountPath"] == "/var/lib/adaptd"
               for m in c["volumeMounts"]), "data mounted at the data dir")
     check(c["livenessProbe"].get("grpc", {}).get("port") == 50051, "gRPC liveness probe")
+    startup = c.get("startupProbe", {})
+    check(startup.get("grpc", {}).get("port") == 50051, "gRPC startup probe")
+    check(startup.get("periodSeconds", 0) * startup.get("failureThreshold", 0) >= 600,
+          "the startup probe allows at least 10 minutes: %s" % startup)
     check(c["readinessProbe"].get("grpc", {}).get("service") == "adapt.v1.Adaptation",
           "gRPC readiness probe on adapt.v1.Adaptation")
     check(pod["securityContext"].get("runAsNonRoot") is True, "runAsNonRoot")
@@ -146,7 +150,8 @@ def check_custom(docs):
     check(c["resources"]["limits"].get("nvidia.com/gpu") == 2, "GPU limit")
     check(c["image"] == "registry.example.com/adaptd-cuda:1.2.3", "image")
     check("--compile-threads=2" in c["args"], "extraArgs rendered through tpl: %s" % c["args"])
-    check("tcpSocket" in c["livenessProbe"], "TCP probes when probes.grpc is false")
+    check("tcpSocket" in c["livenessProbe"] and "tcpSocket" in c["startupProbe"],
+          "TCP probes when probes.grpc is false")
     vols = {v["name"]: v for v in sts["spec"]["template"]["spec"]["volumes"]}
     check(vols.get("auth", {}).get("secret", {}).get("secretName") == "adaptd-tokens",
           "tokens Secret")

@@ -1,0 +1,66 @@
+// Residency: keeps the memory that loaded stores hold within the memory budget
+// (--memory-budget-bytes, docs/RESIDENCY.md) by evicting the least recently used stores. The
+// engine reports each store that takes memory (a create, an import, a load) and each growth
+// (a commit); a background thread then adds up what the loaded stores hold and evicts, oldest
+// use first, until the total fits. Eviction itself (the store written if it changed, then
+// dropped) is the engine's callback, which refuses a store in use or pinned.
+//
+// Thread-safety: every method may be called concurrently. The callbacks run on the residency
+// thread (or on the caller's, for EvictNow) without the residency's lock.
+#ifndef ADAPTD_SERVER_CORE_RESIDENCY_H_
+#define ADAPTD_SERVER_CORE_RESIDENCY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/core/store_slot.h"
+
+namespace adaptd {
+
+class Residency {
+ public:
+  // Evicts one store: true when its memory was freed.
+  using Evict = std::function<bool(const std::shared_ptr<StoreSlot>&)>;
+  // After each round: the bytes loaded stores hold, and how many are loaded.
+  using Observe = std::function<void(uint64_t resident_bytes, size_t loaded)>;
+
+  Residency(uint64_t budget_bytes, Evict evict, Observe observe);
+  ~Residency();
+  Residency(const Residency&) = delete;
+  Residency& operator=(const Residency&) = delete;
+
+  // `slot` holds a loaded store now (created, imported or loaded).
+  void Loaded(const std::shared_ptr<StoreSlot>& slot) ABSL_LOCKS_EXCLUDED(mu_);
+  // Something may have grown (a commit): check the budget again.
+  void Grew() ABSL_LOCKS_EXCLUDED(mu_);
+  // One round on the caller's thread: evicts until the total fits (or nothing more can go).
+  // Returns the resident bytes after it.
+  uint64_t EvictNow() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops the thread (also the destructor).
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+
+  uint64_t budget_bytes() const { return budget_; }
+
+ private:
+  void Loop();
+
+  const uint64_t budget_;
+  const Evict evict_;
+  const Observe observe_;
+  absl::Mutex round_mu_;  // one round at a time
+  absl::Mutex mu_ ABSL_ACQUIRED_AFTER(round_mu_);
+  std::vector<std::weak_ptr<StoreSlot>> loaded_ ABSL_GUARDED_BY(mu_);
+  bool wanted_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::CondVar wake_;
+  std::thread thread_;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_RESIDENCY_H_

@@ -38,9 +38,12 @@ class LmdbEngine final : public StateEngine {
   std::string Name() const override { return "lmdb"; }
 
   std::string Settings() const override {
-    return Cat("map size ", map_bytes_ >> 30,
-               " GiB; MDB_NOTLS | MDB_NORDAHEAD; synced commits (no MDB_NOSYNC); one "
-               "write txn per checkpoint; one reused read txn (reset/renew)");
+    return Cat("map size ", map_bytes_ >> 30, " GiB; MDB_NOTLS",
+               config_.lmdb_readahead
+                   ? " with OS readahead"
+                   : " | MDB_NORDAHEAD, madvise(WILLNEED) on a value's pages before reading it",
+               "; synced commits (no MDB_NOSYNC); one write txn per checkpoint; one reused read "
+               "txn (reset/renew)");
   }
 
   absl::Status Open() override {

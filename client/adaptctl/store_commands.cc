@@ -1,6 +1,7 @@
 // store create | get | list | delete.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +20,7 @@ struct CreateOptions {
   std::string encoder = "identity";
   std::string output = "labels";
   std::vector<std::string> settings;
+  bool pinned = false;
 };
 
 absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& globals) {
@@ -37,6 +39,7 @@ absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& global
   *spec.mutable_output() = *output;
   absl::Status settings = ApplyStoreSettings(options.settings, spec);
   if (!settings.ok()) return UsageError(settings.message());
+  spec.set_pinned(options.pinned);
 
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
@@ -46,12 +49,16 @@ absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& global
   return absl::OkStatus();
 }
 
-absl::Status RunGet(const std::string& store_ref, const GlobalOptions& globals) {
+// `store get` (pin unset) and `store pin` / `store unpin`: print the store's info.
+absl::Status RunGet(const std::string& store_ref, const GlobalOptions& globals,
+                    std::optional<bool> pin = std::nullopt) {
   absl::StatusOr<StoreRef> ref = ParseStoreRef(store_ref);
   if (!ref.ok()) return ref.status();
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
-  absl::StatusOr<adapt::v1::StoreInfo> info = (*client)->GetStore(ref->tenant, ref->store);
+  absl::StatusOr<adapt::v1::StoreInfo> info =
+      pin.has_value() ? (*client)->PinStore(ref->tenant, ref->store, *pin)
+                      : (*client)->GetStore(ref->tenant, ref->store);
   if (!info.ok()) return info.status();
   PrintSummary(MessageToJson(*info));
   return absl::OkStatus();
@@ -116,6 +123,8 @@ void AddCreate(CLI::App& store, Action* action) {
                    "variant=1a, beta=0.5,0.5), or dim=D; repeatable")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  create->add_flag("--pinned", options->pinned,
+                   "Keep the store loaded: never evicted under the server's memory budget");
   create->callback([options, action] {
     *action = [options](const GlobalOptions& globals) { return RunCreate(*options, globals); };
   });
@@ -124,7 +133,7 @@ void AddCreate(CLI::App& store, Action* action) {
 }  // namespace
 
 void AddStoreCommands(CLI::App& app, Action* action) {
-  CLI::App* store = app.add_subcommand("store", "Create, inspect, list and delete stores");
+  CLI::App* store = app.add_subcommand("store", "Create, inspect, list, pin and delete stores");
   store->require_subcommand(1);
   AddCreate(*store, action);
 
@@ -134,6 +143,18 @@ void AddStoreCommands(CLI::App& app, Action* action) {
   get->callback([get_ref, action] {
     *action = [get_ref](const GlobalOptions& globals) { return RunGet(*get_ref, globals); };
   });
+
+  for (const bool pin : {true, false}) {
+    auto ref = std::make_shared<std::string>();
+    CLI::App* command = store->add_subcommand(
+        pin ? "pin" : "unpin",
+        pin ? "Keep a store loaded: never evicted under the server's memory budget"
+            : "Let a pinned store be evicted again");
+    command->add_option("store", *ref, "The store")->type_name("TENANT/STORE")->required();
+    command->callback([ref, action, pin] {
+      *action = [ref, pin](const GlobalOptions& globals) { return RunGet(*ref, globals, pin); };
+    });
+  }
 
   auto list_options = std::make_shared<ListOptions>();
   CLI::App* list = store->add_subcommand("list", "List a tenant's stores (every page)");

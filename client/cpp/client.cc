@@ -195,6 +195,19 @@ absl::Status Client::DeleteStore(absl::string_view tenant, absl::string_view sto
   return FromGrpcStatus(stub_->DeleteStore(&context, request, &response));
 }
 
+absl::StatusOr<StoreInfo> Client::PinStore(absl::string_view tenant, absl::string_view store,
+                                           bool pinned) {
+  adapt::v1::PinStoreRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_store(std::string(store));
+  request.set_pinned(pinned);
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  StoreInfo response;
+  const grpc::Status status = stub_->PinStore(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
 absl::StatusOr<AdaptResponse> Client::Adapt(absl::Span<const AdaptRequest> batches) {
   grpc::ClientContext context;
   Prepare(context, options_.stream_timeout);

@@ -85,6 +85,9 @@ class Client {
   absl::StatusOr<adapt::v1::ListStoresResponse> ListStoresPage(
       const adapt::v1::ListStoresRequest& request);
   absl::Status DeleteStore(absl::string_view tenant, absl::string_view store);
+  // Pins the store (kept loaded under the server's memory budget), or unpins it.
+  absl::StatusOr<adapt::v1::StoreInfo> PinStore(absl::string_view tenant, absl::string_view store,
+                                                bool pinned);
 
   // Sends the batches as consecutive messages of one stream: the server applies them as one
   // transaction. The first batch must name the tenant and the store.

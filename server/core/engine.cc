@@ -74,6 +74,22 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
   ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
   std::unique_ptr<Engine> engine(new Engine(config, backend, metrics, std::move(encoders)));
   ASSIGN_OR_RETURN(engine->quotas_, TenantQuotas::Create(config));
+  if (config.memory_budget_bytes() > 0 && config.data_dir().empty()) {
+    return absl::InvalidArgumentError(
+        "memory_budget_bytes: a memory budget needs data_dir (evicted stores are kept there)");
+  }
+  if (config.memory_budget_bytes() > 0) {
+    Engine* e = engine.get();
+    engine->residency_ = std::make_unique<Residency>(
+        config.memory_budget_bytes(),
+        [e](const std::shared_ptr<StoreSlot>& slot) { return e->Evict(slot); },
+        [metrics](uint64_t resident, size_t) {
+          if (metrics != nullptr) metrics->SetResidentBytes(static_cast<double>(resident));
+        });
+    if (metrics != nullptr) {
+      metrics->SetMemoryBudget(static_cast<double>(config.memory_budget_bytes()));
+    }
+  }
   RETURN_IF_ERROR(engine->OpenJournal(config, env));
   return engine;
 }
@@ -99,13 +115,58 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
 
 Engine::~Engine() { Shutdown(); }
 
-void Engine::Shutdown() { compile_pool_.Stop(); }
+void Engine::Shutdown() {
+  if (residency_ != nullptr) residency_->Stop();
+  compile_pool_.Stop();
+}
+
+absl::Status Engine::CheckBudget(const Store& store) const {
+  if (residency_ == nullptr) return absl::OkStatus();
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  if (info.memory_bytes() <= residency_->budget_bytes()) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "memory_budget_bytes: the store holds ", info.memory_bytes(),
+      " bytes, more than the server's whole memory budget of ", residency_->budget_bytes()));
+}
+
+void Engine::WatchTier(StoreSlot& slot) {
+  if (metrics_ == nullptr) return;
+  slot.SetTierHook([m = metrics_, kind = KindName(slot.spec().kind())](
+                       adapt::v1::Tier from, adapt::v1::Tier to) { m->MoveStore(kind, from, to); });
+}
+
+bool Engine::Evict(const std::shared_ptr<StoreSlot>& slot) {
+  // Held by the slot and the journal's entry, and by nobody else (no call in flight).
+  std::shared_ptr<Store> store = slot->BeginEvict(/*holders=*/1);
+  if (store == nullptr) return false;
+  adapt::v1::StoreInfo info;
+  store->Describe(&info);
+  bool evicted = false;
+  if (StoreFailure(*store).ok()) {
+    absl::StatusOr<bool> unloaded = journal_->Unload(slot->tenant(), slot->name(), store.get());
+    if (!unloaded.ok()) {
+      std::fprintf(stderr, "adaptd: store %s/%s stays loaded: %s\n", slot->tenant().c_str(),
+                   slot->name().c_str(), std::string(unloaded.status().message()).c_str());
+    }
+    evicted = unloaded.ok() && *unloaded;
+  }
+  if (evicted && metrics_ != nullptr) {
+    metrics_->ForgetStore(store.get());
+    metrics_->RecordEviction(KindName(info.spec().kind()));
+  }
+  store.reset();
+  slot->FinishEvict(evicted, std::move(info));
+  return evicted;
+}
 
 absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
                                                     const std::string& store) const {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get());  // loads a cold store
+  bool loaded = false;
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get(&loaded));  // loads a cold store
+  if (loaded && residency_ != nullptr) residency_->Loaded(slot);
   RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
   return found;
 }
@@ -181,22 +242,69 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   }
   RETURN_IF_ERROR(encoders_->BindToSpec(&spec));  // fingerprints, label encoder
-  ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(spec, backend_));
+  // Pinning is the engine's (the journal logs it with the creation), not the store's.
+  adapt::v1::StoreSpec store_spec = spec;
+  store_spec.clear_pinned();
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(store_spec, backend_));
   std::shared_ptr<Store> store = std::move(created);
   RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
-  RETURN_IF_ERROR(AddDurably(request.tenant(), request.store(), store, spec, nullptr));
-  if (metrics_ != nullptr) metrics_->AddStores(KindName(spec.kind()), 1);
-  adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), *store);
+  RETURN_IF_ERROR(CheckBudget(*store));
+  absl::StatusOr<std::shared_ptr<StoreSlot>> slot = absl::InternalError("not added");
+  if (spec.pinned()) {
+    absl::MutexLock pin_lock(&pin_mu_);  // the pinned total holds until this store is in it
+    adapt::v1::StoreInfo sized;
+    store->Describe(&sized);
+    RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
+    slot = AddDurably(request.tenant(), request.store(), store, spec, nullptr);
+  } else {
+    slot = AddDurably(request.tenant(), request.store(), store, spec, nullptr);
+  }
+  if (!slot.ok()) return slot.status();
+  adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), **slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;
 }
 
-absl::Status Engine::AddDurably(const std::string& tenant, const std::string& name,
-                                const std::shared_ptr<Store>& store,
-                                const adapt::v1::StoreSpec& spec,
-                                const adapt::v1::StoreSnapshot* snapshot) {
-  auto slot = std::make_shared<StoreSlot>(store);
-  if (journal_ == nullptr) return registry_.Insert(tenant, name, slot);
+absl::Status Engine::CheckPinBudget(uint64_t adding) const {
+  if (residency_ == nullptr) return absl::OkStatus();
+  const uint64_t pinned = residency_->PinnedBytes() + adding;
+  if (pinned <= residency_->budget_bytes()) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "pinned: pinned stores would hold ", pinned,
+      " bytes, more than the server's memory_budget_bytes of ", residency_->budget_bytes()));
+}
+
+absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreRequest& request) {
+  // A pinned store is a loaded one: find (and load) it first.
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> store, Find(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
+                   registry_.Find(request.tenant(), request.store()));
+  if (slot->loaded() != store) {
+    return absl::NotFoundError(absl::StrCat("store ", request.tenant(), "/", request.store(),
+                                            " was deleted during the call"));
+  }
+  absl::MutexLock pin_lock(&pin_mu_);
+  if (request.pinned() && !slot->pinned()) RETURN_IF_ERROR(CheckPinBudget(slot->loaded_bytes()));
+  if (journal_ != nullptr) {
+    RETURN_IF_ERROR(
+        journal_->LogPin(request.tenant(), request.store(), store.get(), request.pinned()));
+  }
+  slot->set_pinned(request.pinned());
+  if (residency_ != nullptr) residency_->Grew();  // an unpinned store may go now
+  return Describe(request.tenant(), request.store(), *slot);
+}
+
+absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
+    const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
+    const adapt::v1::StoreSpec& spec, const adapt::v1::StoreSnapshot* snapshot) {
+  auto slot = std::make_shared<StoreSlot>(tenant, name, store,
+                                          journal_ != nullptr ? LoaderOf(tenant, name) : nullptr);
+  slot->set_pinned(spec.pinned());
+  if (journal_ == nullptr) {
+    RETURN_IF_ERROR(registry_.Insert(tenant, name, slot));
+    WatchTier(*slot);
+    return slot;
+  }
   uint64_t lsn = 0;
   RETURN_IF_ERROR(registry_.Reserve(tenant, name, slot, [&] {
     lsn = journal_->AppendCreate(tenant, name, store, spec, snapshot);
@@ -206,7 +314,9 @@ absl::Status Engine::AddDurably(const std::string& tenant, const std::string& na
     return durable;
   }
   registry_.Publish(tenant, name);
-  return absl::OkStatus();
+  WatchTier(*slot);
+  if (residency_ != nullptr) residency_->Loaded(slot);
+  return slot;
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::GetStore(
@@ -239,8 +349,8 @@ absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
     if (journal_ != nullptr) lsn = journal_->AppendDelete(request.tenant(), request.store());
   }));
   if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
+  removed->Retire();
   if (metrics_ != nullptr) {
-    metrics_->AddStores(KindName(removed->spec().kind()), -1);
     if (auto loaded = removed->loaded(); loaded != nullptr) metrics_->ForgetStore(loaded.get());
   }
   return absl::OkStatus();
@@ -307,7 +417,10 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
     return absl::InvalidArgumentError(
         "the stream carried no message: the first must name tenant and store");
   }
-  if (kind_ == TxnKind::kAdapt) RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
+  if (kind_ == TxnKind::kAdapt) {
+    RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
+    RETURN_IF_ERROR(engine_->CheckBudget(*store_));
+  }
   ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
   if (!current.ok() || current->get() != slot_.get()) {
@@ -315,6 +428,12 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
         absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
   }
   engine_->AfterCommit(store_, result, kind_);
+  {
+    adapt::v1::StoreInfo info;
+    store_->Describe(&info);
+    slot_->NoteBytes(info.memory_bytes());
+  }
+  if (engine_->residency_ != nullptr) engine_->residency_->Grew();
   if (engine_->metrics_ != nullptr && kind_ == TxnKind::kAdapt) {
     const auto output = store_->spec().output().kind();
     engine_->metrics_->RecordAdapt(
@@ -408,6 +527,7 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
   }
   ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, DecodeSnapshotFile(file));
+  snapshot.mutable_spec()->clear_pinned();  // an imported store starts unpinned
   RETURN_IF_ERROR(encoders_->ForStore(snapshot.spec()).status());
   RETURN_IF_ERROR(encoders_->LabelEncoderForStore(snapshot.spec()).status());
   if (snapshot.spec().dim() > max_dim_) {
@@ -417,9 +537,10 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   ASSIGN_OR_RETURN(std::unique_ptr<Store> restored, RestoreStore(snapshot, backend_));
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
-  RETURN_IF_ERROR(AddDurably(tenant, name, store, snapshot.spec(), &snapshot));
-  if (metrics_ != nullptr) metrics_->AddStores(KindName(store->spec().kind()), 1);
-  adapt::v1::StoreInfo info = Describe(tenant, name, *store);
+  RETURN_IF_ERROR(CheckBudget(*store));
+  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
+                   AddDurably(tenant, name, store, snapshot.spec(), &snapshot));
+  adapt::v1::StoreInfo info = Describe(tenant, name, *slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;
 }

@@ -20,6 +20,7 @@
 #include "kernels/backend.h"
 #include "server/core/compile_pool.h"
 #include "server/core/registry.h"
+#include "server/core/residency.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
 #include "server/persistence/env.h"
@@ -91,6 +92,8 @@ class Engine {
   absl::StatusOr<adapt::v1::ListStoresResponse> ListStores(
       const adapt::v1::ListStoresRequest& request) const;
   absl::Status DeleteStore(const adapt::v1::DeleteStoreRequest& request);
+  // Pins or unpins a store (docs/RESIDENCY.md), durably; loads it first.
+  absl::StatusOr<adapt::v1::StoreInfo> PinStore(const adapt::v1::PinStoreRequest& request);
 
   std::unique_ptr<WriteSession> StartWrite(TxnKind kind);
 
@@ -144,9 +147,14 @@ class Engine {
   void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
   // Adds a created or imported store: its log record durable first (the name reserved,
   // invisible meanwhile), then visible; on a log failure the name is free again.
-  absl::Status AddDurably(const std::string& tenant, const std::string& name,
-                          const std::shared_ptr<Store>& store, const adapt::v1::StoreSpec& spec,
-                          const adapt::v1::StoreSnapshot* snapshot);
+  absl::StatusOr<std::shared_ptr<StoreSlot>> AddDurably(const std::string& tenant,
+                                                        const std::string& name,
+                                                        const std::shared_ptr<Store>& store,
+                                                        const adapt::v1::StoreSpec& spec,
+                                                        const adapt::v1::StoreSnapshot* snapshot);
+  // RESOURCE_EXHAUSTED naming the budget when pinning `adding` more bytes would pin more than
+  // the whole memory budget.
+  absl::Status CheckPinBudget(uint64_t adding) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
   absl::Status OpenJournal(const adapt::v1::ServerConfig& config, Env* env);
   // `done`, after the compile's record is durable.
@@ -157,6 +165,14 @@ class Engine {
   // The tenant's quotas before `adding` joins its stores (a create or import), or before a
   // write (adding == nullptr): RESOURCE_EXHAUSTED naming the limit, else OK.
   absl::Status CheckQuota(const std::string& tenant, const Store* adding) const;
+  // RESOURCE_EXHAUSTED naming the memory budget when `store` alone holds more than all of it.
+  absl::Status CheckBudget(const Store& store) const;
+  // The loader of a slot: the store read back from the state database (engine_journal.cc).
+  StoreSlot::Loader LoaderOf(const std::string& tenant, const std::string& name);
+  // Keeps adaptd_stores{kind, tier} in step with the slot's tier.
+  void WatchTier(StoreSlot& slot);
+  // Evicts `slot`'s store (Residency's callback): true when it went cold.
+  bool Evict(const std::shared_ptr<StoreSlot>& slot);
 
   const int64_t max_dim_;
   kernels::Backend* backend_;
@@ -166,6 +182,9 @@ class Engine {
   Registry registry_;
   std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;
+  absl::Mutex pin_mu_;  // pin changes, one at a time, so the pinned total holds
+  // Null without a memory budget. Declared last: stopped first (its thread calls Evict).
+  std::unique_ptr<Residency> residency_;
 };
 
 }  // namespace adaptd

@@ -33,23 +33,34 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   std::vector<RecoveredStore> recovered;
   ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
   for (auto& r : recovered) {
-    std::shared_ptr<StoreSlot> slot;
-    if (r.store != nullptr) {
-      slot = std::make_shared<StoreSlot>(r.store);
-    } else {  // cold: read from the state database by the first call that needs it
-      slot = std::make_shared<StoreSlot>(
-          std::move(r.info),
-          [this, tenant = r.tenant, name = r.name]() -> absl::StatusOr<std::shared_ptr<Store>> {
-            ASSIGN_OR_RETURN(std::shared_ptr<Store> store, journal_->Load(tenant, name));
-            AfterLoad(tenant, name, store);
-            return store;
-          });
-    }
+    // A cold store is read from the state database by the first call that needs it.
+    auto slot =
+        r.store != nullptr
+            ? std::make_shared<StoreSlot>(r.tenant, r.name, r.store, LoaderOf(r.tenant, r.name))
+            : std::make_shared<StoreSlot>(r.tenant, r.name, std::move(r.info),
+                                          LoaderOf(r.tenant, r.name));
+    slot->set_pinned(r.pinned);
     RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, slot));
-    if (metrics_ != nullptr) metrics_->AddStores(KindName(slot->spec().kind()), 1);
-    if (r.store != nullptr) AfterLoad(r.tenant, r.name, r.store);
+    WatchTier(*slot);
+    if (r.store != nullptr) {
+      AfterLoad(r.tenant, r.name, r.store);
+      if (residency_ != nullptr) residency_->Loaded(slot);
+    }
   }
   return absl::OkStatus();
+}
+
+StoreSlot::Loader Engine::LoaderOf(const std::string& tenant, const std::string& name) {
+  return [this, tenant, name]() -> absl::StatusOr<std::shared_ptr<Store>> {
+    const absl::Time start = absl::Now();
+    ASSIGN_OR_RETURN(std::shared_ptr<Store> store, journal_->Load(tenant, name));
+    if (metrics_ != nullptr) {
+      metrics_->RecordLoad(KindName(store->spec().kind()),
+                           absl::ToDoubleSeconds(absl::Now() - start));
+    }
+    AfterLoad(tenant, name, store);
+    return store;
+  };
 }
 
 void Engine::AfterLoad(const std::string& tenant, const std::string& name,

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace adaptd {
 
@@ -36,15 +38,39 @@ void Residency::Grew() {
   wake_.Signal();
 }
 
+uint64_t Residency::PinnedBytes() const {
+  absl::MutexLock lock(&mu_);
+  uint64_t total = 0;
+  absl::flat_hash_set<const StoreSlot*> seen;
+  for (const auto& weak : loaded_) {
+    std::shared_ptr<StoreSlot> slot = weak.lock();
+    if (slot != nullptr && slot->pinned() && seen.insert(slot.get()).second) {
+      total += slot->noted_bytes();
+    }
+  }
+  return total;
+}
+
 void Residency::Loop() {
+  // Still over the budget after a round (the stores it would evict were in use): look again
+  // after a pause that doubles, from 5 ms to 1 s, until a round fits.
+  absl::Duration retry = absl::InfiniteDuration();
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      while (!wanted_ && !stopping_) wake_.Wait(&mu_);
+      const absl::Time deadline = absl::Now() + retry;
+      while (!wanted_ && !stopping_ && absl::Now() < deadline) {
+        wake_.WaitWithDeadline(&mu_, deadline);
+      }
       if (stopping_) return;
       wanted_ = false;
     }
-    EvictNow();
+    if (EvictNow() <= budget_) {
+      retry = absl::InfiniteDuration();
+    } else {
+      retry = retry == absl::InfiniteDuration() ? absl::Milliseconds(5)
+                                                : std::min(2 * retry, absl::Seconds(1));
+    }
   }
 }
 
@@ -69,7 +95,7 @@ uint64_t Residency::EvictNow() {
   std::vector<std::pair<std::shared_ptr<StoreSlot>, uint64_t>> by_use;
   uint64_t total = 0;
   for (auto& slot : live) {
-    const uint64_t bytes = slot->loaded_bytes();
+    const uint64_t bytes = slot->noted_bytes();
     total += bytes;
     by_use.emplace_back(std::move(slot), bytes);
   }
@@ -80,7 +106,7 @@ uint64_t Residency::EvictNow() {
     });
     for (const auto& [slot, bytes] : by_use) {
       if (total <= budget_) break;
-      if (evict_(slot)) {
+      if (!slot->pinned() && evict_(slot)) {
         total -= std::min(total, bytes);
         --loaded;
       }

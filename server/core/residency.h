@@ -3,7 +3,8 @@
 // engine reports each store that takes memory (a create, an import, a load) and each growth
 // (a commit); a background thread then adds up what the loaded stores hold and evicts, oldest
 // use first, until the total fits. Eviction itself (the store written if it changed, then
-// dropped) is the engine's callback, which refuses a store in use or pinned.
+// dropped) is the engine's callback, which refuses a store in use or pinned; while the total
+// stays over the budget the thread looks again after a growing pause (5 ms to 1 s).
 //
 // Thread-safety: every method may be called concurrently. The callbacks run on the residency
 // thread (or on the caller's, for EvictNow) without the residency's lock.
@@ -45,6 +46,8 @@ class Residency {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   uint64_t budget_bytes() const { return budget_; }
+  // What the pinned loaded stores hold, in all.
+  uint64_t PinnedBytes() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Loop();
@@ -53,7 +56,7 @@ class Residency {
   const Evict evict_;
   const Observe observe_;
   absl::Mutex round_mu_;  // one round at a time
-  absl::Mutex mu_ ABSL_ACQUIRED_AFTER(round_mu_);
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(round_mu_);
   std::vector<std::weak_ptr<StoreSlot>> loaded_ ABSL_GUARDED_BY(mu_);
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

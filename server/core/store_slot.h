@@ -1,8 +1,9 @@
-// StoreSlot: one store's place in the registry. It always knows the store's spec and its last
-// description; it holds the Store itself only while the store is loaded. A slot made from a
-// catalog entry starts cold and loads on the first Get (docs/RESIDENCY.md): concurrent first
-// calls load once, the others waiting for it; a failed load answers every waiter with its
-// error and leaves the slot cold, so a later call tries again.
+// StoreSlot: one store's place in the registry. It always knows the store's names, spec and
+// last description; it holds the Store itself only while the store is loaded. A slot made
+// from a catalog entry starts cold and loads on the first Get (docs/RESIDENCY.md): concurrent
+// first calls load once, the others waiting for it; a failed load answers every waiter with
+// its error and leaves the slot cold, so a later call tries again. Eviction (Residency) takes
+// the store away only while nobody holds it; a Get meanwhile waits for the eviction to end.
 //
 // Thread-safety: every method may be called concurrently. The loader runs without the slot's
 // lock held.
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -26,14 +28,18 @@ class StoreSlot {
  public:
   using Loader = std::function<absl::StatusOr<std::shared_ptr<Store>>()>;
 
-  // A loaded store.
-  explicit StoreSlot(std::shared_ptr<Store> store);
+  // A loaded store; `loader` (may be null) reads it back after an eviction.
+  StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store> store,
+            Loader loader = nullptr);
   // A cold store: `info` as last described (its memory_bytes what the store holds when
   // loaded), and the loader that reads it back.
-  StoreSlot(adapt::v1::StoreInfo info, Loader loader);
+  StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader);
 
-  // The store, loaded first when cold.
-  absl::StatusOr<std::shared_ptr<Store>> Get() ABSL_LOCKS_EXCLUDED(mu_);
+  const std::string& tenant() const { return tenant_; }
+  const std::string& name() const { return name_; }
+
+  // The store, loaded first when cold; `loaded` (optional) says whether this call loaded it.
+  absl::StatusOr<std::shared_ptr<Store>> Get(bool* loaded = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
   // The loaded store, or null when cold; never loads.
   std::shared_ptr<Store> loaded() const ABSL_LOCKS_EXCLUDED(mu_);
   // Never loads.
@@ -43,15 +49,45 @@ class StoreSlot {
   adapt::v1::StoreInfo Describe() const ABSL_LOCKS_EXCLUDED(mu_);
   // What the store holds when loaded: its memory_bytes now, or when it was last described.
   uint64_t loaded_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The same as last noted (at creation, load, eviction and each commit): cheap, for the
+  // residency thread's rounds.
+  uint64_t noted_bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  void NoteBytes(uint64_t bytes) { bytes_.store(bytes, std::memory_order_relaxed); }
+  // StoreSpec.pinned: a pinned store is never evicted.
+  bool pinned() const { return pinned_.load(std::memory_order_relaxed); }
+  void set_pinned(bool pinned) { pinned_.store(pinned, std::memory_order_relaxed); }
   // The monotonic time of the last Get, for least-recently-used order.
   int64_t last_use_nanos() const { return last_use_.load(std::memory_order_relaxed); }
 
+  // Observes the slot's tier: called at once with (TIER_UNSPECIFIED, the tier now), then at
+  // each load and eviction, under the slot's lock (keep it short), until Retire.
+  using TierHook = std::function<void(adapt::v1::Tier from, adapt::v1::Tier to)>;
+  void SetTierHook(TierHook hook) ABSL_LOCKS_EXCLUDED(mu_);
+  // The store left the registry: the hook hears (the tier now, TIER_UNSPECIFIED), and no more.
+  void Retire() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Eviction, step 1: the loaded store if it may go now (loaded, not loading or being
+  // evicted, and referred to by nobody but the slot and `holders` known others, such as the
+  // journal); the slot is then evicting until FinishEvict. Null otherwise.
+  std::shared_ptr<Store> BeginEvict(long holders) ABSL_LOCKS_EXCLUDED(mu_);
+  // Step 2: `evicted` drops the store (the slot turns cold, described by `info`); otherwise
+  // the store stays loaded.
+  void FinishEvict(bool evicted, adapt::v1::StoreInfo info) ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
+  const std::string tenant_, name_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Store> store_ ABSL_GUARDED_BY(mu_);
   adapt::v1::StoreInfo info_ ABSL_GUARDED_BY(mu_);  // when cold
   const Loader loader_;
   bool loading_ ABSL_GUARDED_BY(mu_) = false;
+  bool evicting_ ABSL_GUARDED_BY(mu_) = false;
+  TierHook hook_ ABSL_GUARDED_BY(mu_);
+  adapt::v1::Tier Tier() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return store_ != nullptr ? adapt::v1::TIER_HOT : adapt::v1::TIER_COLD;
+  }
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<bool> pinned_{false};
   std::atomic<int64_t> last_use_{0};
 };
 

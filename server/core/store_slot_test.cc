@@ -35,7 +35,7 @@ TEST(StoreSlotTest, ConcurrentFirstCallsLoadOnce) {
   std::atomic<int> loads{0};
   absl::Notification release;
   const std::shared_ptr<Store> store = MakeStore();
-  StoreSlot slot(ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+  StoreSlot slot("t", "s", ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
     ++loads;
     release.WaitForNotification();  // hold the load until every caller is waiting
     return store;
@@ -60,7 +60,7 @@ TEST(StoreSlotTest, ConcurrentFirstCallsLoadOnce) {
 TEST(StoreSlotTest, AFailedLoadLeavesTheSlotColdAndIsRetried) {
   int loads = 0;
   const std::shared_ptr<Store> store = MakeStore();
-  StoreSlot slot(ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+  StoreSlot slot("t", "s", ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
     if (++loads == 1) return absl::UnavailableError("disk busy");
     return store;
   });
@@ -74,7 +74,7 @@ TEST(StoreSlotTest, AFailedLoadLeavesTheSlotColdAndIsRetried) {
 
 TEST(StoreSlotTest, DescribingAColdSlotNeverLoadsIt) {
   int loads = 0;
-  StoreSlot slot(ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+  StoreSlot slot("t", "s", ColdInfo(), [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
     ++loads;
     return MakeStore();
   });

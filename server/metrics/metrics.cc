@@ -138,6 +138,26 @@ Metrics::Metrics(TenantPolicy policy)
                              .Help("Store states written by checkpoints (result=\"written\"), "
                                    "and those a checkpoint could not write (result=\"failed\")")
                              .Register(*registry_)),
+      loads_(prometheus::BuildCounter()
+                 .Name("adaptd_store_loads_total")
+                 .Help("Stores read back from the state database by a call that needed them")
+                 .Register(*registry_)),
+      load_seconds_(prometheus::BuildHistogram()
+                        .Name("adaptd_store_load_duration_seconds")
+                        .Help("Time to read a store from the state database and restore it")
+                        .Register(*registry_)),
+      evictions_(prometheus::BuildCounter()
+                     .Name("adaptd_store_evictions_total")
+                     .Help("Stores evicted from memory to keep within the memory budget")
+                     .Register(*registry_)),
+      resident_bytes_(prometheus::BuildGauge()
+                          .Name("adaptd_resident_bytes")
+                          .Help("Memory loaded stores hold (with a memory budget)")
+                          .Register(*registry_)),
+      memory_budget_(prometheus::BuildGauge()
+                         .Name("adaptd_memory_budget_bytes")
+                         .Help("The memory budget (--memory-budget-bytes); absent when unlimited")
+                         .Register(*registry_)),
       examples_(prometheus::BuildCounter()
                     .Name("adaptd_examples_ingested_total")
                     .Help("Examples committed into stores, by store kind")
@@ -152,7 +172,8 @@ Metrics::Metrics(TenantPolicy policy)
                            .Register(*registry_)),
       stores_(prometheus::BuildGauge()
                   .Name("adaptd_stores")
-                  .Help("Stores hosted, by kind")
+                  .Help("Stores hosted, by kind and tier (hot: in memory; cold: in the state "
+                        "database only)")
                   .Register(*registry_)),
       memory_(prometheus::BuildGauge()
                   .Name("adaptd_memory_bytes")
@@ -246,9 +267,30 @@ void Metrics::RecordCompile(bool ok, bool automatic, double seconds) {
   if (ok) compile_seconds_.Add({}, LatencyBuckets()).Observe(seconds);
 }
 
-void Metrics::AddStores(const std::string& kind, double delta) {
-  stores_.Add({{"kind", kind}}).Increment(delta);
+void Metrics::MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to) {
+  const auto tier = [](adapt::v1::Tier t) {
+    return t == adapt::v1::TIER_HOT ? "hot" : t == adapt::v1::TIER_WARM ? "warm" : "cold";
+  };
+  if (from != adapt::v1::TIER_UNSPECIFIED) {
+    stores_.Add({{"kind", kind}, {"tier", tier(from)}}).Decrement();
+  }
+  if (to != adapt::v1::TIER_UNSPECIFIED) {
+    stores_.Add({{"kind", kind}, {"tier", tier(to)}}).Increment();
+  }
 }
+
+void Metrics::RecordLoad(const std::string& kind, double seconds) {
+  loads_.Add({{"kind", kind}}).Increment();
+  load_seconds_.Add({{"kind", kind}}, LatencyBuckets()).Observe(seconds);
+}
+
+void Metrics::RecordEviction(const std::string& kind) {
+  evictions_.Add({{"kind", kind}}).Increment();
+}
+
+void Metrics::SetResidentBytes(double bytes) { resident_bytes_.Add({}).Set(bytes); }
+
+void Metrics::SetMemoryBudget(double bytes) { memory_budget_.Add({}).Set(bytes); }
 
 void Metrics::RecordFaastCompile(const adapt::v1::FaastStats& stats) {
   faast_rank_.Add({}).Set(stats.effective_rank());

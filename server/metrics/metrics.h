@@ -66,7 +66,14 @@ class Metrics {
   // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
   void RecordCompile(bool ok, bool automatic, double seconds);
-  void AddStores(const std::string& kind, double delta);
+  // A store of `kind` moved between tiers (TIER_UNSPECIFIED: it arrived, or it left).
+  void MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to);
+  // Residency (docs/RESIDENCY.md): a store read back from the state database, one evicted,
+  // and the bytes loaded stores hold against the budget.
+  void RecordLoad(const std::string& kind, double seconds);
+  void RecordEviction(const std::string& kind);
+  void SetResidentBytes(double bytes);
+  void SetMemoryBudget(double bytes);
   // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
   void RecordFaastCompile(const adapt::v1::FaastStats& stats);
   // The latest description of a live store, keyed by its owner: the entry disappears when the
@@ -114,6 +121,11 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& batch_size_;
   prometheus::Family<prometheus::Histogram>& fsync_;
   prometheus::Family<prometheus::Counter>& checkpoint_stores_;
+  prometheus::Family<prometheus::Counter>& loads_;
+  prometheus::Family<prometheus::Histogram>& load_seconds_;
+  prometheus::Family<prometheus::Counter>& evictions_;
+  prometheus::Family<prometheus::Gauge>& resident_bytes_;
+  prometheus::Family<prometheus::Gauge>& memory_budget_;
   prometheus::Family<prometheus::Counter>& examples_;
   prometheus::Family<prometheus::Counter>& compiles_;
   prometheus::Family<prometheus::Histogram>& compile_seconds_;

@@ -124,6 +124,37 @@ absl::StatusOr<std::shared_ptr<Store>> Journal::Load(const std::string& tenant,
   return store;
 }
 
+absl::StatusOr<bool> Journal::Unload(const std::string& tenant, const std::string& name,
+                                     const Store* store) {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  if (entry == nullptr) return false;
+  bool dirty = false;
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->deleted || entry->store.get() != store) return false;
+    dirty = entry->dirty_since != 0;
+  }
+  if (dirty) {  // a one-store checkpoint
+    ASSIGN_OR_RETURN(StateDb::Writer writer, state_db_->BeginWrite());
+    Written written{entry};
+    std::vector<std::string> failures;
+    absl::StatusOr<bool> taken = TakeState(entry, &writer, &written, &failures);
+    std::vector<Written> group;
+    if (!taken.ok() || *taken) group.push_back(std::move(written));
+    if (!taken.ok()) return CommitGroup(&writer, 0, &group, taken.status());
+    if (!failures.empty()) return absl::InternalError(failures.front());
+    if (*taken) RETURN_IF_ERROR(CommitGroup(&writer, group.front().lsn, &group));
+  }
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->deleted || entry->store.get() != store || entry->dirty_since != 0 ||
+      !entry->in_flight.empty()) {
+    return false;
+  }
+  entry->store = nullptr;
+  entry->ids = AppliedIds(options_.max_ids_per_store);
+  return true;
+}
+
 std::string Journal::CheckpointError(const std::string& tenant, const std::string& name) const {
   std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
   if (entry == nullptr) return "";
@@ -147,6 +178,7 @@ uint64_t Journal::AppendCreate(const std::string& tenant, const std::string& nam
   }
   const std::string key = StoreKey(tenant, name);
   absl::MutexLock entry_lock(&entry->mu);
+  entry->pinned = imported != nullptr ? imported->spec().pinned() : spec.pinned();
   {
     absl::MutexLock lock(&mu_);
     entries_[key] = entry;
@@ -276,6 +308,28 @@ absl::Status Journal::LogCompile(const std::string& tenant, const std::string& n
   return WaitDurable(lsn);
 }
 
+absl::Status Journal::LogPin(const std::string& tenant, const std::string& name, const Store* store,
+                             bool pinned) {
+  const std::string key = StoreKey(tenant, name);
+  const absl::Status gone = absl::NotFoundError(
+      absl::StrCat("store ", tenant, "/", name, " was deleted during the call"));
+  std::shared_ptr<Entry> entry = FindEntry(key);
+  if (entry == nullptr || entry->store.get() != store) return gone;
+  uint64_t lsn = 0;
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->deleted) return gone;
+    adapt::v1::WalRecord record;
+    record.set_incarnation(entry->incarnation);
+    record.mutable_pin()->set_pinned(pinned);
+    lsn = wal_->Append(key, record.SerializeAsString());
+    entry->last_lsn = lsn;
+    entry->MarkDirty(lsn);
+    entry->pinned = pinned;
+  }
+  return WaitDurable(lsn);
+}
+
 absl::Status Journal::LogAutoCompile(const Store* store) {
   std::string tenant, name;
   {
@@ -343,6 +397,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       *catalog.mutable_spec() = snapshot->spec();
       catalog.set_incarnation(entry->incarnation);
       catalog.set_lsn(mark->lsn());
+      catalog.set_pinned(entry->pinned);
       entry->store->Describe(catalog.mutable_info());
       file = EncodeSnapshotFile(*snapshot);
     } else {

@@ -68,6 +68,7 @@ struct RecoveredStore {
   // which Journal::Load reads back.
   std::shared_ptr<Store> store;
   adapt::v1::StoreInfo info;  // a cold store's description when it was stored
+  bool pinned = false;
 };
 
 class Journal {
@@ -90,6 +91,13 @@ class Journal {
   // Unavailable for an I/O error, after which the store stays cold.
   absl::StatusOr<std::shared_ptr<Store>> Load(const std::string& tenant, const std::string& name);
 
+  // Lets `store` (tenant/name's loaded store) go cold: writes its state first if it changed
+  // since its last checkpoint, then drops the journal's reference and its remembered ids
+  // (both come back with Load). False, leaving it loaded, when it changed meanwhile or was
+  // deleted; an error when its state could not be written.
+  absl::StatusOr<bool> Unload(const std::string& tenant, const std::string& name,
+                              const Store* store);
+
   // Under the registry's lock, right after tenant/name was removed. Returns the LSN.
   uint64_t AppendDelete(const std::string& tenant, const std::string& name);
   absl::Status WaitDurable(uint64_t lsn);
@@ -108,6 +116,11 @@ class Journal {
   absl::StatusOr<CommitResult> Commit(const std::string& tenant, const std::string& name,
                                       const Store* store, adapt::v1::WalWrite write,
                                       absl::FunctionRef<absl::StatusOr<CommitResult>()> commit);
+
+  // Logs a PinStore call on `store` (tenant/name's loaded store) and waits for durability.
+  // NotFound when the store was deleted or replaced meanwhile.
+  absl::Status LogPin(const std::string& tenant, const std::string& name, const Store* store,
+                      bool pinned);
 
   // Logs a finished compile (its parameter overrides persist) and waits for durability.
   absl::Status LogCompile(const std::string& tenant, const std::string& name, const Store* store,
@@ -146,6 +159,7 @@ class Journal {
     std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
     // The entry of the stored state (what Load reads); empty before the first checkpoint.
     adapt::v1::CatalogEntry catalog ABSL_GUARDED_BY(mu);
+    bool pinned ABSL_GUARDED_BY(mu) = false;  // StoreSpec.pinned, as last logged
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);
     // Writes logged but not yet applied (or refused), by LSN: they apply in this order.

@@ -51,6 +51,7 @@ class Recovery {
     // store; it is read when a log record needs it, or when a call does).
     adapt::v1::CatalogEntry catalog;
     bool cold = false;
+    bool pinned = false;
   };
   struct Found {
     uint64_t incarnation = 0;
@@ -115,6 +116,7 @@ absl::Status Recovery::LoadCatalog() {
     } else {
       state.cold = true;  // read when needed: start-up reads the catalog alone
     }
+    state.pinned = entry.pinned();
     state.catalog = std::move(entry);
     max_lsn_ = std::max(max_lsn_, state.last_lsn);
     states_[std::string(key)] = std::move(state);
@@ -253,9 +255,13 @@ void Recovery::Apply(const LogFrame& frame) {
     state.incarnation = lsn;
     state.last_lsn = lsn;
     state.dirty_since = lsn;
-    auto store = record.has_create() ? CreateStore(record.create(), backend_)
-                                     : RestoreStore(record.import(), backend_);
-    state.spec = record.has_create() ? record.create() : record.import().spec();
+    // Pinning is the journal's, not the store's: the store is made without it.
+    adapt::v1::StoreSpec spec = record.has_create() ? record.create() : record.import().spec();
+    state.pinned = spec.pinned();
+    spec.clear_pinned();
+    auto store =
+        record.has_create() ? CreateStore(spec, backend_) : RestoreStore(record.import(), backend_);
+    state.spec = spec;
     if (store.ok()) {
       state.store = *std::move(store);
       state.spec = state.store->spec();
@@ -285,6 +291,8 @@ void Recovery::Apply(const LogFrame& frame) {
   if (!state.failure.empty()) return;
   if (record.has_write()) {
     ApplyWrite(&state, lsn, record.write());
+  } else if (record.has_pin()) {
+    state.pinned = record.pin().pinned();
   } else if (record.has_compile()) {
     // A compile changes no statistics; its parameter overrides and version persist.
     (void)state.store->Compile(record.compile());
@@ -384,6 +392,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       entry->catalog = state.catalog;
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
+      entry->pinned = state.pinned;
       for (const auto& id : state.ids) entry->ids.Add(id);
     }
     {
@@ -392,7 +401,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     }
     adapt::v1::StoreInfo info = state.catalog.info();
     *info.mutable_spec() = state.spec;
-    recovered->push_back({state.tenant, state.name, entry->store, std::move(info)});
+    recovered->push_back({state.tenant, state.name, entry->store, std::move(info), state.pinned});
   }
   absl::MutexLock lock(&journal->mu_);
   journal->pending_deletes_ = std::move(deletes_);

@@ -19,6 +19,10 @@ void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags) {
                  "The largest the state database (data_dir/state) may grow: address space, "
                  "not disk [default 1099511627776]")
       ->check(CLI::PositiveNumber);
+  app.add_option("--memory-budget-bytes", flags->memory_budget_bytes,
+                 "The memory loaded stores may hold; past it the least recently used stores "
+                 "are evicted to the state database and loaded again on their next call; 0 is "
+                 "unlimited [default 0]");
 }
 
 void ApplyPersistenceFlags(const PersistenceFlags& flags, adapt::v1::ServerConfig* config) {
@@ -28,6 +32,9 @@ void ApplyPersistenceFlags(const PersistenceFlags& flags, adapt::v1::ServerConfi
   }
   if (flags.max_example_ids.has_value()) config->set_max_example_ids(*flags.max_example_ids);
   if (flags.state_map_bytes.has_value()) config->set_state_map_bytes(*flags.state_map_bytes);
+  if (flags.memory_budget_bytes.has_value()) {
+    config->set_memory_budget_bytes(*flags.memory_budget_bytes);
+  }
 }
 
 }  // namespace adaptd

@@ -17,6 +17,7 @@ struct PersistenceFlags {
   std::optional<uint64_t> snapshot_log_bytes;
   std::optional<uint32_t> max_example_ids;
   std::optional<uint64_t> state_map_bytes;
+  std::optional<uint64_t> memory_budget_bytes;
 };
 
 void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags);

@@ -119,6 +119,18 @@ grpc::ServerUnaryReactor* AdaptationService::DeleteStore(grpc::CallbackServerCon
                [this, call]() -> absl::Status { return ctx_.engine->DeleteStore(call->request); });
 }
 
+grpc::ServerUnaryReactor* AdaptationService::PinStore(grpc::CallbackServerContext* context,
+                                                      const Raw* request, Raw* response) {
+  auto* call = new UnaryCall<adapt::v1::PinStoreRequest, StoreInfo>(response);
+  if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "PinStore", s);
+  return Unary(context, "PinStore", call, [this, call]() -> absl::Status {
+    auto info = ctx_.engine->PinStore(call->request);
+    if (!info.ok()) return info.status();
+    call->response = *std::move(info);
+    return absl::OkStatus();
+  });
+}
+
 grpc::ServerUnaryReactor* AdaptationService::Predict(grpc::CallbackServerContext* context,
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<PredictRequest, PredictResponse>(response);

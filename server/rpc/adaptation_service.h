@@ -16,9 +16,9 @@ namespace adaptd {
 namespace internal {
 using adapt::v1::Adaptation;
 // The generated service with every method marked raw (ByteBuffer in and out).
-using RawAdaptationService =
-    Adaptation::WithRawCallbackMethod_CreateStore<Adaptation::WithRawCallbackMethod_GetStore<
-        Adaptation::WithRawCallbackMethod_ListStores<Adaptation::WithRawCallbackMethod_DeleteStore<
+using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
+    Adaptation::WithRawCallbackMethod_GetStore<Adaptation::WithRawCallbackMethod_ListStores<
+        Adaptation::WithRawCallbackMethod_DeleteStore<Adaptation::WithRawCallbackMethod_PinStore<
             Adaptation::WithRawCallbackMethod_Adapt<Adaptation::WithRawCallbackMethod_Compile<
                 Adaptation::WithRawCallbackMethod_Forget<Adaptation::WithRawCallbackMethod_Predict<
                     Adaptation::WithRawCallbackMethod_PredictStream<
@@ -26,7 +26,7 @@ using RawAdaptationService =
                             Adaptation::WithRawCallbackMethod_ImportStore<
                                 Adaptation::WithRawCallbackMethod_ListEncoders<
                                     Adaptation::WithRawCallbackMethod_Ping<
-                                        Adaptation::Service>>>>>>>>>>>>>;
+                                        Adaptation::Service>>>>>>>>>>>>>>;
 }  // namespace internal
 
 class AdaptationService final : public internal::RawAdaptationService {
@@ -43,6 +43,8 @@ class AdaptationService final : public internal::RawAdaptationService {
                                        Raw* response) override;
   grpc::ServerUnaryReactor* DeleteStore(grpc::CallbackServerContext* context, const Raw* request,
                                         Raw* response) override;
+  grpc::ServerUnaryReactor* PinStore(grpc::CallbackServerContext* context, const Raw* request,
+                                     Raw* response) override;
   grpc::ServerReadReactor<Raw>* Adapt(grpc::CallbackServerContext* context, Raw* response) override;
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context, const Raw* request,
                                     Raw* response) override;

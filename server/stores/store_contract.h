@@ -528,8 +528,9 @@ TYPED_TEST_P(StoreContract, AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable) 
 
 // With a data directory: after a checkpoint and a restart the store starts cold (GetStore and
 // ListStores describe it without loading it), and the first call that needs it loads it back
-// bit for bit: the same predictions, the same export, the same description.
-TYPED_TEST_P(StoreContract, AStoredStoreStartsColdAndLoadsBitForBit) {
+// bit for bit: the same predictions, the same export, the same description. Under a memory
+// budget smaller than the store it is evicted whenever idle, and each load is exact too.
+TYPED_TEST_P(StoreContract, AStoredOrEvictedStoreLoadsBitForBit) {
   const std::string dir = ::testing::TempDir() + "/contract-cold-" +
                           std::to_string(std::random_device()()) + "-" + TypeParam::kKind;
   std::filesystem::remove_all(dir);
@@ -620,6 +621,20 @@ TYPED_TEST_P(StoreContract, AStoredStoreStartsColdAndLoadsBitForBit) {
   EXPECT_EQ(info().tier(), adapt::v1::TIER_HOT);
   EXPECT_EQ(exported(), file);
   EXPECT_EQ(comparable(info()), described);
+
+  config.set_memory_budget_bytes(1);
+  start();
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(predict(), predicted) << "round " << round;
+    // Bounded wait for the residency thread to evict the idle store.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (info().tier() != adapt::v1::TIER_COLD && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_EQ(info().tier(), adapt::v1::TIER_COLD) << "round " << round;
+    EXPECT_EQ(comparable(info()), described) << "round " << round;
+  }
+  EXPECT_EQ(exported(), file);
   engine.reset();
   std::filesystem::remove_all(dir);
 }
@@ -628,7 +643,7 @@ REGISTER_TYPED_TEST_SUITE_P(StoreContract, RefusedCallsLeaveTheStoreByteIdentica
                             ACommitAppliesAllItsExamplesOrNone, SnapshotRoundTripIsExact,
                             ReadersNeverSeeATornVersion, ExportAndImportReproduceTheStore,
                             AnAcknowledgedWriteIsNeverVisibleBeforeItIsDurable,
-                            AStoredStoreStartsColdAndLoadsBitForBit);
+                            AStoredOrEvictedStoreLoadsBitForBit);
 
 }  // namespace adaptd::contract
 

@@ -125,6 +125,15 @@ class AuthzTest : public ::testing::Test {
       adapt::v1::ListStoresResponse response;
       return stub().ListStores(TokenContext(token).get(), request, &response);
     };
+    rpcs["PinStore"] = [](const std::string& token, const std::string& tenant) {
+      // Unpinning: the store's pin is unchanged either way, so the fingerprint holds.
+      adapt::v1::PinStoreRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      request.set_pinned(false);
+      adapt::v1::StoreInfo info;
+      return stub().PinStore(TokenContext(token).get(), request, &info);
+    };
     rpcs["DeleteStore"] = [](const std::string& token, const std::string& tenant) {
       // A store of its own, made by the admin, so that a successful delete hurts nothing.
       const std::string name = "victim" + std::to_string(counter++);

@@ -182,6 +182,12 @@ class Client:
     def delete_store(self, tenant, store):
         self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store))
 
+    def pin_store(self, tenant, store, pinned=True):
+        """Pins the store (it stays loaded, never evicted under the server's memory budget),
+        or unpins it with pinned=False. Returns the store's info."""
+        return _convert.store_info_to_dict(self._call(
+            "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned)))
+
     def encoders(self):
         """The encoders the server hosts: dicts with name, type, input_kind, dim, normalize,
         fingerprint."""

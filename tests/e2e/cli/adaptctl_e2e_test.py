@@ -302,6 +302,18 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(2, "INVALID_ARGUMENT", "store", "list", "paging", "--page-size", "-1")
         self.fails(2, "INVALID_ARGUMENT", "store", "list", "paging", "--page-size", "many")
 
+    def test_store_pin_and_unpin(self):
+        created = self.ok("store", "create", "pins/a", "--kind", "faast", "--set",
+                          "dim=%d" % DIM, "--pinned")
+        self.assertTrue(created["spec"]["pinned"])
+        self.assertFalse(self.ok("store", "unpin", "pins/a")["spec"]["pinned"])
+        self.assertFalse(self.ok("store", "get", "pins/a")["spec"]["pinned"])
+        self.assertTrue(self.ok("store", "pin", "pins/a")["spec"]["pinned"])
+        self.assertTrue(self.ok("store", "get", "pins/a")["spec"]["pinned"])
+        self.assertEqual(self.ok("store", "get", "pins/a")["tier"], "TIER_HOT")
+        self.fails(1, "NOT_FOUND", "store", "pin", "pins/missing")
+        self.fails(2, "INVALID_ARGUMENT", "store", "unpin", "no-slash")
+
     def test_vector_store_from_json_lines(self):
         rng = random.Random(3)
         in_dim, out_dim = 8, 2

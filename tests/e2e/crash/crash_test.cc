@@ -73,8 +73,12 @@ struct Call {
 
 class Server {
  public:
-  Server(std::string binary, std::string data_dir, std::string log)
-      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), log_(std::move(log)) {}
+  // `budget`: --memory-budget-bytes (0: none).
+  Server(std::string binary, std::string data_dir, std::string log, uint64_t budget = 0)
+      : binary_(std::move(binary)),
+        data_dir_(std::move(data_dir)),
+        log_(std::move(log)),
+        budget_(budget) {}
   ~Server() { Kill(SIGKILL); }
 
   void Start() {
@@ -89,6 +93,10 @@ class Server {
           std::string("--snapshot-log-bytes"), std::string("16384"), std::string("--workers"),
           std::string("2")}) {
       args.push_back(a);
+    }
+    if (budget_ > 0) {
+      args.push_back("--memory-budget-bytes");
+      args.push_back(std::to_string(budget_));
     }
     args.insert(args.begin() + (args[0] == setpriv ? 3 : 0), binary_);
     std::vector<char*> argv;
@@ -139,6 +147,7 @@ class Server {
 
  private:
   std::string binary_, data_dir_, log_, address_;
+  uint64_t budget_ = 0;
   pid_t pid_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Adaptation::Stub> stub_;
@@ -282,13 +291,16 @@ class CrashTest : public ::testing::Test {
     ASSERT_TRUE(falcon_reference_->Commit(*txn).ok());
   }
 
-  uint64_t Examples(Adaptation::Stub* stub, const std::string& store) {
+  adapt::v1::StoreInfo Info(Adaptation::Stub* stub, const std::string& store) {
     adapt::v1::GetStoreRequest get;
     get.set_tenant(kTenant);
     get.set_store(store);
     adapt::v1::StoreInfo info;
     EXPECT_TRUE(stub->GetStore(Context(20).get(), get, &info).ok());
-    return info.examples();
+    return info;
+  }
+  uint64_t Examples(Adaptation::Stub* stub, const std::string& store) {
+    return Info(stub, store).examples();
   }
 
   // Resends the calls the last kill left unknown: each must be applied entirely or not at all,
@@ -427,11 +439,21 @@ TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
   const std::string log = root_ + "/adaptd.log";
   std::mt19937 rng(20261129);
   const int rounds = Rounds();
+  // From the third round on, the server runs under a memory budget that holds either store but
+  // not both, so stores are evicted (written to the state database first) and loaded again
+  // while the kills land. The budget is measured in the second round, once both stores have
+  // seen their labels: it leaves the larger store three quarters of the smaller one to grow.
+  uint64_t budget = 0;
   for (round_ = 0; round_ < rounds; ++round_) {
-    Server server(binary_, data, log);
+    Server server(binary_, data, log, budget);
     ASSERT_NO_FATAL_FAILURE(server.Start());
     if (round_ == 0) {
       ASSERT_NO_FATAL_FAILURE(CreateStores(server.stub()));
+    }
+    if (round_ == 1) {
+      const uint64_t fa = Info(server.stub(), "fa").memory_bytes();
+      const uint64_t fl = Info(server.stub(), "fl").memory_bytes();
+      budget = fa + fl - std::min(fa, fl) / 4;
     }
     ASSERT_NO_FATAL_FAILURE(ResendUnknown(server.stub()));
     ASSERT_NO_FATAL_FAILURE(CheckState(server.stub(), round_));

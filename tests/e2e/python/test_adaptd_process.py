@@ -116,7 +116,7 @@ class ProcessTest(unittest.TestCase):
                 "http://127.0.0.1:%d/metrics" % metrics_port, timeout=10).read().decode()
             self.assertIn('adaptd_requests_total{code="OK",method="CreateStore"} 1', body)
             self.assertIn("adaptd_request_duration_seconds_bucket", body)
-            self.assertIn('adaptd_stores{kind="faast"} 1', body)
+            self.assertIn('adaptd_stores{kind="faast",tier="hot"} 1', body)
             process.send_signal(signal.SIGTERM)
             self.assertEqual(process.wait(timeout=20), 0)
             self.assertIn("SIGTERM received", process.stderr.read())

@@ -1,0 +1,184 @@
+// The engine under a memory budget (docs/RESIDENCY.md): a budget needs a data directory, a
+// store larger than the whole budget is refused naming it, and stores evicted right after
+// their writes (written to the state database first) lose nothing, in memory or on restart.
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/config/config.h"
+#include "server/core/engine.h"
+
+namespace adaptd {
+namespace {
+
+class EngineResidencyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/engine-residency-" + std::to_string(std::random_device()());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  absl::Status Start(uint64_t budget, const std::string& data_dir) {
+    engine_.reset();
+    adapt::v1::ServerConfig config = DefaultConfig();
+    config.set_data_dir(data_dir);
+    config.set_memory_budget_bytes(budget);
+    auto engine = Engine::Create(config, backend_.get(), nullptr);
+    if (!engine.ok()) return engine.status();
+    engine_ = *std::move(engine);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<adapt::v1::StoreInfo> Create(const std::string& name, uint32_t dim,
+                                               adapt::v1::StoreKind kind) {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant("t");
+    create.set_store(name);
+    create.mutable_spec()->set_kind(kind);
+    create.mutable_spec()->set_dim(dim);
+    if (kind == adapt::v1::STORE_KIND_FALCON) {
+      create.mutable_spec()->mutable_falcon()->set_variant(adapt::v1::FalconParams::VARIANT_1);
+    }
+    return engine_->CreateStore(create);
+  }
+  absl::Status Adapt(const std::string& name, int n, int seed) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    for (int i = 0; i < n; ++i) {
+      adapt::v1::Example* e = examples.Add();
+      e->set_id(absl::StrCat(name, "-", seed, "-", i));
+      e->set_label(i % 2 ? "odd" : "even");
+      for (int j = 0; j < 8; ++j) e->mutable_input()->mutable_vector()->add_values(seed + i + j);
+    }
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    if (absl::Status added = session->Add("t", name, examples); !added.ok()) return added;
+    return session->Finish().status();
+  }
+  adapt::v1::StoreInfo Info(const std::string& name) {
+    adapt::v1::GetStoreRequest get;
+    get.set_tenant("t");
+    get.set_store(name);
+    return engine_->GetStore(get).value();
+  }
+
+  std::string dir_;
+  std::unique_ptr<kernels::Backend> backend_ = kernels::MakeCpuBackend(1);
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(EngineResidencyTest, ABudgetNeedsADataDirectory) {
+  const absl::Status started = Start(1 << 20, "");
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument) << started;
+  EXPECT_EQ(started.message().rfind("memory_budget_bytes: ", 0), 0u) << started;
+}
+
+TEST_F(EngineResidencyTest, AStoreLargerThanTheWholeBudgetIsRefused) {
+  ASSERT_TRUE(Start(64, dir_).ok());
+  auto created = Create("big", 256, adapt::v1::STORE_KIND_FAAST);  // more than 64 bytes
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kResourceExhausted) << created.status();
+  EXPECT_EQ(created.status().message().rfind("memory_budget_bytes: the store holds ", 0), 0u)
+      << created.status();
+  adapt::v1::ListStoresRequest list;
+  list.set_tenant("t");
+  EXPECT_EQ(engine_->ListStores(list)->stores_size(), 0);
+}
+
+TEST_F(EngineResidencyTest, StoresEvictedRightAfterTheirWritesLoseNothing) {
+  ASSERT_TRUE(Start(0, dir_).ok());
+  for (const char* name : {"a", "b"}) {
+    ASSERT_TRUE(Create(name, 8, adapt::v1::STORE_KIND_FALCON).ok());
+    ASSERT_TRUE(Adapt(name, 3, 0).ok());  // both labels: the stores' size from now on
+  }
+  const uint64_t each = std::max(Info("a").memory_bytes(), Info("b").memory_bytes());
+  uint64_t expected = 3;
+  // Room for one store and a half: one of the two is evicted after nearly every write.
+  ASSERT_TRUE(Start(each + each / 2, dir_).ok());
+  int cold_after_write = 0;
+  for (int round = 1; round <= 10; ++round) {
+    for (const char* name : {"a", "b"}) {
+      ASSERT_TRUE(Adapt(name, 3, round).ok()) << name << " round " << round;
+    }
+    expected += 3;
+    // Bounded wait for the older of the two ("a") to be evicted, with its write.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (Info("a").tier() != adapt::v1::TIER_COLD && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    if (Info("a").tier() == adapt::v1::TIER_COLD) ++cold_after_write;
+    EXPECT_EQ(Info("a").examples(), expected);
+    EXPECT_EQ(Info("b").examples(), expected);
+  }
+  EXPECT_GT(cold_after_write, 0);
+  engine_.reset();  // no checkpoint on the way down
+  ASSERT_TRUE(Start(each + each / 2, dir_).ok());
+  EXPECT_EQ(Info("a").examples(), expected);
+  EXPECT_EQ(Info("b").examples(), expected);
+  // Resends are recognised after loads: every id is remembered.
+  EXPECT_TRUE(Adapt("a", 3, 10).ok());
+  EXPECT_EQ(Info("a").examples(), expected);
+}
+
+TEST_F(EngineResidencyTest, APinnedStoreStaysLoadedAndItsPinSurvivesARestart) {
+  ASSERT_TRUE(Start(0, dir_).ok());
+  for (const char* name : {"a", "b"}) {
+    ASSERT_TRUE(Create(name, 8, adapt::v1::STORE_KIND_FALCON).ok());
+    ASSERT_TRUE(Adapt(name, 3, 0).ok());
+  }
+  const uint64_t each = std::max(Info("a").memory_bytes(), Info("b").memory_bytes());
+  ASSERT_TRUE(Start(each + each / 2, dir_).ok());
+  adapt::v1::PinStoreRequest pin;
+  pin.set_tenant("t");
+  pin.set_store("a");
+  pin.set_pinned(true);
+  auto pinned = engine_->PinStore(pin);
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_TRUE(pinned->spec().pinned());
+  EXPECT_EQ(pinned->tier(), adapt::v1::TIER_HOT);
+  // "a" is the older of the two after these writes, yet "b" is the one evicted.
+  ASSERT_TRUE(Adapt("a", 3, 1).ok());
+  ASSERT_TRUE(Adapt("b", 3, 1).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (Info("b").tier() != adapt::v1::TIER_COLD && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  EXPECT_EQ(Info("b").tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(Info("a").tier(), adapt::v1::TIER_HOT);
+
+  // Pinning "b" too would pin more than the budget.
+  pin.set_store("b");
+  auto refused = engine_->PinStore(pin);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+  EXPECT_NE(refused.status().message().find("memory_budget_bytes"), std::string::npos)
+      << refused.status();
+  EXPECT_FALSE(Info("b").spec().pinned());
+
+  engine_.reset();  // the pin is in the log, no checkpoint on the way down
+  ASSERT_TRUE(Start(each + each / 2, dir_).ok());
+  EXPECT_TRUE(Info("a").spec().pinned());
+  EXPECT_FALSE(Info("b").spec().pinned());
+  ASSERT_TRUE(engine_->Flush().ok());  // and in the catalog after a checkpoint
+  ASSERT_TRUE(Start(0, dir_).ok());
+  EXPECT_TRUE(Info("a").spec().pinned());
+  pin.set_store("a");
+  pin.set_pinned(false);
+  ASSERT_TRUE(engine_->PinStore(pin).ok());
+  EXPECT_FALSE(Info("a").spec().pinned());
+}
+
+TEST_F(EngineResidencyTest, PinningAnUnknownStoreIsNotFound) {
+  ASSERT_TRUE(Start(0, dir_).ok());
+  adapt::v1::PinStoreRequest pin;
+  pin.set_tenant("t");
+  pin.set_store("nope");
+  pin.set_pinned(true);
+  EXPECT_EQ(engine_->PinStore(pin).status().code(), absl::StatusCode::kNotFound);
+  pin.set_store("");
+  EXPECT_EQ(engine_->PinStore(pin).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -1,0 +1,98 @@
+// Residency: over the budget, the least recently used stores go first, a store someone holds
+// is passed over for the next one, and nothing is evicted while the total fits.
+#include "server/core/residency.h"
+
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/stores/store_factory.h"
+
+namespace adaptd {
+namespace {
+
+class ResidencyTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<StoreSlot> Slot(const std::string& name) {
+    adapt::v1::StoreSpec spec;
+    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+    spec.set_dim(16);
+    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    std::shared_ptr<Store> store = CreateStore(spec, backend_.get()).value();
+    // The loader makes a fresh store (the slot must be the store's only holder to evict it).
+    auto slot = std::make_shared<StoreSlot>("t", name, store, [this, spec] {
+      return absl::StatusOr<std::shared_ptr<Store>>(CreateStore(spec, backend_.get()).value());
+    });
+    absl::SleepFor(absl::Milliseconds(2));  // distinct last-use times, in creation order
+    return slot;
+  }
+  // Evicts as the engine does, without a journal: the slot alone holds the store.
+  bool Evict(const std::shared_ptr<StoreSlot>& slot) {
+    std::shared_ptr<Store> store = slot->BeginEvict(/*holders=*/0);
+    if (store == nullptr) return false;
+    adapt::v1::StoreInfo info;
+    store->Describe(&info);
+    store.reset();
+    slot->FinishEvict(true, info);
+    evicted_.push_back(slot->name());
+    return true;
+  }
+  std::unique_ptr<Residency> Make(uint64_t budget) {
+    return std::make_unique<Residency>(
+        budget, [this](const std::shared_ptr<StoreSlot>& s) { return Evict(s); }, nullptr);
+  }
+
+  std::unique_ptr<kernels::Backend> backend_ = kernels::MakeCpuBackend(1);
+  std::vector<std::string> evicted_;
+};
+
+TEST_F(ResidencyTest, TheLeastRecentlyUsedGoFirstUntilTheTotalFits) {
+  auto a = Slot("a"), b = Slot("b"), c = Slot("c");
+  const uint64_t each = a->loaded_bytes();
+  ASSERT_GT(each, 0u);
+  auto residency = Make(2 * each);
+  residency->Stop();  // rounds on this thread only
+  for (auto& s : {a, b, c}) residency->Loaded(s);
+  ASSERT_TRUE(a->Get().ok());  // a is now the most recently used
+  EXPECT_EQ(residency->EvictNow(), 2 * each);
+  EXPECT_EQ(evicted_, std::vector<std::string>{"b"});
+  EXPECT_EQ(b->loaded(), nullptr);
+  EXPECT_EQ(b->Describe().tier(), adapt::v1::TIER_COLD);
+  // Within the budget nothing more goes; a load brings b back and makes c the oldest.
+  EXPECT_EQ(residency->EvictNow(), 2 * each);
+  ASSERT_TRUE(b->Get().ok());
+  residency->Loaded(b);
+  EXPECT_EQ(residency->EvictNow(), 2 * each);
+  EXPECT_EQ(evicted_, (std::vector<std::string>{"b", "c"}));
+}
+
+TEST_F(ResidencyTest, AStoreInUseIsPassedOver) {
+  auto a = Slot("a"), b = Slot("b");
+  const uint64_t each = a->loaded_bytes();
+  auto residency = Make(each);
+  residency->Stop();
+  residency->Loaded(a);
+  residency->Loaded(b);
+  std::shared_ptr<Store> held = a->Get().value();  // a call holds a (and it is now newest)
+  ASSERT_TRUE(b->Get().ok());                      // b is newest; a is older but held
+  EXPECT_EQ(residency->EvictNow(), each);
+  EXPECT_EQ(evicted_, std::vector<std::string>{"b"});
+  EXPECT_NE(a->loaded(), nullptr);
+}
+
+TEST_F(ResidencyTest, TheThreadEvictsAfterALoad) {
+  auto a = Slot("a"), b = Slot("b");
+  auto residency = Make(a->loaded_bytes());
+  residency->Loaded(a);
+  residency->Loaded(b);
+  // Bounded wait for the background round.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while ((a->loaded() != nullptr) == (b->loaded() != nullptr) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  residency->Stop();
+  EXPECT_EQ(evicted_, std::vector<std::string>{"a"});
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -35,7 +35,7 @@ class EngineResidencyTest : public ::testing::Test {
     return absl::OkStatus();
   }
   absl::StatusOr<adapt::v1::StoreInfo> Create(const std::string& name, uint32_t dim,
-                                               adapt::v1::StoreKind kind) {
+                                              adapt::v1::StoreKind kind) {
     adapt::v1::CreateStoreRequest create;
     create.set_tenant("t");
     create.set_store(name);

@@ -76,25 +76,7 @@ TEST_F(JournalLoadTest, ADamagedStateFoundAtLoadFailsItsStoreForGood) {
   ASSERT_TRUE(Adapt("a", a.get(), 5, 1).ok());
   ASSERT_TRUE(journal_->Checkpoint().ok());
   journal_.reset();
-  {  // Flip one bit of the stored state.
-    StateDbOptions options;
-    options.dir = dir_ + "/state";
-    auto db = StateDb::Open(options);
-    ASSERT_TRUE(db.ok()) << db.status();
-    adapt::v1::CatalogEntry entry;
-    ASSERT_TRUE((*db)
-                    ->ScanCatalog([&](std::string_view, adapt::v1::CatalogEntry e) {
-                      entry = std::move(e);
-                      return absl::OkStatus();
-                    })
-                    .ok());
-    std::string data = (*db)->ReadState("t/a", entry).value();
-    data[data.size() - 7] ^= 0x01;
-    auto writer = (*db)->BeginWrite();
-    ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE(writer->PutStore("t/a", &entry, data).ok());
-    ASSERT_TRUE(writer->Commit().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(FlipStoredStateBit("t/a"));
   Restart();  // start-up reads only the catalog: the damage is not seen yet
   auto loaded = journal_->Load("t", "a");
   ASSERT_TRUE(loaded.ok()) << loaded.status();

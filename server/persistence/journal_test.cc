@@ -190,25 +190,7 @@ TEST_F(JournalTest, CorruptSnapshotFailsItsStoreOnly) {
   ASSERT_TRUE(Adapt("b", b.get(), 5, 2).ok());
   ASSERT_TRUE(journal_->Checkpoint().ok());
   journal_.reset();
-  {  // Flip one bit of t/a's stored state, as a failing disk would.
-    StateDbOptions options;
-    options.dir = dir_ + "/state";
-    auto db = StateDb::Open(options);
-    ASSERT_TRUE(db.ok()) << db.status();
-    adapt::v1::CatalogEntry entry;
-    ASSERT_TRUE((*db)
-                    ->ScanCatalog([&](std::string_view key, adapt::v1::CatalogEntry e) {
-                      if (key == "t/a") entry = std::move(e);
-                      return absl::OkStatus();
-                    })
-                    .ok());
-    std::string data = (*db)->ReadState("t/a", entry).value();
-    data[data.size() - 7] ^= 0x01;
-    auto writer = (*db)->BeginWrite();
-    ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE(writer->PutStore("t/a", &entry, data).ok());
-    ASSERT_TRUE(writer->Commit().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(FlipStoredStateBit("t/a"));
   auto stores = Open();
   const std::string failure = Info(*stores["t/a"]).failure();
   EXPECT_EQ(failure, "the stored state of t/a: data: snapshot checksum mismatch (corrupt file)");

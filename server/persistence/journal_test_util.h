@@ -105,6 +105,28 @@ class JournalFixture : public ::testing::Test {
         .status();
   }
 
+  // Flips one bit near the end of `key`'s stored state, as a failing disk would (the journal
+  // must be closed: one process opens the state database once).
+  void FlipStoredStateBit(const std::string& key) {
+    StateDbOptions options;
+    options.dir = dir_ + "/state";
+    auto db = StateDb::Open(options);
+    ASSERT_TRUE(db.ok()) << db.status();
+    adapt::v1::CatalogEntry entry;
+    ASSERT_TRUE((*db)
+                    ->ScanCatalog([&](std::string_view k, adapt::v1::CatalogEntry e) {
+                      if (k == key) entry = std::move(e);
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    std::string data = (*db)->ReadState(key, entry).value();
+    data[data.size() - 7] ^= 0x01;
+    auto writer = (*db)->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->PutStore(key, &entry, data).ok());
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+
   static adapt::v1::StoreInfo Info(const Store& store) {
     adapt::v1::StoreInfo info;
     store.Describe(&info);

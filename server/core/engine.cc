@@ -124,9 +124,15 @@ absl::Status Engine::CheckBudget(const Store& store) const {
   if (residency_ == nullptr) return absl::OkStatus();
   adapt::v1::StoreInfo info;
   store.Describe(&info);
-  if (info.memory_bytes() <= residency_->budget_bytes()) return absl::OkStatus();
+  return CheckBudget(info.memory_bytes());
+}
+
+absl::Status Engine::CheckBudget(uint64_t store_bytes) const {
+  if (residency_ == nullptr || store_bytes <= residency_->budget_bytes()) {
+    return absl::OkStatus();
+  }
   return absl::ResourceExhaustedError(absl::StrCat(
-      "memory_budget_bytes: the store holds ", info.memory_bytes(),
+      "memory_budget_bytes: the store holds ", store_bytes,
       " bytes, more than the server's whole memory budget of ", residency_->budget_bytes()));
 }
 
@@ -419,7 +425,7 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
   }
   if (kind_ == TxnKind::kAdapt) {
     RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
-    RETURN_IF_ERROR(engine_->CheckBudget(*store_));
+    RETURN_IF_ERROR(engine_->CheckBudget(slot_->noted_bytes()));
   }
   ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
@@ -427,13 +433,7 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
     return absl::NotFoundError(
         absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
   }
-  engine_->AfterCommit(store_, result, kind_);
-  {
-    adapt::v1::StoreInfo info;
-    store_->Describe(&info);
-    slot_->NoteBytes(info.memory_bytes());
-  }
-  if (engine_->residency_ != nullptr) engine_->residency_->Grew();
+  engine_->AfterCommit(*slot_, store_, result, kind_);
   if (engine_->metrics_ != nullptr && kind_ == TxnKind::kAdapt) {
     const auto output = store_->spec().output().kind();
     engine_->metrics_->RecordAdapt(
@@ -458,16 +458,17 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
   return response;
 }
 
-void Engine::AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result,
-                         TxnKind kind) {
+void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
+                         const CommitResult& result, TxnKind kind) {
   if (metrics_ != nullptr && kind == TxnKind::kAdapt) {
     metrics_->AddExamples(KindName(store->spec().kind()), static_cast<double>(result.examples));
   }
-  if (metrics_ != nullptr) {
-    adapt::v1::StoreInfo info;
-    store->Describe(&info);
-    metrics_->RefreshStore(store.get(), info);
-  }
+  // One description serves the metrics and the slot's size (what the budget counts).
+  adapt::v1::StoreInfo info;
+  store->Describe(&info);
+  if (metrics_ != nullptr) metrics_->RefreshStore(store.get(), info);
+  slot.NoteBytes(info.memory_bytes());
+  if (residency_ != nullptr) residency_->Grew();
   if (result.compile_now) {
     compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/true);
   } else if (result.compile_after > absl::ZeroDuration()) {

@@ -144,7 +144,8 @@ class Engine {
   // examples that no compile covered (engine_journal.cc).
   void AfterLoad(const std::string& tenant, const std::string& name,
                  const std::shared_ptr<Store>& store);
-  void AfterCommit(const std::shared_ptr<Store>& store, const CommitResult& result, TxnKind kind);
+  void AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store, const CommitResult& result,
+                   TxnKind kind);
   // Adds a created or imported store: its log record durable first (the name reserved,
   // invisible meanwhile), then visible; on a log failure the name is free again.
   absl::StatusOr<std::shared_ptr<StoreSlot>> AddDurably(const std::string& tenant,
@@ -167,6 +168,7 @@ class Engine {
   absl::Status CheckQuota(const std::string& tenant, const Store* adding) const;
   // RESOURCE_EXHAUSTED naming the memory budget when `store` alone holds more than all of it.
   absl::Status CheckBudget(const Store& store) const;
+  absl::Status CheckBudget(uint64_t store_bytes) const;  // a size already known
   // The loader of a slot: the store read back from the state database (engine_journal.cc).
   StoreSlot::Loader LoaderOf(const std::string& tenant, const std::string& name);
   // Keeps adaptd_stores{kind, tier} in step with the slot's tier.

@@ -420,12 +420,17 @@ absl::Status Journal::CommitGroup(StateDb::Writer* writer, uint64_t covered,
   if (status.ok()) status = wal_->WaitDurable(covered);
   if (status.ok()) status = writer->Commit();
   writer->Abort();
+  if (options_.after_state_commit) options_.after_state_commit();
+  const uint64_t sequence = writer->sequence();
   for (const Written& written : *group) {
     absl::MutexLock entry_lock(&written.entry->mu);
+    // A later write of this store (an eviction's, while this group waited) is what is stored.
+    if (written.entry->stored_by > sequence) continue;
     if (!status.ok()) {
       written.entry->checkpoint_error = absl::StrCat("checkpoint: ", status.message());
       continue;
     }
+    written.entry->stored_by = sequence;
     written.entry->checkpoint_error.clear();
     written.entry->catalog = written.catalog;
     // Records after the stored LSN (writes logged meanwhile) are still only in the log.

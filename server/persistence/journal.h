@@ -58,6 +58,9 @@ struct JournalOptions {
   uint64_t state_map_bytes = uint64_t{1} << 40;  // see StateDbOptions::map_bytes
   // Stores written per state-database commit, at most (each commit is one fsync).
   size_t checkpoint_group = 256;
+  // Called after each state-database commit of a checkpoint, before its stores are marked
+  // clean (tests use it to order concurrent checkpoints).
+  std::function<void()> after_state_commit;
   // Observes each checkpoint: stores written, stores whose state could not be written.
   std::function<void(uint64_t written, uint64_t failed)> on_checkpoint;
 };
@@ -159,6 +162,10 @@ class Journal {
     std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
     // The entry of the stored state (what Load reads); empty before the first checkpoint.
     adapt::v1::CatalogEntry catalog ABSL_GUARDED_BY(mu);
+    // The state-database write that stored `catalog` (StateDb::Writer::sequence). Two
+    // checkpoints of one store (the background one and an eviction's) may finish out of
+    // order: the entry keeps the record of the later write.
+    uint64_t stored_by ABSL_GUARDED_BY(mu) = 0;
     bool pinned ABSL_GUARDED_BY(mu) = false;  // StoreSpec.pinned, as last logged
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);

@@ -2,12 +2,16 @@
 // written is reported and holds back only its own log; a deleted store's state leaves the
 // state database; a data directory of snapshot files (the layout before the state database)
 // moves into it at start-up with nothing lost.
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/core/snapshot_file.h"
+#include "server/persistence/failed_store.h"
 #include "server/persistence/journal.h"
 #include "server/persistence/journal_test_util.h"
 #include "server/persistence/log_format.h"
@@ -178,6 +182,43 @@ TEST_F(JournalCheckpointTest, SnapshotFilesOfAnEarlierLayoutMoveIntoTheStateData
   stores = Open();
   EXPECT_EQ(Info(*stores["t/a"]).examples(), before.examples() + 2);
   EXPECT_EQ(Info(*stores["t/b"]).failure(), "damaged before the upgrade");
+}
+
+// The background checkpoint and an eviction's one-store checkpoint may write one store in turn
+// and then mark it clean in the other order: what the journal remembers (and a later load
+// reads) is the later write's record, never the earlier one's.
+TEST_F(JournalCheckpointTest, ACheckpointThatFinishesLastDoesNotHideALaterWrite) {
+  absl::Notification committed, release;
+  std::atomic<int> commits{0};
+  after_state_commit_ = [&] {
+    if (commits.fetch_add(1) != 0) return;  // only the background checkpoint's first commit
+    committed.Notify();
+    release.WaitForNotification();
+  };
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 4, 1, {"x1"}).ok());
+  absl::Status background;
+  std::thread checkpoint([&] { background = journal_->Checkpoint(); });
+  committed.WaitForNotification();  // its state of t/a is stored, t/a not yet marked clean
+  ASSERT_TRUE(Adapt("a", a.get(), 3, 2, {"x2"}).ok());
+  const std::string latest = a->Snapshot()->SerializeAsString();
+  auto unloaded = journal_->Unload("t", "a", a.get());  // writes the larger state, then drops it
+  ASSERT_TRUE(unloaded.ok()) << unloaded.status();
+  EXPECT_TRUE(*unloaded);
+  release.Notify();
+  checkpoint.join();
+  ASSERT_TRUE(background.ok()) << background;
+
+  auto loaded = journal_->Load("t", "a");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(StoreFailure(**loaded).ok()) << StoreFailure(**loaded);
+  EXPECT_EQ((*loaded)->Snapshot()->SerializeAsString(), latest);
+  EXPECT_TRUE(journal_->Applied("t", "a", loaded->get(), "x2"));
+  // Nothing is dirty, so a checkpoint lets the whole log go and a restart finds the same.
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  auto stores = Open();
+  EXPECT_EQ(Info(*stores["t/a"]).examples(), 7u);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ class JournalFixture : public ::testing::Test {
     options.data_dir = dir_;
     options.snapshot_log_bytes = snapshot_log_bytes;
     options.env = env_;
+    options.after_state_commit = after_state_commit_;
     options.on_checkpoint = [this](uint64_t written, uint64_t failed) {
       checkpoints_.push_back({written, failed});
     };
@@ -135,6 +136,7 @@ class JournalFixture : public ::testing::Test {
 
   std::string dir_;
   Env* env_ = nullptr;  // what Open gives the journal (null: the POSIX Env)
+  std::function<void()> after_state_commit_;  // what Open gives the journal
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<Journal> journal_;
   // What each checkpoint reported (on_checkpoint): stores written and stores failed.

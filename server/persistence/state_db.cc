@@ -158,11 +158,15 @@ absl::StatusOr<std::string> StateDb::ReadState(std::string_view key,
 absl::StatusOr<StateDb::Writer> StateDb::BeginWrite() {
   MDB_txn* txn = nullptr;
   if (int rc = mdb_txn_begin(env_, nullptr, 0, &txn); rc != 0) return Error("mdb_txn_begin", rc);
-  return Writer(this, txn);
+  // LMDB's write lock is held from here until the Writer ends, so the count is the order.
+  return Writer(this, txn, writes_.fetch_add(1) + 1);
 }
 
 StateDb::Writer::Writer(Writer&& other) noexcept
-    : db_(other.db_), txn_(std::exchange(other.txn_, nullptr)), bytes_(other.bytes_) {}
+    : db_(other.db_),
+      txn_(std::exchange(other.txn_, nullptr)),
+      bytes_(other.bytes_),
+      sequence_(other.sequence_) {}
 
 StateDb::Writer& StateDb::Writer::operator=(Writer&& other) noexcept {
   if (this != &other) {
@@ -170,6 +174,7 @@ StateDb::Writer& StateDb::Writer::operator=(Writer&& other) noexcept {
     db_ = other.db_;
     txn_ = std::exchange(other.txn_, nullptr);
     bytes_ = other.bytes_;
+    sequence_ = other.sequence_;
   }
   return *this;
 }

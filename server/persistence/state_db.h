@@ -13,6 +13,7 @@
 #ifndef ADAPTD_SERVER_PERSISTENCE_STATE_DB_H_
 #define ADAPTD_SERVER_PERSISTENCE_STATE_DB_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,6 +73,9 @@ class StateDb {
     absl::Status Delete(std::string_view key, uint64_t incarnation);
     // Bytes of state put so far.
     uint64_t bytes() const { return bytes_; }
+    // This write's place in the order of writes (1, 2, ...): one with a larger number began,
+    // and so commits, after this one ended.
+    uint64_t sequence() const { return sequence_; }
     // Makes everything durable (ResourceExhausted when the map is full: raise map_bytes).
     absl::Status Commit();
     // Discards everything (a no-op once committed or discarded).
@@ -79,11 +83,13 @@ class StateDb {
 
    private:
     friend class StateDb;
-    Writer(const StateDb* db, MDB_txn* txn) : db_(db), txn_(txn) {}
+    Writer(const StateDb* db, MDB_txn* txn, uint64_t sequence)
+        : db_(db), txn_(txn), sequence_(sequence) {}
     absl::Status DeleteChunks(std::string_view key);
     const StateDb* db_;
     MDB_txn* txn_;
     uint64_t bytes_ = 0;
+    uint64_t sequence_ = 0;
   };
   absl::StatusOr<Writer> BeginWrite();
 
@@ -98,6 +104,7 @@ class StateDb {
   MDB_env* env_ = nullptr;
   unsigned int catalog_ = 0;  // MDB_dbi
   unsigned int state_ = 0;
+  std::atomic<uint64_t> writes_{0};  // Writers begun (counted under LMDB's write lock)
 };
 
 }  // namespace adaptd

@@ -135,7 +135,7 @@ class JournalFixture : public ::testing::Test {
   }
 
   std::string dir_;
-  Env* env_ = nullptr;  // what Open gives the journal (null: the POSIX Env)
+  Env* env_ = nullptr;                        // what Open gives the journal (null: the POSIX Env)
   std::function<void()> after_state_commit_;  // what Open gives the journal
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<Journal> journal_;

@@ -9,6 +9,7 @@
 #include "server/core/names.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
+#include "server/core/warm_store.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_factory.h"
@@ -23,6 +24,12 @@ absl::Status ValidateStoreNames(const std::string& tenant, const std::string& st
 }
 
 constexpr uint32_t kMaxPasses = 64;
+
+// Whether stores of `kind` keep their read-out when evicted (StoreKind::warm).
+bool HasWarmTier(adapt::v1::StoreKind kind) {
+  const StoreKind* k = StoreKinds::Global().Find(kind);
+  return k != nullptr && k->warm;
+}
 
 // What a write message may carry for this store: examples or a sequence (next stores only),
 // and passes (fwpkm only).
@@ -143,26 +150,36 @@ void Engine::WatchTier(StoreSlot& slot) {
 }
 
 bool Engine::Evict(const std::shared_ptr<StoreSlot>& slot) {
-  // Held by the slot and the journal's entry, and by nobody else (no call in flight).
-  std::shared_ptr<Store> store = slot->BeginEvict(/*holders=*/1);
+  // A hot store is held by the slot and the journal's entry, and by nobody else (no call in
+  // flight); a warm one by the slot alone.
+  adapt::v1::Tier tier = adapt::v1::TIER_UNSPECIFIED;
+  std::shared_ptr<Store> store = slot->BeginEvict(/*holders=*/1, &tier);
   if (store == nullptr) return false;
   adapt::v1::StoreInfo info;
   store->Describe(&info);
   bool evicted = false;
-  if (StoreFailure(*store).ok()) {
+  std::shared_ptr<WarmStore> warm;
+  if (tier == adapt::v1::TIER_WARM) {
+    evicted = true;  // nothing to write: the state database holds the whole store
+  } else if (StoreFailure(*store).ok()) {
+    // Taken before the store goes: a store with a read-out keeps it (the warm tier).
+    std::shared_ptr<const LinearReadout> readout = store->Readout();
     absl::StatusOr<bool> unloaded = journal_->Unload(slot->tenant(), slot->name(), store.get());
     if (!unloaded.ok()) {
       std::fprintf(stderr, "adaptd: store %s/%s stays loaded: %s\n", slot->tenant().c_str(),
                    slot->name().c_str(), std::string(unloaded.status().message()).c_str());
     }
     evicted = unloaded.ok() && *unloaded;
+    if (evicted && readout != nullptr && HasWarmTier(info.spec().kind())) {
+      warm = std::make_shared<WarmStore>(info, std::move(readout), backend_);
+    }
   }
   if (evicted && metrics_ != nullptr) {
-    metrics_->ForgetStore(store.get());
+    if (tier == adapt::v1::TIER_HOT) metrics_->ForgetStore(store.get());
     metrics_->RecordEviction(KindName(info.spec().kind()));
   }
   store.reset();
-  slot->FinishEvict(evicted, std::move(info));
+  slot->FinishEvict(evicted, std::move(info), std::move(warm));
   return evicted;
 }
 
@@ -174,6 +191,17 @@ absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
   ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get(&loaded));  // loads a cold store
   if (loaded && residency_ != nullptr) residency_->Loaded(slot);
   RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
+  return found;
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Engine::FindForRead(const std::string& tenant,
+                                                           const std::string& store) const {
+  RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
+  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
+  bool loaded = false;
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->GetForRead(&loaded));
+  if (loaded && residency_ != nullptr) residency_->Loaded(slot);
+  RETURN_IF_ERROR(StoreFailure(*found));
   return found;
 }
 
@@ -303,8 +331,10 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreR
 absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
     const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
     const adapt::v1::StoreSpec& spec, const adapt::v1::StoreSnapshot* snapshot) {
-  auto slot = std::make_shared<StoreSlot>(tenant, name, store,
-                                          journal_ != nullptr ? LoaderOf(tenant, name) : nullptr);
+  auto slot = journal_ != nullptr
+                  ? std::make_shared<StoreSlot>(tenant, name, store, LoaderOf(tenant, name),
+                                                WarmLoaderOf(tenant, name, spec.kind()))
+                  : std::make_shared<StoreSlot>(tenant, name, store);
   slot->set_pinned(spec.pinned());
   if (journal_ == nullptr) {
     RETURN_IF_ERROR(registry_.Insert(tenant, name, slot));
@@ -478,7 +508,7 @@ void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
 
 absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
     const adapt::v1::PredictRequest& request) const {
-  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(auto store, FindForRead(request.tenant(), request.store()));
   if (request.inputs().empty()) {
     return absl::InvalidArgumentError("inputs: at least one input is required");
   }

@@ -130,8 +130,13 @@ class Engine {
   Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
          std::unique_ptr<EncoderSet> encoders);
 
+  // The whole store (loaded first when warm or cold): for writes, compiles and exports.
   absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
                                               const std::string& store) const;
+  // What a predict needs: the hot store, or its warm form (a WarmStore, loaded first when
+  // cold; the whole store for kinds without one).
+  absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
+                                                     const std::string& store) const;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;
@@ -171,9 +176,14 @@ class Engine {
   absl::Status CheckBudget(uint64_t store_bytes) const;  // a size already known
   // The loader of a slot: the store read back from the state database (engine_journal.cc).
   StoreSlot::Loader LoaderOf(const std::string& tenant, const std::string& name);
+  // The warm loader of a slot of `kind`: the read-out of the stored state; null for a kind
+  // without a warm tier (engine_journal.cc).
+  StoreSlot::WarmLoader WarmLoaderOf(const std::string& tenant, const std::string& name,
+                                     adapt::v1::StoreKind kind);
   // Keeps adaptd_stores{kind, tier} in step with the slot's tier.
   void WatchTier(StoreSlot& slot);
-  // Evicts `slot`'s store (Residency's callback): true when it went cold.
+  // Takes `slot`'s store a tier down (Residency's callback): hot to warm when its kind has a
+  // warm tier and it has a read-out, otherwise to cold; warm to cold. True when it moved.
   bool Evict(const std::shared_ptr<StoreSlot>& slot);
 
   const int64_t max_dim_;

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/engine.h"
 #include "server/core/status_macros.h"
+#include "server/core/warm_store.h"
 
 namespace adaptd {
 namespace {
@@ -34,7 +35,7 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
   // Validation, as Predict does it.
   for (size_t i = 0; i < n; ++i) {
     const adapt::v1::PredictRequest& request = *requests[i];
-    auto store = Find(request.tenant(), request.store());
+    auto store = FindForRead(request.tenant(), request.store());
     if (!store.ok()) {
       results[i] = store.status();
     } else if (request.inputs().empty()) {
@@ -134,28 +135,14 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
         live[i] = false;
         continue;
       }
-      const LinearReadout& r = *p.readout;
-      Predictions out;
-      out.version = r.version;
-      out.rows = p.keys.rows;
-      if (r.labels) {
-        const int k = static_cast<int>(std::clamp<int64_t>(p.top_k, 1, r.columns));
-        out.top_k = k;
-        out.label_names = r.label_names;
-        out.label_ids.resize(out.rows * k);
-        out.scores.resize(out.rows * k);
-        const absl::Status top = backend_->TopK(out.rows, r.columns, p.outputs.data(), r.columns, k,
-                                                out.label_ids.data(), out.scores.data());
-        if (!top.ok()) {
-          results[i] = top;
-          live[i] = false;
-          continue;
-        }
-      } else {
-        out.out_dim = r.columns;
-        out.vectors = std::move(p.outputs);
+      auto out =
+          PredictionsFromReadout(*p.readout, p.keys.rows, p.top_k, std::move(p.outputs), backend_);
+      if (!out.ok()) {
+        results[i] = out.status();
+        live[i] = false;
+        continue;
       }
-      results[i] = ToPredictResponse(out);
+      results[i] = ToPredictResponse(*out);
     }
   }
 

@@ -7,6 +7,7 @@
 #include "server/core/engine.h"
 #include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 namespace {
@@ -34,11 +35,15 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
   for (auto& r : recovered) {
     // A cold store is read from the state database by the first call that needs it.
+    const adapt::v1::StoreKind kind =
+        r.store != nullptr ? r.store->spec().kind() : r.info.spec().kind();
     auto slot =
         r.store != nullptr
-            ? std::make_shared<StoreSlot>(r.tenant, r.name, r.store, LoaderOf(r.tenant, r.name))
+            ? std::make_shared<StoreSlot>(r.tenant, r.name, r.store, LoaderOf(r.tenant, r.name),
+                                          WarmLoaderOf(r.tenant, r.name, kind))
             : std::make_shared<StoreSlot>(r.tenant, r.name, std::move(r.info),
-                                          LoaderOf(r.tenant, r.name));
+                                          LoaderOf(r.tenant, r.name),
+                                          WarmLoaderOf(r.tenant, r.name, kind));
     slot->set_pinned(r.pinned);
     RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, slot));
     WatchTier(*slot);
@@ -60,6 +65,30 @@ StoreSlot::Loader Engine::LoaderOf(const std::string& tenant, const std::string&
     }
     AfterLoad(tenant, name, store);
     return store;
+  };
+}
+
+StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std::string& name,
+                                           adapt::v1::StoreKind kind) {
+  const StoreKind* k = StoreKinds::Global().Find(kind);
+  if (k == nullptr || !k->warm) return nullptr;
+  return [this, tenant, name]() -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+    const absl::Time start = absl::Now();
+    // A store without a read-out (nothing published yet) is loaded whole instead: the
+    // journal keeps it, and the slot's loader finds it there.
+    ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
+                     journal_->Load(tenant, name, [](const Store& restored) {
+                       return restored.Readout() != nullptr;
+                     }));
+    std::shared_ptr<const LinearReadout> readout = store->Readout();
+    if (readout == nullptr || !StoreFailure(*store).ok()) return nullptr;
+    adapt::v1::StoreInfo info;
+    store->Describe(&info);
+    if (metrics_ != nullptr) {
+      metrics_->RecordLoad(KindName(info.spec().kind()),
+                           absl::ToDoubleSeconds(absl::Now() - start));
+    }
+    return std::make_shared<WarmStore>(std::move(info), std::move(readout), backend_);
   };
 }
 

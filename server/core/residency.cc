@@ -84,7 +84,7 @@ uint64_t Residency::EvictNow() {
     absl::flat_hash_set<const StoreSlot*> seen;
     for (auto& weak : loaded_) {
       std::shared_ptr<StoreSlot> slot = weak.lock();
-      if (slot == nullptr || slot->loaded() == nullptr || !seen.insert(slot.get()).second) {
+      if (slot == nullptr || !slot->resident() || !seen.insert(slot.get()).second) {
         continue;
       }
       live.push_back(slot);
@@ -104,11 +104,16 @@ uint64_t Residency::EvictNow() {
     std::sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) {
       return a.first->last_use_nanos() < b.first->last_use_nanos();
     });
-    for (const auto& [slot, bytes] : by_use) {
-      if (total <= budget_) break;
-      if (!slot->pinned() && evict_(slot)) {
-        total -= std::min(total, bytes);
-        --loaded;
+    // Each eviction takes a store one tier down (hot → warm → cold): a second pass takes the
+    // stores the first left warm further down, oldest first, while still over the budget.
+    for (int pass = 0; pass < 2 && total > budget_; ++pass) {
+      for (auto& [slot, bytes] : by_use) {
+        if (total <= budget_) break;
+        if (bytes == 0 || slot->pinned() || !evict_(slot)) continue;
+        const uint64_t now = slot->noted_bytes();
+        total -= std::min(total, bytes - std::min(bytes, now));
+        bytes = now;
+        if (now == 0) --loaded;
       }
     }
   }

@@ -16,22 +16,23 @@ uint64_t MemoryOf(const Store& store) {
 }  // namespace
 
 StoreSlot::StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store> store,
-                     Loader loader)
+                     Loader loader, WarmLoader warm_loader)
     : tenant_(std::move(tenant)),
       name_(std::move(name)),
       store_(std::move(store)),
-      loader_(std::move(loader)) {
+      loader_(std::move(loader)),
+      warm_loader_(std::move(warm_loader)) {
   bytes_ = MemoryOf(*store_);
   last_use_ = absl::GetCurrentTimeNanos();
 }
 
-StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader)
+StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader,
+                     WarmLoader warm_loader)
     : tenant_(std::move(tenant)),
       name_(std::move(name)),
       info_(std::move(info)),
-      loader_(std::move(loader)) {
-  bytes_ = info_.memory_bytes();
-}
+      loader_(std::move(loader)),
+      warm_loader_(std::move(warm_loader)) {}
 
 absl::StatusOr<std::shared_ptr<Store>> StoreSlot::Get(bool* loaded_now) {
   if (loaded_now != nullptr) *loaded_now = false;
@@ -42,16 +43,53 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::Get(bool* loaded_now) {
                            ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !loading_ && !evicting_; };
   mu_.Await(absl::Condition(&settled));
   if (store_ != nullptr) return store_;
+  return LoadLocked(/*warm=*/false, loaded_now);
+}
+
+absl::StatusOr<std::shared_ptr<Store>> StoreSlot::GetForRead(bool* loaded_now) {
+  if (loaded_now != nullptr) *loaded_now = false;
+  last_use_.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed);
+  absl::MutexLock lock(&mu_);
+  // A warm store serves reads while a write loads the whole store.
+  const auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !evicting_ && (!loading_ || warm_ != nullptr);
+  };
+  mu_.Await(absl::Condition(&settled));
+  if (store_ != nullptr) return store_;
+  if (warm_ != nullptr) return std::shared_ptr<Store>(warm_);
+  return LoadLocked(/*warm=*/warm_loader_ != nullptr, loaded_now);
+}
+
+absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* loaded_now) {
   if (!loader_) return absl::InternalError("the store is not loaded and has no loader");
+  const adapt::v1::Tier from = TierLocked();
   loading_ = true;
+  if (warm) {
+    mu_.Unlock();
+    absl::StatusOr<std::shared_ptr<WarmStore>> read = warm_loader_();
+    mu_.Lock();
+    if (!read.ok()) {
+      loading_ = false;
+      return read.status();
+    }
+    if (*read != nullptr) {  // otherwise the store has no warm form: load it whole
+      loading_ = false;
+      warm_ = *std::move(read);
+      bytes_ = warm_->bytes();
+      if (hook_) hook_(from, adapt::v1::TIER_WARM);
+      if (loaded_now != nullptr) *loaded_now = true;
+      return std::shared_ptr<Store>(warm_);
+    }
+  }
   mu_.Unlock();
   absl::StatusOr<std::shared_ptr<Store>> loaded = loader_();
   mu_.Lock();
   loading_ = false;
   if (!loaded.ok()) return loaded.status();
   store_ = *loaded;
+  warm_.reset();
   bytes_ = MemoryOf(*store_);
-  if (hook_) hook_(adapt::v1::TIER_COLD, adapt::v1::TIER_HOT);
+  if (hook_) hook_(from, adapt::v1::TIER_HOT);
   if (loaded_now != nullptr) *loaded_now = true;
   return store_;
 }
@@ -59,6 +97,16 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::Get(bool* loaded_now) {
 std::shared_ptr<Store> StoreSlot::loaded() const {
   absl::MutexLock lock(&mu_);
   return store_;
+}
+
+bool StoreSlot::resident() const {
+  absl::MutexLock lock(&mu_);
+  return store_ != nullptr || warm_ != nullptr;
+}
+
+adapt::v1::Tier StoreSlot::tier() const {
+  absl::MutexLock lock(&mu_);
+  return TierLocked();
 }
 
 adapt::v1::StoreSpec StoreSlot::spec() const {
@@ -70,18 +118,25 @@ adapt::v1::StoreSpec StoreSlot::spec() const {
 
 adapt::v1::StoreInfo StoreSlot::Describe() const {
   adapt::v1::StoreInfo info;
-  if (std::shared_ptr<Store> store = loaded(); store != nullptr) {
-    store->Describe(&info);
-    info.set_tier(adapt::v1::TIER_HOT);
-    info.mutable_spec()->set_pinned(pinned());
-    return info;
-  }
+  std::shared_ptr<Store> store;
+  adapt::v1::Tier tier;
   {
     absl::MutexLock lock(&mu_);
-    info = info_;
+    tier = TierLocked();
+    if (store_ != nullptr) {
+      store = store_;
+    } else if (warm_ != nullptr) {
+      store = warm_;
+    } else {
+      info = info_;
+    }
   }
-  info.set_tier(adapt::v1::TIER_COLD);
-  info.set_memory_bytes(0);
+  if (store != nullptr) {
+    store->Describe(&info);  // outside the lock: a hot store's Describe takes its own
+  } else {
+    info.set_memory_bytes(0);
+  }
+  info.set_tier(tier);
   info.mutable_spec()->set_pinned(pinned());
   return info;
 }
@@ -92,36 +147,52 @@ uint64_t StoreSlot::loaded_bytes() const {
   return info_.memory_bytes();
 }
 
-std::shared_ptr<Store> StoreSlot::BeginEvict(long holders) {
+std::shared_ptr<Store> StoreSlot::BeginEvict(long holders, adapt::v1::Tier* tier) {
   absl::MutexLock lock(&mu_);
-  if (store_ == nullptr || loading_ || evicting_ || pinned() || store_.use_count() > 1 + holders) {
+  if (loading_ || evicting_ || pinned()) return nullptr;
+  std::shared_ptr<Store> store;
+  if (store_ != nullptr) {
+    if (store_.use_count() > 1 + holders) return nullptr;
+    store = store_;
+  } else if (warm_ != nullptr) {
+    if (warm_.use_count() > 1) return nullptr;
+    store = warm_;
+  } else {
     return nullptr;
   }
+  if (tier != nullptr) *tier = TierLocked();
   evicting_ = true;
-  return store_;
+  return store;
 }
 
-void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info) {
+void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
+                            std::shared_ptr<WarmStore> warm) {
   absl::MutexLock lock(&mu_);
   evicting_ = false;
   if (!evicted) return;
-  info.clear_tenant();
-  info.clear_store();
-  bytes_ = info.memory_bytes();
-  info_ = std::move(info);
-  store_.reset();
-  if (hook_) hook_(adapt::v1::TIER_HOT, adapt::v1::TIER_COLD);
+  const adapt::v1::Tier from = TierLocked();
+  if (store_ != nullptr) {
+    info.clear_tenant();
+    info.clear_store();
+    info_ = std::move(info);
+    store_.reset();
+    warm_ = std::move(warm);
+  } else {
+    warm_.reset();  // info_ is the description it had when hot
+  }
+  bytes_ = warm_ != nullptr ? warm_->bytes() : 0;
+  if (hook_) hook_(from, TierLocked());
 }
 
 void StoreSlot::SetTierHook(TierHook hook) {
   absl::MutexLock lock(&mu_);
   hook_ = std::move(hook);
-  if (hook_) hook_(adapt::v1::TIER_UNSPECIFIED, Tier());
+  if (hook_) hook_(adapt::v1::TIER_UNSPECIFIED, TierLocked());
 }
 
 void StoreSlot::Retire() {
   absl::MutexLock lock(&mu_);
-  if (hook_) hook_(Tier(), adapt::v1::TIER_UNSPECIFIED);
+  if (hook_) hook_(TierLocked(), adapt::v1::TIER_UNSPECIFIED);
   hook_ = nullptr;
 }
 

@@ -1,11 +1,13 @@
 // StoreSlot: one store's place in the registry. It always knows the store's names, spec and
-// last description; it holds the Store itself only while the store is loaded. A slot made
-// from a catalog entry starts cold and loads on the first Get (docs/RESIDENCY.md): concurrent
-// first calls load once, the others waiting for it; a failed load answers every waiter with
-// its error and leaves the slot cold, so a later call tries again. Eviction (Residency) takes
-// the store away only while nobody holds it; a Get meanwhile waits for the eviction to end.
+// last description; it holds the Store itself only while the store is loaded (hot), or only
+// its read-out while it is warm (a WarmStore, warm_store.h). A slot made from a catalog entry
+// starts cold and loads on the first call that needs it (docs/RESIDENCY.md): Get for the
+// whole store, GetForRead for what a predict needs. Concurrent first calls load once, the
+// others waiting for it; a failed load answers every waiter with its error and leaves the
+// slot as it was, so a later call tries again. Eviction (Residency) takes a tier away only
+// while nobody holds it; a call meanwhile waits for the eviction to end.
 //
-// Thread-safety: every method may be called concurrently. The loader runs without the slot's
+// Thread-safety: every method may be called concurrently. The loaders run without the slot's
 // lock held.
 #ifndef ADAPTD_SERVER_CORE_STORE_SLOT_H_
 #define ADAPTD_SERVER_CORE_STORE_SLOT_H_
@@ -20,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/core/warm_store.h"
 #include "server/stores/store.h"
 
 namespace adaptd {
@@ -27,30 +30,44 @@ namespace adaptd {
 class StoreSlot {
  public:
   using Loader = std::function<absl::StatusOr<std::shared_ptr<Store>>()>;
+  // Reads what a predict needs: a WarmStore, or null when the store has no warm form (then
+  // the whole store is loaded instead).
+  using WarmLoader = std::function<absl::StatusOr<std::shared_ptr<WarmStore>>()>;
 
-  // A loaded store; `loader` (may be null) reads it back after an eviction.
+  // A loaded store; `loader` (may be null) reads it back after an eviction; `warm_loader`
+  // (may be null: reads load the whole store) reads its warm form.
   StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store> store,
-            Loader loader = nullptr);
+            Loader loader = nullptr, WarmLoader warm_loader = nullptr);
   // A cold store: `info` as last described (its memory_bytes what the store holds when
-  // loaded), and the loader that reads it back.
-  StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader);
+  // loaded), and the loaders that read it back.
+  StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader,
+            WarmLoader warm_loader = nullptr);
 
   const std::string& tenant() const { return tenant_; }
   const std::string& name() const { return name_; }
 
-  // The store, loaded first when cold; `loaded` (optional) says whether this call loaded it.
+  // The whole store, loaded first when warm or cold; `loaded` (optional) says whether this
+  // call loaded it.
   absl::StatusOr<std::shared_ptr<Store>> Get(bool* loaded = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
-  // The loaded store, or null when cold; never loads.
+  // What a read needs: the hot store, or the warm one, loading the warm form first when cold
+  // (the whole store for a kind or store without one).
+  absl::StatusOr<std::shared_ptr<Store>> GetForRead(bool* loaded = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The hot store, or null when warm or cold; never loads.
   std::shared_ptr<Store> loaded() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the slot holds anything in memory (hot or warm).
+  bool resident() const ABSL_LOCKS_EXCLUDED(mu_);
+  adapt::v1::Tier tier() const ABSL_LOCKS_EXCLUDED(mu_);
   // Never loads.
   adapt::v1::StoreSpec spec() const ABSL_LOCKS_EXCLUDED(mu_);
-  // The loaded store's description (tier hot), or the last one (tier cold, memory_bytes 0:
-  // a cold store holds nothing but its slot). Never loads.
+  // The hot or warm store's description (memory_bytes: what that tier holds), or the last
+  // one (tier cold, memory_bytes 0: a cold store holds nothing but its slot). Never loads.
   adapt::v1::StoreInfo Describe() const ABSL_LOCKS_EXCLUDED(mu_);
-  // What the store holds when loaded: its memory_bytes now, or when it was last described.
+  // What the whole store holds when hot: its memory_bytes now, or when it was last described.
   uint64_t loaded_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
-  // The same as last noted (at creation, load, eviction and each commit): cheap, for the
-  // residency thread's rounds.
+  // What the slot holds now (hot: the store's memory_bytes; warm: the read-out's; cold: 0),
+  // as last noted (at creation, load, eviction and each commit): cheap, for the residency
+  // thread's rounds.
   uint64_t noted_bytes() const { return bytes_.load(std::memory_order_relaxed); }
   void NoteBytes(uint64_t bytes) { bytes_.store(bytes, std::memory_order_relaxed); }
   // StoreSpec.pinned: a pinned store is never evicted.
@@ -66,25 +83,38 @@ class StoreSlot {
   // The store left the registry: the hook hears (the tier now, TIER_UNSPECIFIED), and no more.
   void Retire() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Eviction, step 1: the loaded store if it may go now (loaded, not loading or being
-  // evicted, and referred to by nobody but the slot and `holders` known others, such as the
-  // journal); the slot is then evicting until FinishEvict. Null otherwise.
-  std::shared_ptr<Store> BeginEvict(long holders) ABSL_LOCKS_EXCLUDED(mu_);
-  // Step 2: `evicted` drops the store (the slot turns cold, described by `info`); otherwise
-  // the store stays loaded.
-  void FinishEvict(bool evicted, adapt::v1::StoreInfo info) ABSL_LOCKS_EXCLUDED(mu_);
+  // Eviction, step 1: the hot or warm store if it may go now (not loading or being evicted,
+  // not pinned, and referred to by nobody but the slot and, for a hot store, `holders` known
+  // others such as the journal); `tier` says which. The slot is then evicting until
+  // FinishEvict. Null otherwise.
+  std::shared_ptr<Store> BeginEvict(long holders, adapt::v1::Tier* tier = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Step 2: `evicted` drops the store a tier down: a hot one turns warm when `warm` is given,
+  // otherwise cold, described by `info` (its description when hot); a warm one turns cold.
+  // Otherwise it stays as it was.
+  void FinishEvict(bool evicted, adapt::v1::StoreInfo info,
+                   std::shared_ptr<WarmStore> warm = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::string tenant_, name_;
   mutable absl::Mutex mu_;
+  // Loads the whole store (warm = false) or what a read needs, under mu_ (released while the
+  // loader runs); `loading_` and `evicting_` are false.
+  absl::StatusOr<std::shared_ptr<Store>> LoadLocked(bool warm, bool* loaded_now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   std::shared_ptr<Store> store_ ABSL_GUARDED_BY(mu_);
-  adapt::v1::StoreInfo info_ ABSL_GUARDED_BY(mu_);  // when cold
+  std::shared_ptr<WarmStore> warm_ ABSL_GUARDED_BY(mu_);  // null when hot or cold
+  adapt::v1::StoreInfo info_ ABSL_GUARDED_BY(mu_);        // when warm or cold
   const Loader loader_;
+  const WarmLoader warm_loader_;
   bool loading_ ABSL_GUARDED_BY(mu_) = false;
   bool evicting_ ABSL_GUARDED_BY(mu_) = false;
   TierHook hook_ ABSL_GUARDED_BY(mu_);
-  adapt::v1::Tier Tier() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return store_ != nullptr ? adapt::v1::TIER_HOT : adapt::v1::TIER_COLD;
+  adapt::v1::Tier TierLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return store_ != nullptr  ? adapt::v1::TIER_HOT
+           : warm_ != nullptr ? adapt::v1::TIER_WARM
+                              : adapt::v1::TIER_COLD;
   }
   std::atomic<uint64_t> bytes_{0};
   std::atomic<bool> pinned_{false};

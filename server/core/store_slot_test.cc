@@ -1,6 +1,7 @@
 // StoreSlot: a cold slot loads on its first Get, once for concurrent callers; a failed load
 // answers every waiter, leaves the slot cold, and the next Get tries again; describing a cold
-// slot never loads it.
+// slot never loads it. The warm tier: a read of a cold slot loads only the warm form, a write
+// loads the whole store (reads meanwhile served warm), eviction goes hot → warm → cold.
 #include "server/core/store_slot.h"
 
 #include <atomic>
@@ -21,6 +22,27 @@ std::shared_ptr<Store> MakeStore() {
   spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   static auto* backend = kernels::MakeCpuBackend(1).release();
   return CreateStore(spec, backend).value();
+}
+
+kernels::Backend* Backend() {
+  static auto* backend = kernels::MakeCpuBackend(1).release();
+  return backend;
+}
+
+// A warm store of dimension 4 with two labels.
+std::shared_ptr<WarmStore> MakeWarm() {
+  auto readout = std::make_shared<LinearReadout>();
+  readout->version = 3;
+  readout->dim = 4;
+  readout->columns = 2;
+  readout->weights = {1, 0, 0, 1, 0, 0, 0, 0};
+  readout->label_names =
+      std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"a", "b"});
+  adapt::v1::StoreInfo info;
+  info.mutable_spec()->set_dim(4);
+  info.set_examples(7);
+  info.set_memory_bytes(1234);
+  return std::make_shared<WarmStore>(info, std::move(readout), Backend());
 }
 
 adapt::v1::StoreInfo ColdInfo() {
@@ -85,6 +107,151 @@ TEST(StoreSlotTest, DescribingAColdSlotNeverLoadsIt) {
   EXPECT_EQ(slot.loaded_bytes(), 1234u);
   EXPECT_EQ(slot.spec().dim(), 4u);
   EXPECT_EQ(loads, 0);
+}
+
+TEST(StoreSlotTest, AReadOfAColdSlotLoadsOnlyTheWarmForm) {
+  int loads = 0, warm_loads = 0;
+  const std::shared_ptr<Store> store = MakeStore();
+  const std::shared_ptr<WarmStore> warm = MakeWarm();
+  StoreSlot slot(
+      "t", "s", ColdInfo(),
+      [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+        ++loads;
+        return store;
+      },
+      [&]() -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+        ++warm_loads;
+        return warm;
+      });
+  bool loaded = false;
+  auto read = slot.GetForRead(&loaded);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(loaded);
+  EXPECT_EQ(read->get(), warm.get());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_WARM);
+  EXPECT_EQ(slot.loaded(), nullptr);  // not hot
+  EXPECT_EQ(slot.noted_bytes(), warm->bytes());
+  const adapt::v1::StoreInfo info = slot.Describe();
+  EXPECT_EQ(info.tier(), adapt::v1::TIER_WARM);
+  EXPECT_EQ(info.memory_bytes(), warm->bytes());
+  EXPECT_EQ(slot.loaded_bytes(), 1234u);  // what the whole store holds
+  ASSERT_TRUE(slot.GetForRead(&loaded).ok());
+  EXPECT_FALSE(loaded);
+  EXPECT_EQ(warm_loads, 1);
+  // A write needs the whole store: it is loaded, and the warm form goes.
+  auto whole = slot.Get(&loaded);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(loaded);
+  EXPECT_EQ(whole->get(), store.get());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_HOT);
+  EXPECT_EQ(slot.GetForRead()->get(), store.get());
+  EXPECT_EQ(loads, 1);
+  EXPECT_EQ(warm_loads, 1);
+}
+
+TEST(StoreSlotTest, AStoreWithoutAWarmFormLoadsWholeForAReadToo) {
+  int loads = 0;
+  const std::shared_ptr<Store> store = MakeStore();
+  StoreSlot slot(
+      "t", "s", ColdInfo(),
+      [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+        ++loads;
+        return store;
+      },
+      []() -> absl::StatusOr<std::shared_ptr<WarmStore>> { return nullptr; });
+  auto read = slot.GetForRead();
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->get(), store.get());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_HOT);
+  EXPECT_EQ(loads, 1);
+}
+
+TEST(StoreSlotTest, ReadsAreServedWarmWhileAWriteLoadsTheWholeStore) {
+  absl::Notification loading, release;
+  const std::shared_ptr<Store> store = MakeStore();
+  const std::shared_ptr<WarmStore> warm = MakeWarm();
+  StoreSlot slot(
+      "t", "s", ColdInfo(),
+      [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+        loading.Notify();
+        release.WaitForNotification();
+        return store;
+      },
+      [&]() -> absl::StatusOr<std::shared_ptr<WarmStore>> { return warm; });
+  ASSERT_TRUE(slot.GetForRead().ok());
+  std::thread writer([&] { EXPECT_TRUE(slot.Get().ok()); });
+  loading.WaitForNotification();
+  auto read = slot.GetForRead();  // does not wait for the load
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->get(), warm.get());
+  release.Notify();
+  writer.join();
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_HOT);
+}
+
+TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
+  std::shared_ptr<WarmStore> warm = MakeWarm();
+  const uint64_t warm_bytes = warm->bytes();
+  StoreSlot slot("t", "s", MakeStore(), []() -> absl::StatusOr<std::shared_ptr<Store>> {
+    return absl::UnavailableError("not in this test");
+  });
+  std::vector<std::pair<adapt::v1::Tier, adapt::v1::Tier>> moves;
+  slot.SetTierHook([&](adapt::v1::Tier from, adapt::v1::Tier to) { moves.push_back({from, to}); });
+  adapt::v1::Tier tier = adapt::v1::TIER_UNSPECIFIED;
+  std::shared_ptr<Store> hot = slot.BeginEvict(/*holders=*/0, &tier);
+  ASSERT_NE(hot, nullptr);
+  EXPECT_EQ(tier, adapt::v1::TIER_HOT);
+  adapt::v1::StoreInfo info;
+  hot->Describe(&info);
+  hot.reset();
+  slot.FinishEvict(true, info, std::move(warm));  // the slot holds it alone
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_WARM);
+  EXPECT_EQ(slot.noted_bytes(), warm_bytes);
+  EXPECT_TRUE(slot.resident());
+  {
+    auto held = slot.GetForRead();  // a read in flight holds the warm store
+    ASSERT_TRUE(held.ok());
+    EXPECT_EQ(slot.BeginEvict(0, &tier), nullptr);
+  }
+  std::shared_ptr<Store> w = slot.BeginEvict(0, &tier);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(tier, adapt::v1::TIER_WARM);
+  w.reset();
+  slot.FinishEvict(true, adapt::v1::StoreInfo());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_COLD);
+  EXPECT_FALSE(slot.resident());
+  EXPECT_EQ(slot.noted_bytes(), 0u);
+  EXPECT_EQ(slot.loaded_bytes(), info.memory_bytes());  // the description it had when hot
+  const std::vector<std::pair<adapt::v1::Tier, adapt::v1::Tier>> expected = {
+      {adapt::v1::TIER_UNSPECIFIED, adapt::v1::TIER_HOT},
+      {adapt::v1::TIER_HOT, adapt::v1::TIER_WARM},
+      {adapt::v1::TIER_WARM, adapt::v1::TIER_COLD}};
+  EXPECT_EQ(moves, expected);
+}
+
+TEST(StoreSlotTest, AWarmStorePredictsFromItsReadoutAndRefusesWrites) {
+  const std::shared_ptr<WarmStore> warm = MakeWarm();
+  const std::vector<float> keys = {0.2f, 0.9f, 5, 5, 3.0f, -1.0f, 0, 0};
+  auto p = warm->Predict(keys.data(), 2, 4, 2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->version, 3u);
+  ASSERT_EQ(p->label_ids.size(), 4u);
+  EXPECT_EQ(p->label_ids[0], 1);  // 0.9 > 0.2
+  EXPECT_FLOAT_EQ(p->scores[0], 0.9f);
+  EXPECT_EQ(p->label_ids[2], 0);  // 3 > -1
+  EXPECT_FLOAT_EQ(p->scores[3], -1.0f);
+  EXPECT_EQ(warm->Predict(keys.data(), 1, 3, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  auto txn = warm->Begin(TxnKind::kAdapt);
+  ExampleBatch batch;
+  batch.rows = 1;
+  batch.dim = 4;
+  batch.keys = {1, 2, 3, 4};
+  batch.labels = {"a"};
+  EXPECT_EQ(txn->Add(batch).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(warm->Commit(*txn).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(warm->Compile({}).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(warm->Snapshot().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

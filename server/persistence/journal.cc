@@ -81,8 +81,9 @@ absl::Status Journal::RestoreState(const std::string& where, const std::string& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<Store>> Journal::Load(const std::string& tenant,
-                                                     const std::string& name) {
+absl::StatusOr<std::shared_ptr<Store>> Journal::Load(
+    const std::string& tenant, const std::string& name,
+    const std::function<bool(const Store&)>& keep_detached) {
   const std::string key = StoreKey(tenant, name);
   const absl::Status gone =
       absl::NotFoundError(absl::StrCat("store ", tenant, "/", name, " does not exist"));
@@ -114,6 +115,7 @@ absl::StatusOr<std::shared_ptr<Store>> Journal::Load(const std::string& tenant,
     }
     store = std::make_shared<FailedStore>(catalog.spec(), catalog.failure());
   }
+  if (status.ok() && keep_detached && keep_detached(*store)) return store;
   absl::MutexLock entry_lock(&entry->mu);
   if (entry->deleted) return gone;
   if (entry->store != nullptr) return entry->store;

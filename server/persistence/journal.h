@@ -92,7 +92,12 @@ class Journal {
   // NotFound when it was deleted; a state that cannot be read or restored makes the store a
   // FailedStore with the reason (recorded, so it stays failed), returned as the store;
   // Unavailable for an I/O error, after which the store stays cold.
-  absl::StatusOr<std::shared_ptr<Store>> Load(const std::string& tenant, const std::string& name);
+  // When `keep_detached` accepts the restored store, it is returned without being loaded (a
+  // read-only copy of the stored state, which the journal does not know about: what the
+  // warm tier is made from); a failed store is always loaded.
+  absl::StatusOr<std::shared_ptr<Store>> Load(
+      const std::string& tenant, const std::string& name,
+      const std::function<bool(const Store&)>& keep_detached = nullptr);
 
   // Lets `store` (tenant/name's loaded store) go cold: writes its state first if it changed
   // since its last checkpoint, then drops the journal's reference and its remembered ids

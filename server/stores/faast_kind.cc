@@ -13,6 +13,7 @@ StoreKind FaastKind() {
   StoreKind kind;
   kind.id = adapt::v1::STORE_KIND_FAAST;
   kind.name = "faast";
+  kind.warm = true;
   kind.params = adapt::v1::FaastParams::descriptor();
   kind.embeds_labels = true;
   kind.small_params = "auto_compile_every: 0 auto_compile_delay_ms: 0";

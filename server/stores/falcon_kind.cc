@@ -9,6 +9,7 @@ StoreKind FalconKind() {
   StoreKind kind;
   kind.id = adapt::v1::STORE_KIND_FALCON;
   kind.name = "falcon";
+  kind.warm = true;
   kind.params = adapt::v1::FalconParams::descriptor();
   kind.small_params = "variant: VARIANT_1";
   kind.normalize = NormalizeFalconSpec;

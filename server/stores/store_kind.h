@@ -52,6 +52,10 @@ struct StoreKind {
   bool rereads = false;
   // Accepts output.label_encoder (labels as embeddings).
   bool embeds_labels = false;
+  // Its stores' published linear read-out (Store::Readout) answers Predict alone, so an
+  // evicted store keeps it in memory (the warm tier, docs/RESIDENCY.md) and a read of a cold
+  // one loads only that.
+  bool warm = false;
   // Validates a spec of this kind and fills every default; errors name the field
   // ("spec.<name>.<param>: ..."). Runs after the shared checks (NormalizeSpec).
   std::function<absl::StatusOr<adapt::v1::StoreSpec>(const adapt::v1::StoreSpec&)> normalize;

@@ -25,6 +25,11 @@ std::string MiB(const nlohmann::json& r, const char* key) {
   return absl::StrFormat("%.1f MiB", r.value(key, 0.0) / (1 << 20));
 }
 
+std::string Rss(const nlohmann::json& r) {
+  return absl::StrFormat("RSS %s (anon %s, file %s)", MiB(r, "rss_bytes"), MiB(r, "rss_anon_bytes"),
+                         MiB(r, "rss_file_bytes"));
+}
+
 std::string Describe(const nlohmann::json& r) {
   const std::string m = r["measurement"];
   auto lat = [&] {
@@ -37,8 +42,8 @@ std::string Describe(const nlohmann::json& r) {
                            r.value("stores_warm", 0.0), r.value("stores_cold", 0.0));
   };
   if (m == "setup") {
-    return absl::StrFormat("filled in %.1f s; RSS %s; disk %s; stores hold %s",
-                           r["fill_s"].get<double>(), MiB(r, "rss_bytes"), MiB(r, "disk_bytes"),
+    return absl::StrFormat("filled in %.1f s; %s; disk %s; stores hold %s",
+                           r["fill_s"].get<double>(), Rss(r), MiB(r, "disk_bytes"),
                            MiB(r, "memory_bytes"));
   }
   if (m == "shutdown") {
@@ -47,10 +52,10 @@ std::string Describe(const nlohmann::json& r) {
   }
   if (m == "restart") {
     return absl::StrFormat(
-        "after %s: SERVING %.3f s, first Predict %.3f s (the call %.2f ms, %s); RSS %s; %s",
+        "after %s: SERVING %.3f s, first Predict %.3f s (the call %.2f ms, %s); %s; %s",
         r["after"].get<std::string>(), r["ready_s"].get<double>(),
         r["first_predict_s"].get<double>(), r["first_predict_ms"].get<double>(),
-        r["first_predict_tier"].get<std::string>(), MiB(r, "rss_bytes"), tiers());
+        r["first_predict_tier"].get<std::string>(), Rss(r), tiers());
   }
   if (m == "first_predict") {
     return absl::StrFormat("after %s, found %s: %s; server load mean %.2f ms",
@@ -59,9 +64,9 @@ std::string Describe(const nlohmann::json& r) {
   }
   if (m == "memory") {
     return absl::StrFormat(
-        "every store read once (%.1f s): RSS %s; stores hold %s; %s; "
+        "every store read once (%.1f s): %s; stores hold %s; %s; "
         "evictions %.0f; disk %s",
-        r["load_all_s"].get<double>(), MiB(r, "rss_bytes"), MiB(r, "memory_bytes"), tiers(),
+        r["load_all_s"].get<double>(), Rss(r), MiB(r, "memory_bytes"), tiers(),
         r.value("evictions_total", 0.0), MiB(r, "disk_bytes"));
   }
   if (m == "noop") {

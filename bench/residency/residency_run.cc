@@ -174,17 +174,20 @@ absl::StatusOr<double> ResidencyRun::Predict(const StoreName& name) {
 }
 
 absl::StatusOr<nlohmann::json> ResidencyRun::Footprint() {
-  ASSIGN_OR_RETURN(int64_t rss, ResidentSetBytes(server_.pid()));
+  ASSIGN_OR_RETURN(ResidentSet rss, ResidentSetOf(server_.pid()));
   ASSIGN_OR_RETURN(int64_t disk, DiskBytes(DataDir(options_)));
   ASSIGN_OR_RETURN(auto metrics, ScrapeMetrics(metrics_address_));
   nlohmann::json f = {
-      {"rss_bytes", rss},
+      {"rss_bytes", rss.rss_bytes},
+      {"rss_anon_bytes", rss.anon_bytes},
+      {"rss_file_bytes", rss.file_bytes},
       {"disk_bytes", disk},
       {"memory_bytes", MetricSum(metrics, "adaptd_memory_bytes")},
       {"resident_bytes", MetricSum(metrics, "adaptd_resident_bytes")},
       {"loads_total", MetricSum(metrics, "adaptd_store_loads_total")},
       {"load_seconds_sum", MetricSum(metrics, "adaptd_store_load_duration_seconds_sum")},
-      {"evictions_total", MetricSum(metrics, "adaptd_store_evictions_total")}};
+      {"evictions_total", MetricSum(metrics, "adaptd_store_evictions_total")},
+      {"auto_compiles_total", MetricSum(metrics, "adaptd_compiles_total", "trigger=\"auto\"")}};
   for (const char* tier : kTiers) {
     f[absl::StrCat("stores_", tier)] =
         MetricSum(metrics, "adaptd_stores", absl::StrCat("tier=\"", tier, "\""));

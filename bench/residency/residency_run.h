@@ -54,8 +54,9 @@ class ResidencyRun {
 
   absl::Status Setup();
   absl::Status MeasureMode(const Mode& mode);
-  // Starts adaptd; measures the time to SERVING and to the first Predict; `after` names what
-  // stopped the previous process.
+  // Starts adaptd; measures the time to SERVING and to the first Predict (SERVING plus that
+  // call, the GetStore asking its tier left out); `after` names what stopped the previous
+  // process.
   absl::Status StartAndTime(const Mode& mode, const std::string& after, double shutdown_s);
   // Starts adaptd with the mode's flags and returns the seconds until it answers SERVING.
   absl::StatusOr<double> StartServer(const Mode& mode);

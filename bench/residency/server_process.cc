@@ -100,16 +100,26 @@ absl::Status ServerProcess::CheckRunning() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> ResidentSetBytes(pid_t pid) {
+absl::StatusOr<ResidentSet> ResidentSetOf(pid_t pid) {
   std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    std::istringstream fields(line.substr(6));
+  ResidentSet set;
+  bool found = false;
+  for (std::string line; std::getline(status, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    int64_t* field = key == "VmRSS"     ? &set.rss_bytes
+                     : key == "RssAnon" ? &set.anon_bytes
+                     : key == "RssFile" ? &set.file_bytes
+                                        : nullptr;
+    if (field == nullptr) continue;
+    std::istringstream value(line.substr(colon + 1));
     int64_t kib = 0;
-    if (fields >> kib) return kib * 1024;
+    if (value >> kib) *field = kib * 1024;
+    found |= key == "VmRSS";
   }
-  return absl::NotFoundError(absl::StrCat("/proc/", pid, "/status: no VmRSS line"));
+  if (!found) return absl::NotFoundError(absl::StrCat("/proc/", pid, "/status: no VmRSS line"));
+  return set;
 }
 
 absl::StatusOr<int64_t> DiskBytes(const std::string& dir) {

@@ -43,8 +43,15 @@ class ServerProcess {
   pid_t pid_ = -1;
 };
 
-// VmRSS of `pid` in bytes (from /proc/PID/status).
-absl::StatusOr<int64_t> ResidentSetBytes(pid_t pid);
+// The resident set of a process, from /proc/PID/status: VmRSS and the two parts that matter
+// here, anonymous memory (the heap: stores, allocator slack) and file-backed pages (the state
+// database is memory-mapped, so pages it read count as resident until the kernel drops them).
+struct ResidentSet {
+  int64_t rss_bytes = 0;   // VmRSS
+  int64_t anon_bytes = 0;  // RssAnon
+  int64_t file_bytes = 0;  // RssFile
+};
+absl::StatusOr<ResidentSet> ResidentSetOf(pid_t pid);
 
 // Bytes allocated on disk below `dir` (st_blocks × 512 over every file, as `du` counts).
 absl::StatusOr<int64_t> DiskBytes(const std::string& dir);

@@ -103,16 +103,14 @@ def warm_table(runs):
 
 def projection(runs):
     """10^6 warm stores at each measured rate: arithmetic on the measured N, not a measurement."""
-    lines = []
+    rows = []
     for run in runs:
         for r in pick(run, "warm"):
-            upper = r["anon_less_hot_per_warm_bytes"] * 1e6 / (1 << 30)
-            growth = r["anon_growth_per_warm_bytes"] * 1e6 / (1 << 30)
-            lines.append(f"- N = {r['stores']:,}, {setting(r)}: 10^6 × "
-                         f"{kib(r['anon_less_hot_per_warm_bytes'])} KiB = {upper:,.1f} GiB "
-                         f"(heap less hot stores); 10^6 × {kib(r['anon_growth_per_warm_bytes'])}"
-                         f" KiB = {growth:,.1f} GiB (growth per store made warm)")
-    return "\n".join(lines)
+            rate = {k: r[k] for k in ("anon_less_hot_per_warm_bytes", "anon_growth_per_warm_bytes")}
+            rows.append([f"{r['stores']:,}", setting(r)] + [
+                f"{kib(v)} KiB → {v * 1e6 / (1 << 30):,.1f} GiB" for v in rate.values()])
+    return table(["N", "setting", "heap less hot, per warm store, × 10^6",
+                  "heap growth per store made warm, × 10^6"], rows)
 
 
 def restart_table(runs):

@@ -1,7 +1,8 @@
 // The residency benchmark: N faast stores on one adaptd, measured without a memory budget and
-// with one small enough to evict (docs/RESIDENCY.md): resident set and disk, restart to ready
-// after SIGTERM and after SIGKILL, the first Predict to cold stores, hot Predict latency beside
-// the no-op Ping, Predict and Adapt by the tier the store was found in. Prints one JSON line a
+// with one small enough to evict (docs/RESIDENCY.md): resident set and disk with every store
+// warm and with every store loaded whole, restart to ready after SIGTERM and after SIGKILL, the
+// first Predict to cold stores, hot Predict latency beside the no-op Ping, Predict and Adapt by
+// the tier the store was found in (hot, warm, cold). Prints one JSON line a
 // measurement on stdout (and to --json), then a table on stderr. bench/residency/report.py turns
 // the JSON lines into the markdown of bench/RESULTS.md, "Residency".
 //
@@ -64,10 +65,18 @@ std::string Describe(const nlohmann::json& r) {
   }
   if (m == "memory") {
     return absl::StrFormat(
-        "every store read once (%.1f s): %s; stores hold %s; %s; "
+        "every store %s (%.1f s): %s; stores hold %s; %s; "
         "evictions %.0f; disk %s",
-        r["load_all_s"].get<double>(), Rss(r), MiB(r, "memory_bytes"), tiers(),
-        r.value("evictions_total", 0.0), MiB(r, "disk_bytes"));
+        r["state"] == "read" ? "read once" : "loaded whole", r.at("touch_s").get<double>(), Rss(r),
+        MiB(r, "memory_bytes"), tiers(), r.value("evictions_total", 0.0), MiB(r, "disk_bytes"));
+  }
+  if (m == "warm") {
+    return absl::StrFormat(
+        "%s; %s; heap per warm store: less hot %.1f KiB, growth %.1f KiB; GetStore "
+        "memory_bytes of a warm store %.1f KiB",
+        tiers(), Rss(r), r["anon_less_hot_per_warm_bytes"].get<double>() / 1024,
+        r["anon_growth_per_warm_bytes"].get<double>() / 1024,
+        r.contains("warm_memory_bytes") ? r["warm_memory_bytes"]["mean"].get<double>() / 1024 : 0);
   }
   if (m == "noop") {
     return absl::StrFormat("%s (%s stores): %s", r["rpc"].get<std::string>(),
@@ -79,8 +88,8 @@ std::string Describe(const nlohmann::json& r) {
                            r["p99_to_ping"].get<double>());
   }
   if (m == "adapt") {
-    return absl::StrFormat("%d examples, found %s: %s", r["examples"].get<int>(),
-                           r["tier"].get<std::string>(), lat());
+    return absl::StrFormat("%s, %d examples, found %s: %s", r["when"].get<std::string>(),
+                           r["examples"].get<int>(), r["tier"].get<std::string>(), lat());
   }
   return r.dump();
 }

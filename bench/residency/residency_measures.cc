@@ -1,7 +1,8 @@
 // The latency and memory measurements of a ResidencyRun (its start, stop and setup are in
 // residency_run.cc). Every timed call is classified by the tier GetStore reported just before
-// it, so a tier the server does not have yet (warm) simply never appears.
+// it (hot, warm or cold), so a tier that does not occur at that point simply has no record.
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -29,12 +30,21 @@ absl::Status ResidencyRun::ColdFirstPredict(const Mode& mode, const std::string&
   }
   ASSIGN_OR_RETURN(nlohmann::json before, Footprint());
   LatencyByTier latency;
+  std::vector<std::pair<StoreName, std::string>> found;  // each sampled store, its tier before
   for (const StoreName& name : Sample(others, options_.cold_sample, rng_)) {
     ASSIGN_OR_RETURN(std::string tier, TierOf(*stub_, name));
     ASSIGN_OR_RETURN(double ms, Predict(name));
     latency[tier].push_back(ms);
+    found.emplace_back(name, tier);
   }
   ASSIGN_OR_RETURN(nlohmann::json done, Footprint());
+  // What the reads left the stores as: a read of a cold store loads only its warm form, where
+  // the kind has one.
+  std::map<std::string, std::map<std::string, int>> became;
+  for (const auto& [name, before_tier] : found) {
+    ASSIGN_OR_RETURN(std::string tier, TierOf(*stub_, name));
+    ++became[before_tier][tier];
+  }
   const double loads = done["loads_total"].get<double>() - before["loads_total"].get<double>();
   const double load_s =
       done["load_seconds_sum"].get<double>() - before["load_seconds_sum"].get<double>();
@@ -45,17 +55,20 @@ absl::Status ResidencyRun::ColdFirstPredict(const Mode& mode, const std::string&
     record.update(LatencyJson(Summarize(ms)));
     record["loads"] = loads;  // over the whole sample, every tier
     record["server_load_mean_ms"] = loads > 0 ? 1000 * load_s / loads : 0;
+    record["tiers_after"] = became[tier];  // those stores' tiers once the sample was read
     emit_(record);
   }
   return absl::OkStatus();
 }
 
-absl::Status ResidencyRun::LoadAll(const Mode& mode) {
+absl::StatusOr<nlohmann::json> ResidencyRun::TouchAll(
+    const Mode& mode, const std::string& state,
+    const std::function<absl::Status(const StoreName&)>& touch) {
   const absl::Time start = absl::Now();
   for (const StoreName& name : Sample(workload_.stores(), workload_.stores().size(), rng_)) {
-    RETURN_IF_ERROR(Predict(name).status());
+    RETURN_IF_ERROR(touch(name));
   }
-  const double load_all_s = absl::ToDoubleSeconds(absl::Now() - start);
+  const double touch_s = absl::ToDoubleSeconds(absl::Now() - start);
   // The budget is kept after the fact by a background thread: give it time to catch up.
   const absl::Time settle = absl::Now();
   ASSIGN_OR_RETURN(nlohmann::json footprint, Footprint());
@@ -66,16 +79,83 @@ absl::Status ResidencyRun::LoadAll(const Mode& mode) {
   }
   nlohmann::json record = Record(mode, "memory");
   record.update(footprint);
-  record["load_all_s"] = load_all_s;
+  record["state"] = state;
+  record["touch_s"] = touch_s;
   record["settle_s"] = absl::ToDoubleSeconds(absl::Now() - settle);
   if (mode.budget_bytes > 0) {
     record["within_budget"] = footprint["resident_bytes"].get<double>() <= mode.budget_bytes;
   }
   emit_(record);
-  if (mode.budget_bytes > 0 && footprint["evictions_total"].get<double>() == 0) {
+  return record;
+}
+
+absl::Status ResidencyRun::ReadAll(const Mode& mode) {
+  ASSIGN_OR_RETURN(nlohmann::json before, Footprint());
+  ASSIGN_OR_RETURN(nlohmann::json after, TouchAll(mode, "read", [&](const StoreName& name) {
+                     return Predict(name).status();
+                   }));
+  // What each tier holds by the stores' own account (ListStores, which never loads).
+  ASSIGN_OR_RETURN(std::vector<adapt::v1::StoreInfo> infos, AllInfos());
+  std::map<std::string, double> count, held;
+  std::vector<StoreName> warm;
+  for (const adapt::v1::StoreInfo& info : infos) {
+    const std::string tier = TierName(info.tier());
+    count[tier] += 1;
+    held[tier] += info.memory_bytes();
+    if (tier == "warm") warm.push_back({info.tenant(), info.store()});
+  }
+  // And what GetStore says of a sample of the warm ones.
+  std::vector<double> reported;
+  for (const StoreName& name : Sample(warm, 20, rng_)) {
+    ASSIGN_OR_RETURN(adapt::v1::StoreInfo info, GetStore(*stub_, name));
+    if (TierName(info.tier()) == "warm") reported.push_back(info.memory_bytes());
+  }
+  nlohmann::json record = Record(mode, "warm");
+  for (const char* tier : {"hot", "warm", "cold"}) {
+    record[absl::StrCat("stores_", tier)] = count[tier];
+    record[absl::StrCat("held_", tier, "_bytes")] = held[tier];
+  }
+  for (const char* key : {"rss_bytes", "rss_anon_bytes", "rss_file_bytes", "memory_bytes"}) {
+    record[key] = after[key];
+  }
+  record["before_anon_bytes"] = before["rss_anon_bytes"];
+  record["before_stores_warm"] = before["stores_warm"];
+  // Heap per warm store three ways: all of it over the stores; all of it less what the hot
+  // stores hold, over the warm ones (base and cold catalog entries included, so an upper
+  // figure); and the growth while the read made stores warm, over the stores it made warm.
+  const double anon = after["rss_anon_bytes"].get<double>();
+  const double made_warm = count["warm"] - before["stores_warm"].get<double>();
+  record["anon_per_store_bytes"] = anon / workload_.options().stores;
+  record["anon_less_hot_per_warm_bytes"] =
+      count["warm"] > 0 ? (anon - held["hot"]) / count["warm"] : 0;
+  record["anon_growth_per_warm_bytes"] =
+      made_warm > 0 ? (anon - before["rss_anon_bytes"].get<double>()) / made_warm : 0;
+  if (!reported.empty()) {
+    const auto [least, most] = std::minmax_element(reported.begin(), reported.end());
+    double sum = 0;
+    for (double b : reported) sum += b;
+    record["warm_memory_bytes"] = {{"sampled", reported.size()},
+                                   {"mean", sum / reported.size()},
+                                   {"min", *least},
+                                   {"max", *most}};
+  }
+  emit_(record);
+  return absl::OkStatus();
+}
+
+absl::Status ResidencyRun::LoadWhole(const Mode& mode) {
+  ASSIGN_OR_RETURN(nlohmann::json record, TouchAll(mode, "whole", [&](const StoreName& name) {
+                     const absl::Status s =
+                         client_->ExportStore(name.tenant, name.store,
+                                              [](absl::string_view) { return absl::OkStatus(); });
+                     if (s.ok()) return s;
+                     return absl::Status(s.code(), absl::StrCat("ExportStore ", name.tenant, "/",
+                                                                name.store, ": ", s.message()));
+                   }));
+  if (mode.budget_bytes > 0 && record["evictions_total"].get<double>() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("the budget of ", mode.budget_bytes,
-                     " bytes evicted nothing while every store was read: lower --budget-bytes"));
+                     " bytes evicted nothing while every store was loaded: lower --budget-bytes"));
   }
   return absl::OkStatus();
 }
@@ -136,7 +216,7 @@ absl::Status ResidencyRun::PredictLatency(const Mode& mode) {
   return absl::OkStatus();
 }
 
-absl::Status ResidencyRun::AdaptByTier(const Mode& mode) {
+absl::Status ResidencyRun::AdaptByTier(const Mode& mode, const std::string& when) {
   // Up to adapt_sample targets from each tier, alternated so that neither runs on a quieter
   // machine; each classified by the tier found right before its Adapt.
   std::vector<std::vector<StoreName>> by_tier;
@@ -162,6 +242,7 @@ absl::Status ResidencyRun::AdaptByTier(const Mode& mode) {
   }
   for (const auto& [tier, ms] : latency) {
     nlohmann::json record = Record(mode, "adapt");
+    record["when"] = when;
     record["tier"] = tier;
     record.update(LatencyJson(Summarize(ms)));
     emit_(record);

@@ -1,10 +1,11 @@
 // One run of the residency bench: it owns the adaptd process and its data directory, fills the
 // stores once, then measures each residency setting (no budget, then a budget) the same way:
 // restart after SIGTERM and after SIGKILL (to SERVING and to the first Predict), the first
-// Predict to a sample of cold stores, memory and disk once every store was read, hot Predict
-// latency beside the no-op Ping and GetStore, Predict to any store by the tier it was found in,
-// and Adapt by tier (resident against evicted). Each measurement is one JSON object, handed to
-// `emit` as it is made.
+// Predict to a sample of cold stores, memory and disk once every store was read (which makes
+// them warm: the warm footprint) and once every store was loaded whole (hot, as far as the
+// budget allows), hot Predict latency beside the no-op Ping and GetStore, Predict to any store
+// by the tier it was found in, and Adapt by tier (hot, warm, cold). Each measurement is one JSON
+// object, handed to `emit` as it is made.
 //
 // Thread safety: one thread drives a ResidencyRun.
 #ifndef ADAPTD_BENCH_RESIDENCY_RESIDENCY_RUN_H_
@@ -62,10 +63,24 @@ class ResidencyRun {
   absl::StatusOr<double> StartServer(const Mode& mode);
   absl::StatusOr<double> Stop(int signal);
   absl::Status ColdFirstPredict(const Mode& mode, const std::string& after);
-  absl::Status LoadAll(const Mode& mode);
+  // Calls `touch` on every store, in random order, waits for the budget to be kept, and emits
+  // the memory record of `state` ("read" or "whole"); returns it.
+  absl::StatusOr<nlohmann::json> TouchAll(
+      const Mode& mode, const std::string& state,
+      const std::function<absl::Status(const StoreName&)>& touch);
+  // Predicts from every store once (a cold store loads only its warm form), then measures the
+  // warm footprint: heap per warm store and the memory_bytes GetStore reports for one.
+  absl::Status ReadAll(const Mode& mode);
+  // Exports every store (a warm or cold store loads whole first): the hot footprint.
+  absl::Status LoadWhole(const Mode& mode);
   absl::Status PredictLatency(const Mode& mode);
-  absl::Status AdaptByTier(const Mode& mode);
+  // `when` names the point of the run (the tiers present differ: after LoadWhole, hot and what
+  // the budget made warm; after a SIGKILL restart, the replayed stores hot, the first-Predict
+  // sample warm, the rest cold).
+  absl::Status AdaptByTier(const Mode& mode, const std::string& when);
 
+  // Every store's description, as ListStores reports it (it never loads a store).
+  absl::StatusOr<std::vector<adapt::v1::StoreInfo>> AllInfos();
   // The stores GetStore (through ListStores) reports in `tier`.
   absl::StatusOr<std::vector<StoreName>> StoresIn(const std::string& tier);
   // RSS, disk, and the residency metrics of the running server.

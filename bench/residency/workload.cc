@@ -131,8 +131,8 @@ nlohmann::json LatencyJson(const Latency& l) {
           {"mean_ms", l.mean_ms}};
 }
 
-absl::StatusOr<std::string> TierOf(adapt::v1::Adaptation::Stub& stub, const StoreName& name,
-                                   double* ms) {
+absl::StatusOr<adapt::v1::StoreInfo> GetStore(adapt::v1::Adaptation::Stub& stub,
+                                              const StoreName& name, double* ms) {
   adapt::v1::GetStoreRequest request;
   request.set_tenant(name.tenant);
   request.set_store(name.store);
@@ -142,7 +142,14 @@ absl::StatusOr<std::string> TierOf(adapt::v1::Adaptation::Stub& stub, const Stor
   });
   if (!took.ok()) return took.status();
   if (ms != nullptr) *ms = *took;
-  return TierName(info.tier());
+  return info;
+}
+
+absl::StatusOr<std::string> TierOf(adapt::v1::Adaptation::Stub& stub, const StoreName& name,
+                                   double* ms) {
+  absl::StatusOr<adapt::v1::StoreInfo> info = GetStore(stub, name, ms);
+  if (!info.ok()) return info.status();
+  return TierName(info->tier());
 }
 
 absl::StatusOr<double> TimeCall(const char* what, const StoreName& name, double timeout_s,

@@ -71,8 +71,10 @@ nlohmann::json LatencyJson(const Latency& latency);
 // Latencies (ms) collected per tier.
 using LatencyByTier = std::map<std::string, std::vector<double>>;
 
-// The tier GetStore reports for `name` (it never loads the store); the call's milliseconds in
-// *ms when given.
+// GetStore of `name` (it never loads the store); the call's milliseconds in *ms when given.
+absl::StatusOr<adapt::v1::StoreInfo> GetStore(adapt::v1::Adaptation::Stub& stub,
+                                              const StoreName& name, double* ms = nullptr);
+// The tier GetStore reports for `name`.
 absl::StatusOr<std::string> TierOf(adapt::v1::Adaptation::Stub& stub, const StoreName& name,
                                    double* ms = nullptr);
 

@@ -1,6 +1,7 @@
 // StateDb: states round-trip through chunks of any size, replacing a state drops its old
 // chunks, a delete spares a later incarnation, an uncommitted write leaves nothing, a full
-// map is ResourceExhausted and changes nothing, and everything survives a reopen.
+// map is ResourceExhausted and changes nothing, everything survives a reopen, and the pages a
+// read maps do not stay in the reader's resident set.
 #include "server/persistence/state_db.h"
 
 #include <filesystem>
@@ -108,6 +109,27 @@ TEST_F(StateDbTest, ReplacingAStateDropsItsOldChunksAndSparesItsNeighbours) {
   stale.set_state_bytes(5500);
   auto read = db_->ReadState("t/a", stale);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << read.status();
+}
+
+// The mapped pages this process holds resident (RssFile in /proc/self/status), in KiB.
+uint64_t ResidentFileKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssFile:", 0) == 0) return std::stoull(line.substr(8));
+  }
+  return 0;
+}
+
+TEST_F(StateDbTest, AReadLeavesTheStatesPagesOutOfTheResidentSet) {
+  Open(uint64_t{1} << 30, /*chunk_bytes=*/size_t{8} << 20);
+  const std::string state = Bytes(size_t{48} << 20, 5);
+  ASSERT_TRUE(Put("t/big", Entry(1, 1), state).ok());
+  const uint64_t before = ResidentFileKib();
+  EXPECT_EQ(ReadBack("t/big"), state);
+  EXPECT_EQ(ReadBack("t/big"), state);  // read again after the pages were dropped
+  // Without dropping them, reading 48 MiB through the map would add about 48 MiB.
+  EXPECT_LT(ResidentFileKib(), before + (8 << 10)) << before;
 }
 
 TEST_F(StateDbTest, DeleteSparesALaterIncarnation) {

@@ -128,8 +128,11 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
     // or at the deadline after cancelling the rest.
     server_->Shutdown(absl::ToChronoTime(std::max(deadline, absl::Now())));
   }
-  FlushDurableState();
+  // The engine's background work (compiles, evictions) stops before the final checkpoint:
+  // an automatic compile logged after it would leave a log tail, and the next start would
+  // load its store to replay it.
   if (engine_ != nullptr) engine_->Shutdown();
+  FlushDurableState();
   if (scheduler_ != nullptr) scheduler_->Stop();
   if (metrics_ != nullptr) metrics_->SetQueueDepthSource(nullptr);
 }

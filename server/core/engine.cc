@@ -11,6 +11,7 @@
 #include "server/core/status_macros.h"
 #include "server/core/warm_store.h"
 #include "server/persistence/failed_store.h"
+#include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
@@ -92,6 +93,11 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
         [e](const std::shared_ptr<StoreSlot>& slot) { return e->Evict(slot); },
         [metrics](uint64_t resident, size_t) {
           if (metrics != nullptr) metrics->SetResidentBytes(static_cast<double>(resident));
+        },
+        [](bool release) {
+          FaastBufferPool& pool = FaastBufferPool::Shared();
+          if (release) pool.Clear();
+          return static_cast<uint64_t>(pool.idle_bytes());
         });
     if (metrics != nullptr) {
       metrics->SetMemoryBudget(static_cast<double>(config.memory_budget_bytes()));
@@ -189,7 +195,12 @@ absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
   bool loaded = false;
   ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get(&loaded));  // loads a cold store
-  if (loaded && residency_ != nullptr) residency_->Loaded(slot);
+  if (loaded && residency_ != nullptr) {
+    adapt::v1::StoreInfo info;
+    found->Describe(&info);
+    NoteSize(*slot, info);  // with the ids the load brought back
+    residency_->Loaded(slot);
+  }
   RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
   return found;
 }
@@ -231,7 +242,10 @@ adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::stri
   store.Describe(&info);
   info.set_tenant(tenant);
   info.set_store(name);
-  if (journal_ != nullptr) info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+  if (journal_ != nullptr) {
+    info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+    info.set_memory_bytes(info.memory_bytes() + journal_->RememberedBytes(tenant, name));
+  }
   info.set_tier(adapt::v1::TIER_HOT);
   return info;
 }
@@ -241,7 +255,13 @@ adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::stri
   adapt::v1::StoreInfo info = slot.Describe();
   info.set_tenant(tenant);
   info.set_store(name);
-  if (journal_ != nullptr) info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+  if (journal_ != nullptr) {
+    info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+    // A hot store's example ids, remembered beside it, are part of what it holds.
+    if (info.tier() == adapt::v1::TIER_HOT) {
+      info.set_memory_bytes(info.memory_bytes() + journal_->RememberedBytes(tenant, name));
+    }
+  }
   return info;
 }
 
@@ -455,7 +475,9 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
   }
   if (kind_ == TxnKind::kAdapt) {
     RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
-    RETURN_IF_ERROR(engine_->CheckBudget(slot_->noted_bytes()));
+    // The store's own size: its remembered ids count in the budget's total, not in this
+    // refusal (they are bounded by max_example_ids and go with an eviction).
+    RETURN_IF_ERROR(engine_->CheckBudget(slot_->store_bytes()));
   }
   ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
@@ -497,8 +519,7 @@ void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
   adapt::v1::StoreInfo info;
   store->Describe(&info);
   if (metrics_ != nullptr) metrics_->RefreshStore(store.get(), info);
-  slot.NoteBytes(info.memory_bytes());
-  if (residency_ != nullptr) residency_->Grew();
+  NoteSize(slot, info);
   if (result.compile_now) {
     compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/true);
   } else if (result.compile_after > absl::ZeroDuration()) {

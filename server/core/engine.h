@@ -166,6 +166,12 @@ class Engine {
   // `done`, after the compile's record is durable.
   // Logs an automatic compile that finished (compile pool observer), so replay reproduces it.
   void LogAutoCompile(const Store& store);
+  // Notes what tenant/name's slot holds (its hot store's memory_bytes in `info` plus the
+  // journal's remembered ids) for the budget, when `store` is its hot store, and lets the
+  // residency thread look.
+  void NoteSize(const std::string& tenant, const std::string& name, const Store& store,
+                const adapt::v1::StoreInfo& info) const;
+  void NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const;
   CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
                                    CompilePool::Done done);
   // The tenant's quotas before `adding` joins its stores (a create or import), or before a

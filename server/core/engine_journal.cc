@@ -120,6 +120,9 @@ CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& reques
     if (result.ok()) {
       absl::Status logged = journal_->LogCompile(request.tenant(), request.store(), store, request);
       if (!logged.ok()) result = logged;
+      adapt::v1::StoreInfo info;
+      store->Describe(&info);
+      NoteSize(request.tenant(), request.store(), *store, info);
     }
     done(std::move(result));
   };
@@ -129,10 +132,29 @@ void Engine::LogAutoCompile(const Store& store) {
   if (journal_ == nullptr) return;
   // The compile is published already; if its record cannot be written, a restart publishes
   // the same statistics again under a lower version, and nothing else is lost.
-  if (const absl::Status logged = journal_->LogAutoCompile(&store); !logged.ok()) {
+  std::string tenant, name;
+  if (const absl::Status logged = journal_->LogAutoCompile(&store, &tenant, &name); !logged.ok()) {
     std::fprintf(stderr, "adaptd: logging an automatic compile failed: %s\n",
                  std::string(logged.message()).c_str());
   }
+  if (!name.empty()) {
+    adapt::v1::StoreInfo info;
+    store.Describe(&info);
+    NoteSize(tenant, name, store, info);  // a first compile publishes weights
+  }
+}
+
+void Engine::NoteSize(const std::string& tenant, const std::string& name, const Store& store,
+                      const adapt::v1::StoreInfo& info) const {
+  absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Find(tenant, name);
+  if (slot.ok() && (*slot)->loaded().get() == &store) NoteSize(**slot, info);
+}
+
+void Engine::NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const {
+  const uint64_t ids =
+      journal_ != nullptr ? journal_->RememberedBytes(slot.tenant(), slot.name()) : 0;
+  slot.NoteBytes(info.memory_bytes(), ids);
+  if (residency_ != nullptr) residency_->Grew();
 }
 
 absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*>

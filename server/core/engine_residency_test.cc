@@ -131,6 +131,8 @@ TEST_F(EngineResidencyTest, StoresEvictedRightAfterTheirWritesLoseNothing) {
     ASSERT_TRUE(Create(name, 8, adapt::v1::STORE_KIND_FALCON).ok());
     ASSERT_TRUE(Adapt(name, 3, 0).ok());  // both labels: the stores' size from now on
   }
+  // (Their remembered ids grow with every write below; they count in the budget's total but
+  // not in the refusal of a store larger than the budget.)
   const uint64_t each = std::max(Info("a").memory_bytes(), Info("b").memory_bytes());
   uint64_t expected = 3;
   // Room for one store and a half: one of the two is evicted after nearly every write.
@@ -253,6 +255,26 @@ TEST_F(EngineResidencyTest, AStoreWithoutAReadoutGoesFromHotToCold) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_NE(Info("pk").tier(), adapt::v1::TIER_WARM);
   EXPECT_TRUE(WaitForTier("pk", adapt::v1::TIER_COLD));
+}
+
+TEST_F(EngineResidencyTest, RememberedExampleIdsCountInWhatAStoreHolds) {
+  ASSERT_TRUE(Start(0, dir_).ok());
+  for (const char* name : {"ids", "none"}) {
+    ASSERT_TRUE(Create(name, 8, adapt::v1::STORE_KIND_FALCON).ok());
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    for (int i = 0; i < 200; ++i) {
+      adapt::v1::Example* e = examples.Add();
+      if (std::string(name) == "ids") e->set_id(absl::StrCat("an-example-id-longer-than-sso-", i));
+      e->set_label(i % 2 ? "odd" : "even");
+      for (int j = 0; j < 8; ++j) e->mutable_input()->mutable_vector()->add_values(i + j);
+    }
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add("t", name, examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  }
+  // Two copies of each id (its order and its set), 30-odd bytes each beyond the strings.
+  const uint64_t with = Info("ids").memory_bytes(), without = Info("none").memory_bytes();
+  EXPECT_GE(with, without + 200 * 2 * (sizeof(std::string) + 30)) << with << " vs " << without;
 }
 
 TEST_F(EngineResidencyTest, APinnedStoreStaysLoadedAndItsPinSurvivesARestart) {

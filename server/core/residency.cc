@@ -9,8 +9,11 @@
 
 namespace adaptd {
 
-Residency::Residency(uint64_t budget_bytes, Evict evict, Observe observe)
-    : budget_(budget_bytes), evict_(std::move(evict)), observe_(std::move(observe)) {
+Residency::Residency(uint64_t budget_bytes, Evict evict, Observe observe, Overhead overhead)
+    : budget_(budget_bytes),
+      evict_(std::move(evict)),
+      observe_(std::move(observe)),
+      overhead_(std::move(overhead)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -93,13 +96,15 @@ uint64_t Residency::EvictNow() {
     loaded_ = std::move(kept);
   }
   std::vector<std::pair<std::shared_ptr<StoreSlot>, uint64_t>> by_use;
-  uint64_t total = 0;
+  const uint64_t overhead = overhead_ ? overhead_(/*release=*/false) : 0;
+  uint64_t total = overhead;
   for (auto& slot : live) {
     const uint64_t bytes = slot->noted_bytes();
     total += bytes;
     by_use.emplace_back(std::move(slot), bytes);
   }
   size_t loaded = by_use.size();
+  if (total > budget_ && overhead > 0) total = total - overhead + overhead_(/*release=*/true);
   if (total > budget_) {
     std::sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) {
       return a.first->last_use_nanos() < b.first->last_use_nanos();

@@ -27,10 +27,16 @@ class Residency {
  public:
   // Evicts one store: true when its memory was freed.
   using Evict = std::function<bool(const std::shared_ptr<StoreSlot>&)>;
-  // After each round: the bytes loaded stores hold, and how many are loaded.
+  // After each round: the bytes loaded stores (and the overhead) hold, and how many stores
+  // are loaded (hot or warm).
   using Observe = std::function<void(uint64_t resident_bytes, size_t loaded)>;
 
-  Residency(uint64_t budget_bytes, Evict evict, Observe observe);
+  // Memory held for the stores that no store counts (the shared transaction buffers),
+  // added to each round's total; with `release`, what can be freed is freed first (a round
+  // over the budget does that before it evicts a store).
+  using Overhead = std::function<uint64_t(bool release)>;
+
+  Residency(uint64_t budget_bytes, Evict evict, Observe observe, Overhead overhead = nullptr);
   ~Residency();
   Residency(const Residency&) = delete;
   Residency& operator=(const Residency&) = delete;
@@ -55,6 +61,7 @@ class Residency {
   const uint64_t budget_;
   const Evict evict_;
   const Observe observe_;
+  const Overhead overhead_;
   absl::Mutex round_mu_;  // one round at a time
   mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(round_mu_);
   std::vector<std::weak_ptr<StoreSlot>> loaded_ ABSL_GUARDED_BY(mu_);

@@ -1,5 +1,6 @@
 // Residency: over the budget, the least recently used stores go first, a store someone holds
-// is passed over for the next one, and nothing is evicted while the total fits.
+// is passed over for the next one, and nothing is evicted while the total fits; memory no
+// store counts is part of the total and is released before a store is evicted.
 #include "server/core/residency.h"
 
 #include <vector>
@@ -37,9 +38,10 @@ class ResidencyTest : public ::testing::Test {
     evicted_.push_back(slot->name());
     return true;
   }
-  std::unique_ptr<Residency> Make(uint64_t budget) {
+  std::unique_ptr<Residency> Make(uint64_t budget, Residency::Overhead overhead = nullptr) {
     return std::make_unique<Residency>(
-        budget, [this](const std::shared_ptr<StoreSlot>& s) { return Evict(s); }, nullptr);
+        budget, [this](const std::shared_ptr<StoreSlot>& s) { return Evict(s); }, nullptr,
+        std::move(overhead));
   }
 
   std::unique_ptr<kernels::Backend> backend_ = kernels::MakeCpuBackend(1);
@@ -91,6 +93,31 @@ TEST_F(ResidencyTest, TheThreadEvictsAfterALoad) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   residency->Stop();
+  EXPECT_EQ(evicted_, std::vector<std::string>{"a"});
+}
+
+TEST_F(ResidencyTest, MemoryNoStoreCountsIsInTheTotalAndReleasedFirst) {
+  auto a = Slot("a"), b = Slot("b");
+  const uint64_t each = a->loaded_bytes();
+  uint64_t idle = 3 * each, kept = 0;  // a cache that can let go of all but `kept`
+  int releases = 0;
+  auto residency = Make(2 * each, [&](bool release) {
+    if (release) {
+      ++releases;
+      idle = kept;
+    }
+    return idle;
+  });
+  residency->Stop();
+  residency->Loaded(a);
+  residency->Loaded(b);
+  // Over the budget with the cache; releasing it is enough: no store goes.
+  EXPECT_EQ(residency->EvictNow(), 2 * each);
+  EXPECT_EQ(releases, 1);
+  EXPECT_TRUE(evicted_.empty());
+  // What cannot be released counts: now a store must go.
+  idle = kept = each / 2;
+  EXPECT_EQ(residency->EvictNow(), each + each / 2);
   EXPECT_EQ(evicted_, std::vector<std::string>{"a"});
 }
 

@@ -23,6 +23,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {
   bytes_ = MemoryOf(*store_);
+  store_bytes_ = bytes_.load();
   last_use_ = absl::GetCurrentTimeNanos();
 }
 
@@ -76,6 +77,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
       loading_ = false;
       warm_ = *std::move(read);
       bytes_ = warm_->bytes();
+      store_bytes_ = bytes_.load();
       if (hook_) hook_(from, adapt::v1::TIER_WARM);
       if (loaded_now != nullptr) *loaded_now = true;
       return std::shared_ptr<Store>(warm_);
@@ -89,6 +91,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   store_ = *loaded;
   warm_.reset();
   bytes_ = MemoryOf(*store_);
+  store_bytes_ = bytes_.load();
   if (hook_) hook_(from, adapt::v1::TIER_HOT);
   if (loaded_now != nullptr) *loaded_now = true;
   return store_;
@@ -181,6 +184,7 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
     warm_.reset();  // info_ is the description it had when hot
   }
   bytes_ = warm_ != nullptr ? warm_->bytes() : 0;
+  store_bytes_ = bytes_.load();
   if (hook_) hook_(from, TierLocked());
 }
 

@@ -69,7 +69,13 @@ class StoreSlot {
   // as last noted (at creation, load, eviction and each commit): cheap, for the residency
   // thread's rounds.
   uint64_t noted_bytes() const { return bytes_.load(std::memory_order_relaxed); }
-  void NoteBytes(uint64_t bytes) { bytes_.store(bytes, std::memory_order_relaxed); }
+  // `bytes` the store holds and `beside` what is kept for it elsewhere (the journal's
+  // remembered ids): noted_bytes() is their sum, store_bytes() the store's part alone.
+  void NoteBytes(uint64_t bytes, uint64_t beside = 0) {
+    store_bytes_.store(bytes, std::memory_order_relaxed);
+    bytes_.store(bytes + beside, std::memory_order_relaxed);
+  }
+  uint64_t store_bytes() const { return store_bytes_.load(std::memory_order_relaxed); }
   // StoreSpec.pinned: a pinned store is never evicted.
   bool pinned() const { return pinned_.load(std::memory_order_relaxed); }
   void set_pinned(bool pinned) { pinned_.store(pinned, std::memory_order_relaxed); }
@@ -117,6 +123,7 @@ class StoreSlot {
                               : adapt::v1::TIER_COLD;
   }
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> store_bytes_{0};
   std::atomic<bool> pinned_{false};
   std::atomic<int64_t> last_use_{0};
 };

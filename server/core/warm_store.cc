@@ -33,9 +33,8 @@ WarmStore::WarmStore(adapt::v1::StoreInfo info, std::shared_ptr<const LinearRead
 }
 
 absl::Status WarmStore::Refuse(const char* what) const {
-  return absl::FailedPreconditionError(
-      absl::StrCat("the store is warm (only its read-out is in memory) and takes no ", what,
-                   ": load it first"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the store is warm (only its read-out is in memory) and takes no ", what, ": load it first"));
 }
 
 std::unique_ptr<Txn> WarmStore::Begin(TxnKind) {
@@ -48,9 +47,7 @@ absl::StatusOr<adapt::v1::CompileResponse> WarmStore::Compile(const adapt::v1::C
   return Refuse("compiles");
 }
 
-absl::StatusOr<adapt::v1::StoreSnapshot> WarmStore::Snapshot() const {
-  return Refuse("snapshots");
-}
+absl::StatusOr<adapt::v1::StoreSnapshot> WarmStore::Snapshot() const { return Refuse("snapshots"); }
 
 void WarmStore::Describe(adapt::v1::StoreInfo* info) const {
   *info = info_;
@@ -65,8 +62,8 @@ absl::StatusOr<Predictions> WarmStore::Predict(const float* keys, int64_t rows, 
   if (r.prepare && rows > 0) r.prepare(rows, x.data());
   std::vector<float> outputs(rows * r.columns, 0.0f);
   if (rows > 0 && r.columns > 0) {
-    RETURN_IF_ERROR(backend_->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, r.columns,
-                                   r.dim, 1.0f, x.data(), r.dim, r.weights.data(), r.columns, 0.0f,
+    RETURN_IF_ERROR(backend_->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, r.columns, r.dim,
+                                   1.0f, x.data(), r.dim, r.weights.data(), r.columns, 0.0f,
                                    outputs.data(), r.columns));
   }
   return PredictionsFromReadout(r, rows, top_k, std::move(outputs), backend_);

@@ -23,9 +23,14 @@ class AppliedIds {
   // Oldest first.
   std::vector<std::string> List() const { return {order_.begin(), order_.end()}; }
   size_t size() const { return order_.size(); }
+  // What the ids hold in memory, estimated: each is kept twice (in order and in the set),
+  // with its heap bytes when longer than the inline buffer and the set's slot.
+  size_t bytes() const { return bytes_; }
 
  private:
+  static size_t BytesOf(const std::string& id);
   size_t capacity_;
+  size_t bytes_ = 0;
   std::deque<std::string> order_;
   absl::flat_hash_set<std::string> set_;
 };

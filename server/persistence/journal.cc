@@ -157,6 +157,13 @@ absl::StatusOr<bool> Journal::Unload(const std::string& tenant, const std::strin
   return true;
 }
 
+uint64_t Journal::RememberedBytes(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  if (entry == nullptr) return 0;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->ids.bytes();
+}
+
 std::string Journal::CheckpointError(const std::string& tenant, const std::string& name) const {
   std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
   if (entry == nullptr) return "";
@@ -332,7 +339,8 @@ absl::Status Journal::LogPin(const std::string& tenant, const std::string& name,
   return WaitDurable(lsn);
 }
 
-absl::Status Journal::LogAutoCompile(const Store* store) {
+absl::Status Journal::LogAutoCompile(const Store* store, std::string* tenant_out,
+                                     std::string* name_out) {
   std::string tenant, name;
   {
     absl::MutexLock lock(&mu_);
@@ -344,6 +352,8 @@ absl::Status Journal::LogAutoCompile(const Store* store) {
       }
     }
   }
+  if (tenant_out != nullptr) *tenant_out = tenant;
+  if (name_out != nullptr) *name_out = name;
   if (name.empty()) return absl::OkStatus();
   return LogCompile(tenant, name, store, adapt::v1::CompileRequest());
 }

@@ -137,7 +137,9 @@ class Journal {
   // Logs a finished automatic compile of `store` (found among the open stores; nothing is
   // logged for a store that was deleted meanwhile) and waits for durability, so replay
   // publishes the same versions.
-  absl::Status LogAutoCompile(const Store* store);
+  // `tenant` and `name` (optional) receive the store's names (empty when it was not found).
+  absl::Status LogAutoCompile(const Store* store, std::string* tenant = nullptr,
+                              std::string* name = nullptr);
 
   // Writes the state of every healthy store changed since its last checkpoint and deletes the
   // log segments that only hold changes already in the state database. A store whose state
@@ -145,6 +147,10 @@ class Journal {
   // error names every store that failed and why (the state database's own failure stops the
   // checkpoint); writes go on either way.
   absl::Status Checkpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
+
+  // What the journal holds in memory for tenant/name's loaded store: its remembered example
+  // ids (0 when it is not loaded or unknown).
+  uint64_t RememberedBytes(const std::string& tenant, const std::string& name) const;
 
   // Why the last checkpoint could not write tenant/name's state; empty when it could (or the
   // store is unknown).

@@ -44,4 +44,11 @@ size_t FaastBufferPool::idle_bytes() const {
   return idle_bytes_;
 }
 
+void FaastBufferPool::Clear() {
+  std::vector<std::vector<double>> dropped;  // freed after the lock is released
+  absl::MutexLock lock(&mu_);
+  dropped.swap(idle_);
+  idle_bytes_ = 0;
+}
+
 }  // namespace adaptd

@@ -32,6 +32,8 @@ class FaastBufferPool {
   void Give(std::vector<double> buffer) ABSL_LOCKS_EXCLUDED(mu_);
   // Bytes held by idle buffers now (memory of the process no store counts).
   size_t idle_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Frees every idle buffer (under memory pressure: the next Takes allocate).
+  void Clear() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const size_t max_bytes_;

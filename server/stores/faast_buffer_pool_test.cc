@@ -37,5 +37,15 @@ TEST(FaastBufferPoolTest, IdleBuffersStayWithinTheBound) {
   EXPECT_EQ(pool.idle_bytes(), 0u);
 }
 
+TEST(FaastBufferPoolTest, ClearFreesEveryIdleBuffer) {
+  FaastBufferPool pool(1000 * sizeof(double));
+  pool.Give(std::vector<double>(100));
+  pool.Give(std::vector<double>(200));
+  EXPECT_EQ(pool.idle_bytes(), 300 * sizeof(double));
+  pool.Clear();
+  EXPECT_EQ(pool.idle_bytes(), 0u);
+  EXPECT_EQ(pool.Take(100).size(), 100u);  // allocated afresh
+}
+
 }  // namespace
 }  // namespace adaptd

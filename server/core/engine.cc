@@ -191,28 +191,30 @@ bool Engine::Evict(const std::shared_ptr<StoreSlot>& slot) {
 
 absl::StatusOr<std::shared_ptr<Store>> Engine::Find(const std::string& tenant,
                                                     const std::string& store) const {
-  RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
-  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
-  bool loaded = false;
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->Get(&loaded));  // loads a cold store
-  if (loaded && residency_ != nullptr) {
-    adapt::v1::StoreInfo info;
-    found->Describe(&info);
-    NoteSize(*slot, info);  // with the ids the load brought back
-    residency_->Loaded(slot);
-  }
-  RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
-  return found;
+  return Lookup(tenant, store, /*read=*/false);
 }
 
 absl::StatusOr<std::shared_ptr<Store>> Engine::FindForRead(const std::string& tenant,
                                                            const std::string& store) const {
+  return Lookup(tenant, store, /*read=*/true);
+}
+
+absl::StatusOr<std::shared_ptr<Store>> Engine::Lookup(const std::string& tenant,
+                                                      const std::string& store, bool read) const {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
   bool loaded = false;
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, slot->GetForRead(&loaded));
-  if (loaded && residency_ != nullptr) residency_->Loaded(slot);
-  RETURN_IF_ERROR(StoreFailure(*found));
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found,
+                   read ? slot->GetForRead(&loaded) : slot->Get(&loaded));  // loads a cold store
+  if (loaded && residency_ != nullptr) {
+    if (slot->loaded() == found) {  // loaded whole: with the ids the load brought back
+      adapt::v1::StoreInfo info;
+      found->Describe(&info);
+      NoteSize(*slot, info);
+    }
+    residency_->Loaded(slot);
+  }
+  RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
   return found;
 }
 

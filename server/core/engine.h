@@ -137,6 +137,8 @@ class Engine {
   // cold; the whole store for kinds without one).
   absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
                                                      const std::string& store) const;
+  absl::StatusOr<std::shared_ptr<Store>> Lookup(const std::string& tenant, const std::string& store,
+                                                bool read) const;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;

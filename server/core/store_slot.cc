@@ -22,8 +22,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store
       store_(std::move(store)),
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {
-  bytes_ = MemoryOf(*store_);
-  store_bytes_ = bytes_.load();
+  NoteBytes(MemoryOf(*store_));
   last_use_ = absl::GetCurrentTimeNanos();
 }
 
@@ -76,8 +75,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
     if (*read != nullptr) {  // otherwise the store has no warm form: load it whole
       loading_ = false;
       warm_ = *std::move(read);
-      bytes_ = warm_->bytes();
-      store_bytes_ = bytes_.load();
+      NoteBytes(warm_->bytes());
       if (hook_) hook_(from, adapt::v1::TIER_WARM);
       if (loaded_now != nullptr) *loaded_now = true;
       return std::shared_ptr<Store>(warm_);
@@ -90,8 +88,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   if (!loaded.ok()) return loaded.status();
   store_ = *loaded;
   warm_.reset();
-  bytes_ = MemoryOf(*store_);
-  store_bytes_ = bytes_.load();
+  NoteBytes(MemoryOf(*store_));
   if (hook_) hook_(from, adapt::v1::TIER_HOT);
   if (loaded_now != nullptr) *loaded_now = true;
   return store_;
@@ -183,8 +180,7 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
   } else {
     warm_.reset();  // info_ is the description it had when hot
   }
-  bytes_ = warm_ != nullptr ? warm_->bytes() : 0;
-  store_bytes_ = bytes_.load();
+  NoteBytes(warm_ != nullptr ? warm_->bytes() : 0);
   if (hook_) hook_(from, TierLocked());
 }
 

@@ -569,8 +569,7 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
 
 absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& request) const {
   ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
-  ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, store->Snapshot());
-  return EncodeSnapshotFile(snapshot);
+  return EncodeStoreFile(*store);
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
@@ -580,7 +579,8 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   if (registry_.Find(tenant, name).ok()) {
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
   }
-  ASSIGN_OR_RETURN(adapt::v1::StoreSnapshot snapshot, DecodeSnapshotFile(file));
+  ASSIGN_OR_RETURN(DecodedSnapshot decoded, DecodeSnapshotState(file));
+  adapt::v1::StoreSnapshot& snapshot = decoded.header;
   snapshot.mutable_spec()->clear_pinned();  // an imported store starts unpinned
   RETURN_IF_ERROR(encoders_->ForStore(snapshot.spec()).status());
   RETURN_IF_ERROR(encoders_->LabelEncoderForStore(snapshot.spec()).status());
@@ -588,10 +588,15 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
     return absl::InvalidArgumentError(absl::StrCat("data: dimension ", snapshot.spec().dim(),
                                                    " exceeds the server's maximum ", max_dim_));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<Store> restored, RestoreStore(snapshot, backend_));
+  ASSIGN_OR_RETURN(std::unique_ptr<Store> restored,
+                   RestoreStore(snapshot, decoded.arrays, backend_));
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
+  // The log's import record holds the whole state as one protobuf (the format-1 form).
+  if (journal_ != nullptr && !decoded.arrays.empty()) {
+    ASSIGN_OR_RETURN(snapshot, InlineArrays(std::move(snapshot), decoded.arrays));
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
                    AddDurably(tenant, name, store, snapshot.spec(), &snapshot));
   adapt::v1::StoreInfo info = Describe(tenant, name, *slot);

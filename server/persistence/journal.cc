@@ -62,10 +62,11 @@ std::shared_ptr<Journal::Entry> Journal::FindEntry(const std::string& key) const
 
 absl::Status Journal::RestoreState(const std::string& where, const std::string& file,
                                    uint64_t incarnation, kernels::Backend* backend, Restored* out) {
-  absl::StatusOr<adapt::v1::StoreSnapshot> decoded = DecodeSnapshotFile(file);
-  if (!decoded.ok()) {
-    return absl::DataLossError(absl::StrCat(where, ": ", decoded.status().message()));
+  absl::StatusOr<DecodedSnapshot> decoded_file = DecodeSnapshotState(file);
+  if (!decoded_file.ok()) {
+    return absl::DataLossError(absl::StrCat(where, ": ", decoded_file.status().message()));
   }
+  adapt::v1::StoreSnapshot* decoded = &decoded_file->header;
   out->spec = decoded->spec();
   if (!decoded->has_durable() || decoded->durable().incarnation() != incarnation) {
     return absl::DataLossError(absl::StrCat(where, ": its durable mark does not match"));
@@ -73,7 +74,8 @@ absl::Status Journal::RestoreState(const std::string& where, const std::string& 
   out->lsn = decoded->durable().lsn();
   out->ids.assign(decoded->durable().applied_ids().begin(), decoded->durable().applied_ids().end());
   decoded->clear_durable();
-  absl::StatusOr<std::unique_ptr<Store>> restored = RestoreStore(*decoded, backend);
+  absl::StatusOr<std::unique_ptr<Store>> restored =
+      RestoreStore(*decoded, decoded_file->arrays, backend);
   if (!restored.ok()) {
     return absl::DataLossError(absl::StrCat(where, ": ", restored.status().message()));
   }
@@ -397,23 +399,24 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       return false;
     }
     // Under the log lock, the state and the LSN it covers agree: writes apply under it.
-    absl::StatusOr<adapt::v1::StoreSnapshot> snapshot = entry->store->Snapshot();
-    if (snapshot.ok()) {
-      adapt::v1::DurableMark* mark = snapshot->mutable_durable();
-      mark->set_tenant(entry->tenant);
-      mark->set_store(entry->name);
-      mark->set_incarnation(entry->incarnation);
-      mark->set_lsn(entry->SnapshotLsn());
-      for (auto& id : entry->ids.List()) mark->add_applied_ids(std::move(id));
-      written->lsn = mark->lsn();
-      *catalog.mutable_spec() = snapshot->spec();
+    adapt::v1::DurableMark mark;
+    mark.set_tenant(entry->tenant);
+    mark.set_store(entry->name);
+    mark.set_incarnation(entry->incarnation);
+    mark.set_lsn(entry->SnapshotLsn());
+    for (auto& id : entry->ids.List()) mark.add_applied_ids(std::move(id));
+    adapt::v1::StoreSpec spec;
+    file = EncodeStoreFile(*entry->store, [&](adapt::v1::StoreSnapshot& header) {
+      *header.mutable_durable() = mark;
+      spec = header.spec();
+    });
+    if (file.ok()) {
+      written->lsn = mark.lsn();
+      *catalog.mutable_spec() = std::move(spec);
       catalog.set_incarnation(entry->incarnation);
-      catalog.set_lsn(mark->lsn());
+      catalog.set_lsn(mark.lsn());
       catalog.set_pinned(entry->pinned);
       entry->store->Describe(catalog.mutable_info());
-      file = EncodeSnapshotFile(*snapshot);
-    } else {
-      file = snapshot.status();
     }
     if (!file.ok()) {
       entry->checkpoint_error = absl::StrCat("checkpoint: ", file.status().message());

@@ -22,14 +22,18 @@ StoreKind FaastKind() {
                    kernels::Backend* backend) -> absl::StatusOr<std::unique_ptr<Store>> {
     return std::make_unique<FaastStore>(spec, backend);
   };
-  kind.restore = [](const adapt::v1::StoreSnapshot& snapshot,
-                    kernels::Backend* backend) -> absl::StatusOr<std::unique_ptr<Store>> {
+  kind.restore_arrays = [](const adapt::v1::StoreSnapshot& snapshot, const StateArrays& arrays,
+                           kernels::Backend* backend) -> absl::StatusOr<std::unique_ptr<Store>> {
     ASSIGN_OR_RETURN(adapt::v1::StoreSpec spec, NormalizeFaastSpec(snapshot.spec()));
     FaastPersistent state;
-    RETURN_IF_ERROR(FaastStateFromProto(snapshot.faast(), spec, &state));
+    RETURN_IF_ERROR(FaastStateFromProto(snapshot.faast(), spec, &state, arrays));
     ASSIGN_OR_RETURN(std::unique_ptr<FaastStore> store,
                      FaastStore::Restore(spec, std::move(state), backend));
     return std::unique_ptr<Store>(std::move(store));
+  };
+  kind.restore = [restore = kind.restore_arrays](const adapt::v1::StoreSnapshot& snapshot,
+                                                 kernels::Backend* backend) {
+    return restore(snapshot, StateArrays(), backend);
   };
   return kind;
 }

@@ -57,28 +57,29 @@ absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPer
   return absl::OkStatus();
 }
 
-absl::Status ReadMatrices(const FaastState& state, FaastStatistics* st) {
+absl::Status ReadMatrices(const FaastState& state, const StateArrays& arrays, FaastStatistics* st) {
   const int64_t d = st->dim, m = st->columns;
-  RETURN_IF_ERROR(kCheck.Finite(state.g(), "g"));
-  RETURN_IF_ERROR(kCheck.Finite(state.c(), "c"));
-  if (state.g().empty() != state.c().empty() && m > 0) {
+  const ArrayView<double> g = arrays.Get("g", state.g()), c = arrays.Get("c", state.c());
+  RETURN_IF_ERROR(kCheck.Finite(g, "g"));
+  RETURN_IF_ERROR(kCheck.Finite(c, "c"));
+  if (g.empty() != c.empty() && m > 0) {
     return kCheck.Bad("c", "g and c must both be present or both be empty");
   }
-  if (state.g().empty()) {
+  if (g.empty()) {
     if (state.examples() != 0 || state.weighted_examples() != 0 || (st->labels && m > 0)) {
       return kCheck.Bad("g", "is empty but the store holds examples or labels");
     }
     return absl::OkStatus();
   }
   if (d == 0) return kCheck.Bad("g", "present while dim is 0");
-  RETURN_IF_ERROR(kCheck.Size(state.g(), d * d, "g"));
-  RETURN_IF_ERROR(kCheck.Size(state.c(), d * m, "c"));
+  RETURN_IF_ERROR(kCheck.Size(g, d * d, "g"));
+  RETURN_IF_ERROR(kCheck.Size(c, d * m, "c"));
   double scale = 0;
-  for (double v : state.g()) scale = std::max(scale, std::abs(v));
+  for (uint64_t i = 0; i < g.size(); ++i) scale = std::max(scale, std::abs(g[i]));
   st->Allocate(d);
   for (int64_t i = 0; i < d; ++i) {
     for (int64_t j = i; j < d; ++j) {
-      const double a = state.g(i * d + j), b = state.g(j * d + i);
+      const double a = g[i * d + j], b = g[j * d + i];
       if (std::abs(a - b) > 1e-12 * scale) {
         return kCheck.Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
       }
@@ -86,15 +87,18 @@ absl::Status ReadMatrices(const FaastState& state, FaastStatistics* st) {
     }
   }
   for (int64_t i = 0; i < d; ++i) {
-    for (int64_t j = 0; j < m; ++j) st->ct[j * d + i] = state.c(i * m + j);
+    for (int64_t j = 0; j < m; ++j) st->ct[j * d + i] = c[i * m + j];
   }
   return absl::OkStatus();
 }
 
-absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatistics* st) {
+absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, const StateArrays& arrays,
+                     FaastStatistics* st) {
+  const ArrayView<double> keys = arrays.Get("raw_keys", state.raw_keys());
+  const ArrayView<double> targets = arrays.Get("raw_targets", state.raw_targets());
   st->raw_kept = state.raw_kept();
   if (!state.raw_kept()) {
-    if (!state.raw_keys().empty() || !state.raw_targets().empty() || !state.raw_weights().empty()) {
+    if (!keys.empty() || !targets.empty() || !state.raw_weights().empty()) {
       return kCheck.Bad("raw_keys", "raw pairs present while raw_kept is false");
     }
     return absl::OkStatus();
@@ -110,27 +114,27 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatis
     return kCheck.Bad("raw_kept",
                       absl::StrCat("raw pairs kept with ", rows, " examples >= dim ", d));
   }
-  RETURN_IF_ERROR(kCheck.Size(state.raw_keys(), rows * d, "raw_keys"));
-  RETURN_IF_ERROR(kCheck.Size(state.raw_targets(), rows * m, "raw_targets"));
-  RETURN_IF_ERROR(kCheck.Finite(state.raw_keys(), "raw_keys"));
-  RETURN_IF_ERROR(kCheck.Finite(state.raw_targets(), "raw_targets"));
+  RETURN_IF_ERROR(kCheck.Size(keys, rows * d, "raw_keys"));
+  RETURN_IF_ERROR(kCheck.Size(targets, rows * m, "raw_targets"));
+  RETURN_IF_ERROR(kCheck.Finite(keys, "raw_keys"));
+  RETURN_IF_ERROR(kCheck.Finite(targets, "raw_targets"));
   RETURN_IF_ERROR(kCheck.Finite(state.raw_weights(), "raw_weights"));
   FaastRawPairs& raw = st->raw;
   raw.rows = rows;
-  raw.keys.assign(state.raw_keys().begin(), state.raw_keys().end());
+  raw.keys = keys.ToVector();
   raw.weights.assign(state.raw_weights().begin(), state.raw_weights().end());
   for (int64_t r = 0; r < rows; ++r) {
     if (!(raw.weights[r] > 0))
       return kCheck.Bad("raw_weights", absl::StrCat("entry ", r, " is not > 0"));
   }
   if (!st->labels) {
-    raw.targets.assign(state.raw_targets().begin(), state.raw_targets().end());
+    raw.targets = targets.ToVector();
     return absl::OkStatus();
   }
   for (int64_t r = 0; r < rows; ++r) {
     int32_t hot = -1, ones = 0;
     for (int64_t j = 0; j < m; ++j) {
-      const double v = state.raw_targets(r * m + j);
+      const double v = targets[r * m + j];
       if (v == 1.0) {
         hot = static_cast<int32_t>(j);
         ++ones;
@@ -145,7 +149,8 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, FaastStatis
 }
 
 // The published read-out, checked against the labels and statistics already read.
-absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec, FaastPersistent* out) {
+absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec,
+                           const StateArrays& arrays, FaastPersistent* out) {
   if (!state.has_published()) return absl::OkStatus();
   const FaastState::Published& p = state.published();
   if (state.version() == 0) return kCheck.Bad("published", "present while version is 0");
@@ -167,7 +172,8 @@ absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec, Faast
                       absl::StrCat(p.columns(), " does not match ",
                                    one_hot ? "published.labels " : "the output width ", expected));
   }
-  RETURN_IF_ERROR(kCheck.FiniteOfSize(p.s(), d * p.columns(), "published.s"));
+  const ArrayView<double> s = arrays.Get("published.s", p.s());
+  RETURN_IF_ERROR(kCheck.FiniteOfSize(s, d * p.columns(), "published.s"));
   const adapt::v1::FaastStats& c = p.compile();
   for (const auto& [value, field] :
        {std::pair<double, const char*>{c.compiled_examples(),
@@ -186,7 +192,7 @@ absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec, Faast
   FaastPublishedState& published = out->published.emplace();
   published.columns = p.columns();
   published.labels = p.labels();
-  published.s.assign(p.s().begin(), p.s().end());
+  published.s = s.ToVector();
   published.compile = c;
   published.compile.clear_pending_examples();
   return absl::OkStatus();
@@ -194,22 +200,23 @@ absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec, Faast
 
 }  // namespace
 
-void PublishedToProto(const FaastWeights* weights, const adapt::v1::FaastStats& compile,
-                      FaastState* state) {
+void PublishedToState(const FaastWeights* weights, const adapt::v1::FaastStats& compile,
+                      StoreStateOut* out) {
   if (weights == nullptr) return;
-  FaastState::Published* p = state->mutable_published();
+  FaastState::Published* p = out->header.mutable_faast()->mutable_published();
   p->set_columns(static_cast<uint32_t>(weights->columns));
   if (weights->labels && weights->label_names != nullptr) {
     p->set_labels(static_cast<uint32_t>(weights->label_names->size()));
   }
-  p->mutable_s()->Add(weights->s.begin(), weights->s.end());
+  out->AddCopy<double>("published.s", weights->s);
   *p->mutable_compile() = compile;
   p->mutable_compile()->clear_pending_examples();
 }
 
-FaastState FaastStateToProto(const FaastStatistics& st, const std::vector<std::string>& labels,
-                             uint64_t version, const PrequentialStats& prequential) {
-  FaastState out;
+void FaastStateToState(const FaastStatistics& st, const std::vector<std::string>& labels,
+                       uint64_t version, const PrequentialStats& prequential,
+                       StoreStateOut* state) {
+  FaastState& out = *state->header.mutable_faast();
   const int64_t d = st.dim, m = st.columns;
   out.set_dim(static_cast<uint32_t>(d));
   out.set_columns(static_cast<uint32_t>(m));
@@ -217,39 +224,41 @@ FaastState FaastStateToProto(const FaastStatistics& st, const std::vector<std::s
   out.set_weighted_examples(st.weighted_examples);
   out.set_examples(st.examples);
   if (!st.g.empty()) {
-    out.mutable_g()->Resize(static_cast<int>(d * d), 0.0);
-    for (int64_t i = 0; i < d; ++i) {
-      for (int64_t j = i; j < d; ++j) {
-        out.set_g(i * d + j, st.g[i * d + j]);
-        out.set_g(j * d + i, st.g[i * d + j]);
+    // G complete from its upper triangle; C from Cᵀ.
+    state->Add<double>("g", d * d, [&st, d](ArrayWriter<double>& w) {
+      for (int64_t i = 0; i < d; ++i) {
+        for (int64_t j = 0; j < d; ++j) w.Put(i <= j ? st.g[i * d + j] : st.g[j * d + i]);
       }
-    }
-    out.mutable_c()->Resize(static_cast<int>(d * m), 0.0);
-    for (int64_t i = 0; i < d; ++i) {
-      for (int64_t j = 0; j < m; ++j) out.set_c(i * m + j, st.ct[j * d + i]);
-    }
+    });
+    state->Add<double>("c", d * m, [&st, d, m](ArrayWriter<double>& w) {
+      for (int64_t i = 0; i < d; ++i) {
+        for (int64_t j = 0; j < m; ++j) w.Put(st.ct[j * d + i]);
+      }
+    });
   }
   out.set_raw_kept(st.raw_kept);
   if (st.raw_kept) {
     const FaastRawPairs& raw = st.raw;
-    out.mutable_raw_keys()->Add(raw.keys.begin(), raw.keys.end());
+    state->AddCopy<double>("raw_keys", raw.keys);
     out.mutable_raw_weights()->Add(raw.weights.begin(), raw.weights.end());
     if (st.labels) {
-      out.mutable_raw_targets()->Resize(static_cast<int>(raw.rows * m), 0.0);
-      for (int64_t r = 0; r < raw.rows; ++r) out.set_raw_targets(r * m + raw.label_ids[r], 1.0);
+      state->Add<double>("raw_targets", raw.rows * m, [&raw, m](ArrayWriter<double>& w) {
+        for (int64_t r = 0; r < raw.rows; ++r) {
+          for (int64_t j = 0; j < m; ++j) w.Put(j == raw.label_ids[r] ? 1.0 : 0.0);
+        }
+      });
     } else {
-      out.mutable_raw_targets()->Add(raw.targets.begin(), raw.targets.end());
+      state->AddCopy<double>("raw_targets", raw.targets);
     }
   }
   out.set_version(version);
   out.set_prequential_evaluated(prequential.evaluated);
   out.set_prequential_correct(prequential.correct);
   out.set_prequential_loss_sum(prequential.loss_sum);
-  return out;
 }
 
 absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
-                                 FaastPersistent* out) {
+                                 FaastPersistent* out, const StateArrays& arrays) {
   FaastStatistics& st = out->stats;
   st.labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS &&
               spec.output().label_encoder().empty();
@@ -270,13 +279,13 @@ absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
   }
   st.weighted_examples = state.weighted_examples();
   st.examples = state.examples();
-  RETURN_IF_ERROR(ReadMatrices(state, &st));
-  RETURN_IF_ERROR(ReadRaw(state, spec, &st));
+  RETURN_IF_ERROR(ReadMatrices(state, arrays, &st));
+  RETURN_IF_ERROR(ReadRaw(state, spec, arrays, &st));
   if (state.prequential_correct() > state.prequential_evaluated() ||
       !(state.prequential_loss_sum() >= 0) || !std::isfinite(state.prequential_loss_sum())) {
     return kCheck.Bad("prequential_correct", "prequential totals do not hold together");
   }
-  RETURN_IF_ERROR(ReadPublished(state, spec, out));
+  RETURN_IF_ERROR(ReadPublished(state, spec, arrays, out));
   out->pending = state.pending_examples();
   out->version = state.version();
   out->prequential.evaluated = state.prequential_evaluated();

@@ -1,5 +1,6 @@
-// Conversion between a faast store's state and adapt.v1.FaastState (export / import), with the
-// validation of a snapshot read back. Pure functions; thread-compatible.
+// Conversion between a faast store's state and adapt.v1.FaastState with its arrays (export,
+// import, checkpoints; store_state.h), with the validation of a snapshot read back. Pure functions;
+// thread-compatible.
 //
 // Layout: the proto holds G complete (both triangles) and C as dim × columns, row-major; raw
 // targets as rows × columns (one-hot rows for label stores); the published S as dim × columns.
@@ -18,6 +19,7 @@
 #include "server/stores/faast_state.h"
 #include "server/stores/faast_weights.h"
 #include "server/stores/store.h"
+#include "server/stores/store_state.h"
 
 namespace adaptd {
 
@@ -42,18 +44,22 @@ struct FaastPersistent {
   uint64_t pending = 0;  // examples changed since the compile that made `published`
 };
 
-adapt::v1::FaastState FaastStateToProto(const FaastStatistics& stats,
-                                        const std::vector<std::string>& labels, uint64_t version,
-                                        const PrequentialStats& prequential);
+// Writes the statistics into `state`: scalars and labels into header.faast, G, C and the raw
+// keys and targets as arrays that read `stats` (which must outlive the sink).
+void FaastStateToState(const FaastStatistics& stats, const std::vector<std::string>& labels,
+                       uint64_t version, const PrequentialStats& prequential, StoreStateOut* state);
 
-// Adds the published weights of `state.version` (null: none) and what their compile reported.
-void PublishedToProto(const FaastWeights* weights, const adapt::v1::FaastStats& compile,
-                      adapt::v1::FaastState* state);
+// Adds the published weights of `state.version` (null: none) and what their compile reported;
+// S becomes an array that reads `weights`.
+void PublishedToState(const FaastWeights* weights, const adapt::v1::FaastStats& compile,
+                      StoreStateOut* state);
 
-// Reads `state` for a store of the normalized `spec`. InvalidArgument naming the field
+// Reads `state` for a store of the normalized `spec`, its arrays from `arrays` where the
+// snapshot file carried them as sections. InvalidArgument naming the field
 // ("snapshot.faast.g: ...") when sizes, values or counts do not hold together.
 absl::Status FaastStateFromProto(const adapt::v1::FaastState& state,
-                                 const adapt::v1::StoreSpec& spec, FaastPersistent* out);
+                                 const adapt::v1::StoreSpec& spec, FaastPersistent* out,
+                                 const StateArrays& arrays = StateArrays());
 
 }  // namespace adaptd
 

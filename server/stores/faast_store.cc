@@ -395,27 +395,23 @@ size_t FaastStore::BytesLocked(const FaastWeights* w) const {
 }
 
 absl::StatusOr<adapt::v1::StoreSnapshot> FaastStore::Snapshot() const {
-  adapt::v1::StoreSnapshot snapshot;
+  return SnapshotFromState(*this);
+}
+
+absl::Status FaastStore::WriteState(StateSink sink) const {
   absl::MutexLock lock(&mu_);
-  // A serialized protobuf message holds at most 2 GiB (and repeated fields index with int).
+  // Held until `sink` returns: the arrays read these.
   std::shared_ptr<const FaastWeights> w = published();
-  const uint64_t doubles = stats_.dim * stats_.dim + stats_.dim * stats_.columns +
-                           stats_.raw.rows * (stats_.dim + stats_.columns + 1) +
-                           (w == nullptr ? 0 : w->s.size());
-  constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
-  if (doubles * sizeof(double) > kMaxSnapshotBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the store's state needs ", doubles * sizeof(double), " bytes, more than the ",
-                     kMaxSnapshotBytes, " a snapshot can hold (dimension ", stats_.dim, ")"));
-  }
-  *snapshot.mutable_spec() = spec_;
-  adapt::v1::FaastState* state = snapshot.mutable_faast();
-  *state = FaastStateToProto(stats_, *label_names_, w == nullptr ? 0 : w->version, prequential_);
-  state->mutable_label_vectors()->Add(label_vectors_.begin(), label_vectors_.end());
-  PublishedToProto(w.get(), last_stats_, state);
+  const FaastStatistics& stats = stats_;
+  StoreStateOut state;
+  *state.header.mutable_spec() = spec_;
+  FaastStateToState(stats, *label_names_, w == nullptr ? 0 : w->version, prequential_, &state);
+  adapt::v1::FaastState* faast = state.header.mutable_faast();
+  faast->mutable_label_vectors()->Add(label_vectors_.begin(), label_vectors_.end());
+  PublishedToState(w.get(), last_stats_, &state);
   // A compile under way counts as pending: its result may come after this snapshot.
-  state->set_pending_examples(pending_ + compiling_);
-  return snapshot;
+  faast->set_pending_examples(pending_ + compiling_);
+  return sink(state);
 }
 
 }  // namespace adaptd

@@ -51,6 +51,7 @@ class FaastStore final : public Store {
       const adapt::v1::CompileRequest& request) override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+  absl::Status WriteState(StateSink sink) const override;
   std::shared_ptr<const LinearReadout> Readout() const override;
 
   // The last published weights (null before the first compile), for tests and tools.

@@ -14,7 +14,10 @@ StoreKind FalconKind() {
   kind.small_params = "variant: VARIANT_1";
   kind.normalize = NormalizeFalconSpec;
   kind.create = CreateFalconStore;
-  kind.restore = RestoreFalconStore;
+  kind.restore = [](const adapt::v1::StoreSnapshot& snapshot, kernels::Backend* backend) {
+    return RestoreFalconStore(snapshot, StateArrays(), backend);
+  };
+  kind.restore_arrays = RestoreFalconStore;
   KindGauge residual;
   residual.name = "adaptd_falcon_residual_norm";
   residual.help = "falcon: moving average of the residual norm, mean and max over stores";

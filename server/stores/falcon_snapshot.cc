@@ -17,26 +17,26 @@ using adapt::v1::OutputSpec;
 
 const SnapshotChecks kCheck("falcon");
 
-absl::Status ReadDoubles(const google::protobuf::RepeatedField<double>& in, int64_t expected,
-                         absl::string_view field, std::vector<double>* out) {
+absl::Status ReadDoubles(const ArrayView<double>& in, int64_t expected, absl::string_view field,
+                         std::vector<double>* out) {
   if (absl::Status s = kCheck.FiniteOfSize(in, expected, field); !s.ok()) return s;
-  out->assign(in.begin(), in.end());
+  *out = in.ToVector();
   return absl::OkStatus();
 }
 
 }  // namespace
 
-FalconState FalconStateToProto(const FalconVersion& v) {
-  FalconState p;
+void FalconStateToState(const FalconVersion& v, StoreStateOut* state) {
+  FalconState& p = *state->header.mutable_falcon();
   const FalconMemory& mem = v.memory;
   p.set_dim(static_cast<uint32_t>(mem.dim));
   p.set_columns(static_cast<uint32_t>(mem.columns));
   for (const std::string& name : *v.labels) p.add_labels(name);
-  p.mutable_s()->Add(mem.s.begin(), mem.s.end());
+  state->AddCopy<double>("s", mem.s);
   p.mutable_last_key()->Add(v.last_key.begin(), v.last_key.end());
   p.set_history(static_cast<uint32_t>(mem.history));
-  p.mutable_history_keys()->Add(mem.history_keys.begin(), mem.history_keys.end());
-  p.mutable_history_targets()->Add(mem.history_targets.begin(), mem.history_targets.end());
+  state->AddCopy<double>("history_keys", mem.history_keys);
+  state->AddCopy<double>("history_targets", mem.history_targets);
   p.set_examples(v.examples);
   p.set_steps(v.steps);
   p.set_version(v.version);
@@ -45,11 +45,10 @@ FalconState FalconStateToProto(const FalconVersion& v) {
   p.set_prequential_loss_sum(v.prequential.loss_sum);
   p.set_residual_norm(v.residual_norm);
   p.set_residual_norm_avg(v.residual_norm_avg);
-  return p;
 }
 
 absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSpec& spec,
-                                  FalconVersion* out) {
+                                  FalconVersion* out, const StateArrays& arrays) {
   const OutputSpec::Kind kind = spec.output().kind();
   const int64_t dim = p.dim(), columns = p.columns();
   if (spec.dim() != 0 && dim != 0 && dim != spec.dim()) {
@@ -80,7 +79,7 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
   if (dim != 0) v.spec.set_dim(static_cast<uint32_t>(dim));
   FalconMemory& mem = v.memory;
   mem.Reset(dim, columns);
-  absl::Status s = ReadDoubles(p.s(), dim * columns, "s", &mem.s);
+  absl::Status s = ReadDoubles(arrays.Get("s", p.s()), dim * columns, "s", &mem.s);
   if (!s.ok()) return s;
   const int64_t window = FalconConfigOf(spec.falcon()).window;
   if (p.history() > window - 1 || (dim == 0 && p.history() != 0)) {
@@ -88,14 +87,15 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
                       absl::StrCat(p.history(), " pairs; the window keeps at most ", window - 1));
   }
   mem.history = p.history();
-  s = ReadDoubles(p.history_keys(), mem.history * dim, "history_keys", &mem.history_keys);
+  s = ReadDoubles(arrays.Get("history_keys", p.history_keys()), mem.history * dim, "history_keys",
+                  &mem.history_keys);
   if (!s.ok()) return s;
-  s = ReadDoubles(p.history_targets(), mem.history * columns, "history_targets",
-                  &mem.history_targets);
+  s = ReadDoubles(arrays.Get("history_targets", p.history_targets()), mem.history * columns,
+                  "history_targets", &mem.history_targets);
   if (!s.ok()) return s;
   if (p.last_key_size() != 0) {
     if (kind != OutputSpec::KIND_NEXT) return kCheck.Bad("last_key", "only next stores keep one");
-    s = ReadDoubles(p.last_key(), dim, "last_key", &v.last_key);
+    s = ReadDoubles(arrays.Get("last_key", p.last_key()), dim, "last_key", &v.last_key);
     if (!s.ok()) return s;
   }
   if (p.prequential_correct() > p.prequential_evaluated()) {

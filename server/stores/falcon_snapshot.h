@@ -41,13 +41,16 @@ struct FalconVersion {
   }
 };
 
-adapt::v1::FalconState FalconStateToProto(const FalconVersion& v);
+// Writes `v` into state->header.falcon, S and the window's history as arrays that read `v`
+// (which must outlive the sink).
+void FalconStateToState(const FalconVersion& v, StoreStateOut* state);
 
-// Reads `state` for a store of the normalized `spec` (whose dim may be 0). InvalidArgument
-// naming the field ("snapshot.falcon.s: ...") when sizes, values or counts do not hold
-// together.
+// Reads `state` for a store of the normalized `spec` (whose dim may be 0), its arrays from
+// `arrays` where the snapshot file carried them as sections. InvalidArgument naming the field
+// ("snapshot.falcon.s: ...") when sizes, values or counts do not hold together.
 absl::Status FalconStateFromProto(const adapt::v1::FalconState& state,
-                                  const adapt::v1::StoreSpec& spec, FalconVersion* out);
+                                  const adapt::v1::StoreSpec& spec, FalconVersion* out,
+                                  const StateArrays& arrays = StateArrays());
 
 }  // namespace adaptd
 

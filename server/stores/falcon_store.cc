@@ -299,20 +299,16 @@ void FalconStore::Describe(adapt::v1::StoreInfo* info) const {
 }
 
 absl::StatusOr<adapt::v1::StoreSnapshot> FalconStore::Snapshot() const {
+  return SnapshotFromState(*this);
+}
+
+absl::Status FalconStore::WriteState(StateSink sink) const {
+  // A published version never changes; holding it keeps the arrays valid while `sink` runs.
   std::shared_ptr<const FalconVersion> v = published();
-  // A serialized protobuf message holds at most 2 GiB.
-  const uint64_t doubles = v->memory.s.size() + v->memory.history_keys.size() +
-                           v->memory.history_targets.size() + v->last_key.size();
-  constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
-  if (doubles * sizeof(double) > kMaxSnapshotBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("the store's state needs ", doubles * sizeof(double), " bytes, more than the ",
-                     kMaxSnapshotBytes, " a snapshot can hold"));
-  }
-  adapt::v1::StoreSnapshot snapshot;
-  *snapshot.mutable_spec() = v->spec;
-  *snapshot.mutable_falcon() = FalconStateToProto(*v);
-  return snapshot;
+  StoreStateOut state;
+  *state.header.mutable_spec() = v->spec;
+  FalconStateToState(*v, &state);
+  return sink(state);
 }
 
 absl::StatusOr<std::unique_ptr<Store>> CreateFalconStore(const StoreSpec& spec,
@@ -322,13 +318,14 @@ absl::StatusOr<std::unique_ptr<Store>> CreateFalconStore(const StoreSpec& spec,
 }
 
 absl::StatusOr<std::unique_ptr<Store>> RestoreFalconStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                          const StateArrays& arrays,
                                                           kernels::Backend* backend) {
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFalconSpec(snapshot.spec()));
   if (snapshot.state_case() != adapt::v1::StoreSnapshot::kFalcon) {
     return absl::InvalidArgumentError("snapshot.falcon: missing for a falcon store");
   }
   FalconVersion state;
-  RETURN_IF_ERROR(FalconStateFromProto(snapshot.falcon(), normalized, &state));
+  RETURN_IF_ERROR(FalconStateFromProto(snapshot.falcon(), normalized, &state, arrays));
   return std::make_unique<FalconStore>(std::move(state), backend);
 }
 

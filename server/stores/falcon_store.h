@@ -6,10 +6,9 @@
 //
 // Thread safety: every public method may be called concurrently. Locks, in this order: mu_
 // (serializes commits; held while a commit computes on a private copy of the state), pub_mu_
-// (the published version pointer, held only to copy or swap it). Predict, Describe, spec()
-// and Snapshot take only pub_mu_, so readers never wait for a commit and always see the state
-// between two whole commits.
-// Layout: see falcon_rules.h (S is dim × columns, row-major).
+// (the published version pointer, held only to copy or swap it). Predict, Describe, spec(),
+// Snapshot and WriteState take only pub_mu_, so readers never wait for a commit and always see the
+// state between two whole commits. Layout: see falcon_rules.h (S is dim × columns, row-major).
 #ifndef ADAPTD_SERVER_STORES_FALCON_STORE_H_
 #define ADAPTD_SERVER_STORES_FALCON_STORE_H_
 
@@ -48,6 +47,7 @@ class FalconStore final : public Store {
       const adapt::v1::CompileRequest& request) override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+  absl::Status WriteState(StateSink sink) const override;
   std::shared_ptr<const LinearReadout> Readout() const override;
 
   // The current version, for tests and tools.
@@ -87,6 +87,7 @@ class FalconStore final : public Store {
 absl::StatusOr<std::unique_ptr<Store>> CreateFalconStore(const adapt::v1::StoreSpec& spec,
                                                          kernels::Backend* backend);
 absl::StatusOr<std::unique_ptr<Store>> RestoreFalconStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                          const StateArrays& arrays,
                                                           kernels::Backend* backend);
 
 }  // namespace adaptd

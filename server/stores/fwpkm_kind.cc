@@ -14,7 +14,10 @@ StoreKind FwpkmKind() {
   kind.small_params = "sub_keys: 8 chunk: 4";
   kind.normalize = NormalizeFwpkmSpec;
   kind.create = CreateFwpkmStore;
-  kind.restore = RestoreFwpkmStore;
+  kind.restore = [](const adapt::v1::StoreSnapshot& snapshot, kernels::Backend* backend) {
+    return RestoreFwpkmStore(snapshot, StateArrays(), backend);
+  };
+  kind.restore_arrays = RestoreFwpkmStore;
   using Aggregate = KindGauge::Aggregate;
   kind.gauges.push_back(
       {"adaptd_fwpkm_slots",

@@ -1,9 +1,9 @@
-// FwpkmStore::Snapshot and FwpkmStore::Restore: the store's whole state as FwpkmState
-// (fwpkm_state.proto), and its validation on the way back in.
+// FwpkmStore::WriteState and FwpkmStore::Restore: the store's whole state as FwpkmState
+// (fwpkm_state.proto) with its sub-keys, slots, values and queued items as array sections
+// (store_state.h), and its validation on the way back in.
 #include <cmath>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/status_macros.h"
 #include "server/stores/fwpkm_params.h"
@@ -16,47 +16,49 @@ namespace {
 using adapt::v1::FwpkmState;
 using adapt::v1::StoreSpec;
 
-constexpr uint64_t kMaxSnapshotBytes = (uint64_t{1} << 31) - (uint64_t{1} << 24);
-
 const SnapshotChecks kCheck("fwpkm");
 
 }  // namespace
 
 absl::StatusOr<adapt::v1::StoreSnapshot> FwpkmStore::Snapshot() const {
+  return SnapshotFromState(*this);
+}
+
+absl::Status FwpkmStore::WriteState(StateSink sink) const {
   absl::ReaderMutexLock lock(&mu_);
   const int64_t w = width(), n = keys_.n(), half = keys_.half();
-  const uint64_t floats = values_.rows() * (w + 1) + 2 * n * half + queue_.queries.size() +
-                          queue_.targets.size() + queue_.labels.size() + 4 * n;
-  if (floats * sizeof(float) > kMaxSnapshotBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the store's state needs about ", floats * sizeof(float), " bytes, more than the ",
-        kMaxSnapshotBytes, " a snapshot can hold (", values_.rows(), " rows of width ", w, ")"));
-  }
-  adapt::v1::StoreSnapshot snapshot;
-  *snapshot.mutable_spec() = spec_;
-  FwpkmState* s = snapshot.mutable_fwpkm();
+  StoreStateOut state;
+  *state.header.mutable_spec() = spec_;
+  FwpkmState* s = state.header.mutable_fwpkm();
   s->set_key_dim(static_cast<uint32_t>(key_dim_));
   s->set_columns(static_cast<uint32_t>(w));
   s->set_dim(static_cast<uint32_t>(dim_));
   s->set_sub_keys(static_cast<uint32_t>(n));
+  // The fill functions run inside `sink`, under this lock; they read through these references.
+  const FwpkmSubKeys& keys = keys_;
+  const FwpkmValues& values = values_;
   for (int m = 0; m < 2; ++m) {
-    auto* out = m == 0 ? s->mutable_sub_keys_1() : s->mutable_sub_keys_2();
-    out->Reserve(static_cast<int>(n * half));
-    for (int i = 0; i < n; ++i) {
-      for (int c = 0; c < half; ++c) out->Add(keys_.at(m, i, c));
+    state.Add<float>(m == 0 ? "sub_keys_1" : "sub_keys_2", n * half,
+                     [&keys, m, n, half](ArrayWriter<float>& out) {
+                       for (int i = 0; i < n; ++i) {
+                         for (int c = 0; c < half; ++c) out.Put(keys.at(m, i, c));
+                       }
+                     });
+  }
+  state.Add<uint32_t>("slots", values.rows(), [&values](ArrayWriter<uint32_t>& out) {
+    for (int64_t r = 0; r < values.rows(); ++r) out.Put(values.slot_of(r));
+  });
+  state.Add<float>("values", values.rows() * w, [&values, w](ArrayWriter<float>& out) {
+    std::vector<float> row(w);
+    for (int64_t r = 0; r < values.rows(); ++r) {
+      values.Get(r, row.data());
+      out.Put(row.data(), w);
     }
-  }
-  std::vector<float> row(w);
-  s->mutable_values()->Reserve(static_cast<int>(values_.rows() * w));
-  for (int64_t r = 0; r < values_.rows(); ++r) {
-    s->add_slots(values_.slot_of(r));
-    values_.Get(r, row.data());
-    s->mutable_values()->Add(row.begin(), row.end());
-  }
+  });
   for (const std::string& name : *label_names_) s->add_labels(name);
-  s->mutable_pending_queries()->Add(queue_.queries.begin(), queue_.queries.end());
+  state.AddCopy<float>("pending_queries", queue_.queries);
   s->mutable_pending_labels()->Add(queue_.labels.begin(), queue_.labels.end());
-  s->mutable_pending_targets()->Add(queue_.targets.begin(), queue_.targets.end());
+  state.AddCopy<float>("pending_targets", queue_.targets);
   s->mutable_carry_query()->Add(carry_.begin(), carry_.end());
   s->set_version(version_);
   s->set_chunks(chunks_);
@@ -66,11 +68,12 @@ absl::StatusOr<adapt::v1::StoreSnapshot> FwpkmStore::Snapshot() const {
   s->set_prequential_loss_sum(prequential_.loss_sum);
   s->mutable_usage_1()->Add(usage_[0].begin(), usage_[0].end());
   s->mutable_usage_2()->Add(usage_[1].begin(), usage_[1].end());
-  return snapshot;
+  return sink(state);
 }
 
 absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec& spec,
                                                                 const FwpkmState& s,
+                                                                const StateArrays& arrays,
                                                                 kernels::Backend* backend) {
   const adapt::v1::FwpkmParams& p = spec.fwpkm();
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
@@ -91,37 +94,42 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
     return kCheck.Bad("labels", "more than spec.fwpkm.max_labels");
   }
   RETURN_IF_ERROR(kCheck.Labels(s.labels()));
-  RETURN_IF_ERROR(kCheck.Size(s.sub_keys_1(), n * half, "sub_keys_1"));
-  RETURN_IF_ERROR(kCheck.Size(s.sub_keys_2(), n * half, "sub_keys_2"));
-  RETURN_IF_ERROR(kCheck.Finite(s.sub_keys_1(), "sub_keys_1"));
-  RETURN_IF_ERROR(kCheck.Finite(s.sub_keys_2(), "sub_keys_2"));
-  RETURN_IF_ERROR(kCheck.Size(s.values(), s.slots_size() * columns, "values"));
-  RETURN_IF_ERROR(kCheck.Finite(s.values(), "values"));
-  absl::flat_hash_set<uint32_t> slots;
-  for (uint32_t slot : s.slots()) {
-    if (slot >= n * n || !slots.insert(slot).second) {
+  const ArrayView<float> sub_keys[2] = {arrays.Get("sub_keys_1", s.sub_keys_1()),
+                                        arrays.Get("sub_keys_2", s.sub_keys_2())};
+  RETURN_IF_ERROR(kCheck.Size(sub_keys[0], n * half, "sub_keys_1"));
+  RETURN_IF_ERROR(kCheck.Size(sub_keys[1], n * half, "sub_keys_2"));
+  RETURN_IF_ERROR(kCheck.Finite(sub_keys[0], "sub_keys_1"));
+  RETURN_IF_ERROR(kCheck.Finite(sub_keys[1], "sub_keys_2"));
+  const ArrayView<uint32_t> slots = arrays.Get("slots", s.slots());
+  const ArrayView<float> values = arrays.Get("values", s.values());
+  RETURN_IF_ERROR(kCheck.FiniteOfSize(values, slots.size() * columns, "values"));
+  std::vector<bool> seen(n * n);
+  for (uint64_t r = 0; r < slots.size(); ++r) {
+    const uint32_t slot = slots[r];
+    if (slot >= n * n || seen[slot]) {
       return kCheck.Bad("slots", absl::StrCat("slot ", slot, " repeated or not below ", n * n));
     }
+    seen[slot] = true;
   }
+  const ArrayView<float> queries = arrays.Get("pending_queries", s.pending_queries());
+  const ArrayView<float> targets = arrays.Get("pending_targets", s.pending_targets());
   const uint64_t kd = s.key_dim();
-  if (s.pending_queries_size() % kd != 0) return kCheck.Bad("pending_queries", "not whole queries");
-  const uint64_t items = s.pending_queries_size() / kd;
+  if (queries.size() % kd != 0) return kCheck.Bad("pending_queries", "not whole queries");
+  const uint64_t items = queries.size() / kd;
   if (items >= p.chunk()) return kCheck.Bad("pending_queries", "a full chunk was never applied");
-  RETURN_IF_ERROR(kCheck.Finite(s.pending_queries(), "pending_queries"));
+  RETURN_IF_ERROR(kCheck.Finite(queries, "pending_queries"));
   RETURN_IF_ERROR(kCheck.Size(s.pending_labels(), labels ? items : 0, "pending_labels"));
   for (int32_t c : s.pending_labels()) {
     if (c < 0 || c >= s.labels_size()) return kCheck.Bad("pending_labels", "a column out of range");
   }
-  RETURN_IF_ERROR(
-      kCheck.Size(s.pending_targets(), labels ? 0 : items * columns, "pending_targets"));
-  RETURN_IF_ERROR(kCheck.Finite(s.pending_targets(), "pending_targets"));
+  RETURN_IF_ERROR(kCheck.FiniteOfSize(targets, labels ? 0 : items * columns, "pending_targets"));
   if (s.carry_query_size() != 0 && (!next || s.carry_query_size() != static_cast<int>(kd))) {
     return kCheck.Bad("carry_query", "only a next store carries one query");
   }
   RETURN_IF_ERROR(kCheck.Finite(s.carry_query(), "carry_query"));
   RETURN_IF_ERROR(kCheck.Size(s.usage_1(), n, "usage_1"));
   RETURN_IF_ERROR(kCheck.Size(s.usage_2(), n, "usage_2"));
-  if (s.dim() == 0 && (s.slots_size() > 0 || items > 0 || s.version() > 0)) {
+  if (s.dim() == 0 && (slots.size() > 0 || items > 0 || s.version() > 0)) {
     return kCheck.Bad("dim", "0 while the store holds state");
   }
 
@@ -130,23 +138,24 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
   auto store = std::make_unique<FwpkmStore>(with_dim, backend);
   absl::WriterMutexLock lock(&store->mu_);
   for (int m = 0; m < 2; ++m) {
-    const auto& src = m == 0 ? s.sub_keys_1() : s.sub_keys_2();
     for (uint64_t i = 0; i < n; ++i) {
-      for (uint64_t c = 0; c < half; ++c) store->keys_.at(m, i, c) = src[i * half + c];
+      for (uint64_t c = 0; c < half; ++c) store->keys_.at(m, i, c) = sub_keys[m][i * half + c];
     }
   }
   store->values_.Widen(static_cast<int64_t>(columns));
-  for (int r = 0; r < s.slots_size(); ++r) {
-    store->values_.Set(store->values_.Touch(s.slots(r)), s.values().data() + r * columns);
+  std::vector<float> row(columns);
+  for (uint64_t r = 0; r < slots.size(); ++r) {
+    values.CopyTo(r * columns, columns, row.data());
+    store->values_.Set(store->values_.Touch(slots[r]), row.data());
   }
   for (int i = 0; i < s.labels_size(); ++i) store->label_index_.emplace(s.labels(i), i);
   store->label_names_ =
       std::make_shared<const std::vector<std::string>>(s.labels().begin(), s.labels().end());
   FwpkmQueue& q = store->queue_;
   q.items = static_cast<int64_t>(items);
-  q.queries.assign(s.pending_queries().begin(), s.pending_queries().end());
+  q.queries = queries.ToVector();
   q.labels.assign(s.pending_labels().begin(), s.pending_labels().end());
-  q.targets.assign(s.pending_targets().begin(), s.pending_targets().end());
+  q.targets = targets.ToVector();
   store->carry_.assign(s.carry_query().begin(), s.carry_query().end());
   store->usage_[0].assign(s.usage_1().begin(), s.usage_1().end());
   store->usage_[1].assign(s.usage_2().begin(), s.usage_2().end());
@@ -159,6 +168,7 @@ absl::StatusOr<std::unique_ptr<FwpkmStore>> FwpkmStore::Restore(const StoreSpec&
 }
 
 absl::StatusOr<std::unique_ptr<Store>> RestoreFwpkmStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                         const StateArrays& arrays,
                                                          kernels::Backend* backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
   ASSIGN_OR_RETURN(StoreSpec normalized, NormalizeFwpkmSpec(snapshot.spec()));
@@ -166,7 +176,7 @@ absl::StatusOr<std::unique_ptr<Store>> RestoreFwpkmStore(const adapt::v1::StoreS
     return absl::InvalidArgumentError("snapshot.fwpkm: missing for an fwpkm store");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<FwpkmStore> store,
-                   FwpkmStore::Restore(normalized, snapshot.fwpkm(), backend));
+                   FwpkmStore::Restore(normalized, snapshot.fwpkm(), arrays, backend));
   return std::unique_ptr<Store>(std::move(store));
 }
 

@@ -13,8 +13,9 @@
 // share of the read weight on slots that were ever written. FailedPrecondition before the first
 // chunk was applied. The version grows by one per chunk applied.
 // Thread safety: every public method may be called concurrently. One reader/writer mutex: Predict,
-// Describe, Snapshot and Txn::Add share it; Commit and Compile hold it exclusively.
-// Layout: queued queries items × key_dim; queued targets items × width (row-major).
+// Describe, Snapshot, WriteState (while its sink runs) and Txn::Add share it; Commit and Compile
+// hold it exclusively. Layout: queued queries items × key_dim; queued targets items × width
+// (row-major).
 #ifndef ADAPTD_SERVER_STORES_FWPKM_STORE_H_
 #define ADAPTD_SERVER_STORES_FWPKM_STORE_H_
 
@@ -55,6 +56,7 @@ class FwpkmStore final : public Store {
   // Rebuilds a store from a snapshot state (validated against `spec`).
   static absl::StatusOr<std::unique_ptr<FwpkmStore>> Restore(const adapt::v1::StoreSpec& spec,
                                                              const adapt::v1::FwpkmState& state,
+                                                             const StateArrays& arrays,
                                                              kernels::Backend* backend);
 
   adapt::v1::StoreSpec spec() const override;
@@ -67,6 +69,7 @@ class FwpkmStore final : public Store {
       const adapt::v1::CompileRequest& request) override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
+  absl::Status WriteState(StateSink sink) const override;
 
  private:
   friend class FwpkmTxn;
@@ -124,6 +127,7 @@ class FwpkmStore final : public Store {
 absl::StatusOr<std::unique_ptr<Store>> CreateFwpkmStore(const adapt::v1::StoreSpec& spec,
                                                         kernels::Backend* backend);
 absl::StatusOr<std::unique_ptr<Store>> RestoreFwpkmStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                         const StateArrays& arrays,
                                                          kernels::Backend* backend);
 
 }  // namespace adaptd

@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/snapshot.pb.h"
+#include "server/stores/store_state.h"
 
 namespace adaptd {
 
@@ -181,13 +182,37 @@ class Store {
   // Fills spec, version, counts, labels, memory and the kind's statistics (not the names).
   virtual void Describe(adapt::v1::StoreInfo* info) const = 0;
 
-  // The whole state, for export; RestoreStore (store_factory.h) reads it back.
+  // The whole state as one protobuf; RestoreStore (store_factory.h) reads it back. A state
+  // past what one protobuf holds (2 GiB) answers ResourceExhausted: WriteState has no limit.
   virtual absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const = 0;
+
+  // The whole state with its big arrays outside the protobuf (store_state.h), handed to `sink`
+  // while the store holds its lock: the arrays' fill functions read the store and are valid
+  // only until `sink` returns, and `sink` must not call the store. What `sink` returns is
+  // returned. The default hands over Snapshot() without arrays (kinds with small states).
+  virtual absl::Status WriteState(StateSink sink) const {
+    absl::StatusOr<adapt::v1::StoreSnapshot> snapshot = Snapshot();
+    if (!snapshot.ok()) return snapshot.status();
+    StoreStateOut state{*std::move(snapshot), {}};
+    return sink(state);
+  }
 
   // The published linear read-out, or null for kinds without one or while Predict would
   // fail (nothing published yet): callers then use Predict.
   virtual std::shared_ptr<const LinearReadout> Readout() const { return nullptr; }
 };
+
+// Snapshot() of a kind that implements WriteState: the state with its arrays filled into their
+// fields (InlineState).
+inline absl::StatusOr<adapt::v1::StoreSnapshot> SnapshotFromState(const Store& store) {
+  absl::StatusOr<adapt::v1::StoreSnapshot> out = absl::UnknownError("no state written");
+  absl::Status status = store.WriteState([&](StoreStateOut& state) {
+    out = InlineState(state);
+    return out.status();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
 
 }  // namespace adaptd
 

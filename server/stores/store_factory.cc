@@ -35,9 +35,25 @@ absl::StatusOr<std::unique_ptr<Store>> CreateStore(const adapt::v1::StoreSpec& s
 
 absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
                                                     kernels::Backend* backend) {
+  if (!snapshot.arrays().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot.arrays: lists ", snapshot.arrays_size(),
+                     " sections that a lone StoreSnapshot does not carry"));
+  }
+  return RestoreStore(snapshot, StateArrays(), backend);
+}
+
+absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                    const StateArrays& arrays,
+                                                    kernels::Backend* backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("no compute backend given");
   ASSIGN_OR_RETURN(const StoreKind* kind, KindOf(snapshot.spec(), "snapshot.spec.kind"));
   RETURN_IF_ERROR(CheckStateMatchesKind(snapshot, *kind));
+  if (kind->restore_arrays) return kind->restore_arrays(snapshot, arrays, backend);
+  if (!arrays.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot.arrays: the ", kind->name, " kind reads no array sections"));
+  }
   return kind->restore(snapshot, backend);
 }
 

@@ -10,6 +10,7 @@
 #include "adapt/v1/snapshot.pb.h"
 #include "kernels/backend.h"
 #include "server/stores/store.h"
+#include "server/stores/store_state.h"
 
 namespace adaptd {
 
@@ -22,6 +23,13 @@ absl::StatusOr<std::unique_ptr<Store>> CreateStore(const adapt::v1::StoreSpec& s
 // (kind, sizes, values) answers InvalidArgument naming "snapshot.<field>". A store that had a
 // published version publishes it again before returning.
 absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                    kernels::Backend* backend);
+
+// The same for a snapshot whose arrays travel in `arrays` (a decoded format-2 file,
+// server/core/snapshot_file.h); `arrays` must outlive the call only. A kind without
+// restore_arrays (store_kind.h) refuses sections.
+absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
+                                                    const StateArrays& arrays,
                                                     kernels::Backend* backend);
 
 }  // namespace adaptd

@@ -24,6 +24,7 @@
 #include "google/protobuf/descriptor.h"
 #include "kernels/backend.h"
 #include "server/stores/store.h"
+#include "server/stores/store_state.h"
 
 namespace adaptd {
 
@@ -70,6 +71,13 @@ struct StoreKind {
   std::function<absl::StatusOr<std::unique_ptr<Store>>(const adapt::v1::StoreSnapshot&,
                                                        kernels::Backend*)>
       restore;
+  // Optional: `restore` for a snapshot whose big arrays may travel outside the protobuf
+  // (snapshot file format 2, store_state.h), reading each array through `arrays` (which serve
+  // the header's fields when the file had no section). Kinds whose Store implements WriteState
+  // set it; a kind without it restores only snapshots without array sections.
+  std::function<absl::StatusOr<std::unique_ptr<Store>>(const adapt::v1::StoreSnapshot&,
+                                                       const StateArrays&, kernels::Backend*)>
+      restore_arrays;
   std::vector<KindGauge> gauges;
   // The parameters (text format of `params`) of a small, quick store of this kind that does
   // no work in the background: what tests, fuzzers and the contract suite create.

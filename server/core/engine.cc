@@ -311,9 +311,9 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
     adapt::v1::StoreInfo sized;
     store->Describe(&sized);
     RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
-    slot = AddDurably(request.tenant(), request.store(), store, spec, nullptr);
+    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/false);
   } else {
-    slot = AddDurably(request.tenant(), request.store(), store, spec, nullptr);
+    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/false);
   }
   if (!slot.ok()) return slot.status();
   adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), **slot);
@@ -350,9 +350,11 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreR
   return Describe(request.tenant(), request.store(), *slot);
 }
 
-absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
-    const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
-    const adapt::v1::StoreSpec& spec, const adapt::v1::StoreSnapshot* snapshot) {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(const std::string& tenant,
+                                                              const std::string& name,
+                                                              const std::shared_ptr<Store>& store,
+                                                              const adapt::v1::StoreSpec& spec,
+                                                              bool imported) {
   auto slot = journal_ != nullptr
                   ? std::make_shared<StoreSlot>(tenant, name, store, LoaderOf(tenant, name),
                                                 WarmLoaderOf(tenant, name, spec.kind()))
@@ -365,11 +367,20 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
   }
   uint64_t lsn = 0;
   RETURN_IF_ERROR(registry_.Reserve(tenant, name, slot, [&] {
-    lsn = journal_->AppendCreate(tenant, name, store, spec, snapshot);
+    lsn = journal_->AppendCreate(tenant, name, store, spec, imported);
   }));
   if (absl::Status durable = journal_->WaitDurable(lsn); !durable.ok()) {
     registry_.Abandon(tenant, name);
     return durable;
+  }
+  if (imported) {
+    // The import's record holds only its spec: the state goes to the state database before
+    // the import is acknowledged (a restart that finds no state drops the import).
+    if (absl::Status stored = journal_->StoreImported(tenant, name, store.get()); !stored.ok()) {
+      (void)journal_->WaitDurable(journal_->AppendDelete(tenant, name));  // still reserved
+      registry_.Abandon(tenant, name);
+      return stored;
+    }
   }
   registry_.Publish(tenant, name);
   WatchTier(*slot);
@@ -593,12 +604,8 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
-  // The log's import record holds the whole state as one protobuf (the format-1 form).
-  if (journal_ != nullptr && !decoded.arrays.empty()) {
-    ASSIGN_OR_RETURN(snapshot, InlineArrays(std::move(snapshot), decoded.arrays));
-  }
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
-                   AddDurably(tenant, name, store, snapshot.spec(), &snapshot));
+                   AddDurably(tenant, name, store, store->spec(), /*imported=*/true));
   adapt::v1::StoreInfo info = Describe(tenant, name, *slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;

@@ -153,13 +153,14 @@ class Engine {
                  const std::shared_ptr<Store>& store);
   void AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store, const CommitResult& result,
                    TxnKind kind);
-  // Adds a created or imported store: its log record durable first (the name reserved,
-  // invisible meanwhile), then visible; on a log failure the name is free again.
+  // Adds a created or imported store: its log record durable first (an imported store's state
+  // stored too; the name reserved, invisible meanwhile), then visible; on a failure the name
+  // is free again.
   absl::StatusOr<std::shared_ptr<StoreSlot>> AddDurably(const std::string& tenant,
                                                         const std::string& name,
                                                         const std::shared_ptr<Store>& store,
                                                         const adapt::v1::StoreSpec& spec,
-                                                        const adapt::v1::StoreSnapshot* snapshot);
+                                                        bool imported);
   // RESOURCE_EXHAUSTED naming the budget when pinning `adding` more bytes would pin more than
   // the whole memory budget.
   absl::Status CheckPinBudget(uint64_t adding) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);

@@ -351,5 +351,73 @@ TEST_F(EngineDurabilityTest, ACreationTheLogCannotKeepLeavesNoStore) {
   EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
 }
 
+// An import's state goes to the state database before the import is acknowledged (its log
+// record holds only the spec), so a restart with no checkpoint finds it, equal to its source.
+TEST_F(EngineDurabilityTest, AnImportIsStoredBeforeItIsAcknowledged) {
+  ASSERT_TRUE(Adapt("a").ok());
+  adapt::v1::ExportStoreRequest request;
+  request.set_tenant("t");
+  request.set_store("s");
+  absl::StatusOr<std::string> file = engine_->Export(request);
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<adapt::v1::StoreInfo> imported = engine_->Import("t", "copy", *file);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->examples(), 3u);
+  EXPECT_EQ(imported->checkpoint_error(), "");
+
+  Start(nullptr);  // as after a crash: no checkpoint since the import
+  request.set_store("copy");
+  absl::StatusOr<std::string> again = engine_->Export(request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *file);
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("t");
+  get.set_store("copy");
+  EXPECT_EQ(engine_->GetStore(get)->examples(), 3u);
+}
+
+// An import whose state the state database cannot hold is refused naming the limit, leaves no
+// store (then or after a restart), and the name can be imported again once there is room.
+TEST_F(EngineDurabilityTest, AnImportTheStateDatabaseCannotHoldLeavesNoStore) {
+  Start(&env_, /*state_map_bytes=*/256 << 10);
+  // A faast store at d = 256 holds 512 KiB of statistics: more than the whole map.
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("big");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  create.mutable_spec()->set_dim(256);
+  ASSERT_TRUE(engine_->CreateStore(create).ok());
+  {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    adapt::v1::Example* e = examples.Add();
+    e->set_label("x");
+    for (int j = 0; j < 256; ++j) e->mutable_input()->mutable_vector()->add_values(j % 7 - 3);
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add("t", "big", examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  }
+  adapt::v1::ExportStoreRequest request;
+  request.set_tenant("t");
+  request.set_store("big");
+  absl::StatusOr<std::string> file = engine_->Export(request);
+  ASSERT_TRUE(file.ok()) << file.status();
+
+  absl::StatusOr<adapt::v1::StoreInfo> imported = engine_->Import("t", "copy", *file);
+  EXPECT_EQ(imported.status().code(), absl::StatusCode::kResourceExhausted) << imported.status();
+  EXPECT_NE(imported.status().message().find("--state-map-bytes"), std::string::npos)
+      << imported.status();
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("t");
+  get.set_store("copy");
+  EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+
+  Start(nullptr);  // the default map: room for everything
+  EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+  imported = engine_->Import("t", "copy", *file);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  Start(nullptr);
+  EXPECT_TRUE(engine_->GetStore(get).ok());
+}
+
 }  // namespace
 }  // namespace adaptd

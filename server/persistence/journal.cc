@@ -138,17 +138,7 @@ absl::StatusOr<bool> Journal::Unload(const std::string& tenant, const std::strin
     if (entry->deleted || entry->store.get() != store) return false;
     dirty = entry->dirty_since != 0;
   }
-  if (dirty) {  // a one-store checkpoint
-    ASSIGN_OR_RETURN(StateDb::Writer writer, state_db_->BeginWrite());
-    Written written{entry};
-    std::vector<std::string> failures;
-    absl::StatusOr<bool> taken = TakeState(entry, &writer, &written, &failures);
-    std::vector<Written> group;
-    if (!taken.ok() || *taken) group.push_back(std::move(written));
-    if (!taken.ok()) return CommitGroup(&writer, 0, &group, taken.status());
-    if (!failures.empty()) return absl::InternalError(failures.front());
-    if (*taken) RETURN_IF_ERROR(CommitGroup(&writer, group.front().lsn, &group));
-  }
+  if (dirty) RETURN_IF_ERROR(StoreOne(entry));
   absl::MutexLock entry_lock(&entry->mu);
   if (entry->deleted || entry->store.get() != store || entry->dirty_since != 0 ||
       !entry->in_flight.empty()) {
@@ -157,6 +147,34 @@ absl::StatusOr<bool> Journal::Unload(const std::string& tenant, const std::strin
   entry->store = nullptr;
   entry->ids = AppliedIds(options_.max_ids_per_store);
   return true;
+}
+
+absl::Status Journal::StoreOne(const std::shared_ptr<Entry>& entry) {
+  ASSIGN_OR_RETURN(StateDb::Writer writer, state_db_->BeginWrite());
+  Written written{entry};
+  std::vector<std::string> failures;
+  absl::StatusOr<bool> taken = TakeState(entry, &writer, &written, &failures);
+  std::vector<Written> group;
+  if (!taken.ok() || *taken) group.push_back(std::move(written));
+  if (!taken.ok()) return CommitGroup(&writer, 0, &group, taken.status());
+  if (!failures.empty()) return absl::InternalError(failures.front());
+  if (*taken) RETURN_IF_ERROR(CommitGroup(&writer, group.front().lsn, &group));
+  return absl::OkStatus();
+}
+
+absl::Status Journal::StoreImported(const std::string& tenant, const std::string& name,
+                                    const Store* store) {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  bool ours = false;
+  if (entry != nullptr) {
+    absl::MutexLock entry_lock(&entry->mu);
+    ours = !entry->deleted && entry->store.get() == store;
+  }
+  if (!ours) {
+    return absl::InternalError(
+        absl::StrCat("store ", tenant, "/", name, " is not the one just imported"));
+  }
+  return StoreOne(entry);
 }
 
 uint64_t Journal::RememberedBytes(const std::string& tenant, const std::string& name) const {
@@ -175,21 +193,16 @@ std::string Journal::CheckpointError(const std::string& tenant, const std::strin
 
 uint64_t Journal::AppendCreate(const std::string& tenant, const std::string& name,
                                std::shared_ptr<Store> store, const adapt::v1::StoreSpec& spec,
-                               const adapt::v1::StoreSnapshot* imported) {
+                               bool imported) {
   auto entry = std::make_shared<Entry>(options_.max_ids_per_store);
   entry->tenant = tenant;
   entry->name = name;
   entry->store = std::move(store);
   adapt::v1::WalRecord record;
-  if (imported != nullptr) {
-    *record.mutable_import() = *imported;
-    record.mutable_import()->clear_durable();
-  } else {
-    *record.mutable_create() = spec;
-  }
+  *(imported ? record.mutable_import_stored() : record.mutable_create()) = spec;
   const std::string key = StoreKey(tenant, name);
   absl::MutexLock entry_lock(&entry->mu);
-  entry->pinned = imported != nullptr ? imported->spec().pinned() : spec.pinned();
+  entry->pinned = spec.pinned();
   {
     absl::MutexLock lock(&mu_);
     entries_[key] = entry;

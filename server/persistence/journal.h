@@ -83,11 +83,18 @@ class Journal {
                                                        std::vector<RecoveredStore>* recovered);
   ~Journal();
 
-  // Under the registry's lock, right after `store`'s name was reserved: logs its creation (a
-  // spec, or the imported snapshot when `imported` is set). Returns the LSN to wait for.
+  // Under the registry's lock, right after `store`'s name was reserved: logs its creation
+  // (its spec). With `imported`, the record says the store was imported: its state is not in
+  // the log, so StoreImported must write it before the import is acknowledged (replay drops an
+  // import whose state was never stored). Returns the LSN to wait for.
   uint64_t AppendCreate(const std::string& tenant, const std::string& name,
                         std::shared_ptr<Store> store, const adapt::v1::StoreSpec& spec,
-                        const adapt::v1::StoreSnapshot* imported);
+                        bool imported);
+  // After an imported store's record is durable: writes its state to the state database (a
+  // one-store checkpoint), so a restart finds it. The state database's error when it could
+  // not (the import then fails: AppendDelete it before abandoning its name).
+  absl::Status StoreImported(const std::string& tenant, const std::string& name,
+                             const Store* store);
   // Reads a cold store back from the state database (the store when it is loaded already).
   // NotFound when it was deleted; a state that cannot be read or restored makes the store a
   // FailedStore with the reason (recorded, so it stays failed), returned as the store;
@@ -231,6 +238,10 @@ class Journal {
                                  Written* written, std::vector<std::string>* failures);
   // Commits `writer` after the log is durable up to `covered`, and marks `group` clean (or
   // failed with the error). With a `failed` status (a put failed), discards the writer and
+  // A one-store checkpoint of `entry`: its state, when it changed since it was last stored,
+  // written in a state-database transaction of its own. The error of the state database or of
+  // the store's snapshot.
+  absl::Status StoreOne(const std::shared_ptr<Entry>& entry);
   // marks the group failed with it.
   absl::Status CommitGroup(StateDb::Writer* writer, uint64_t covered, std::vector<Written>* group,
                            absl::Status failed = absl::OkStatus());

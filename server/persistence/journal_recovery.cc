@@ -247,6 +247,16 @@ void Recovery::Apply(const LogFrame& frame) {
     }
     return;
   }
+  if (record.has_import_stored()) {
+    // The import's state is in the state database when it was acknowledged; a stored state
+    // at or after this record (`it`, from the catalog) covers it.
+    if (it != states_.end() && it->second.last_lsn >= lsn) return;
+    std::fprintf(stderr,
+                 "adaptd: store %s: the import logged at LSN %llu never stored its state (it was "
+                 "not acknowledged); dropped\n",
+                 frame.key.c_str(), static_cast<unsigned long long>(lsn));
+    return;
+  }
   if (record.has_create() || record.has_import()) {
     if (it != states_.end() && it->second.last_lsn >= lsn) return;
     State state;

@@ -34,6 +34,46 @@ TEST_F(JournalTest, ReplaysTheLogIntoTheSameStatistics) {
   }
 }
 
+// An import's record holds only its spec; its state is stored before the import is
+// acknowledged. Replay keeps an import whose state was stored, with what it held and the
+// writes after it, and drops one whose state never was (it was never acknowledged).
+TEST_F(JournalTest, AnImportIsKeptOnlyWithItsStoredState) {
+  Open();
+  auto source = Create("source");
+  ASSERT_TRUE(Adapt("source", source.get(), 5, 1).ok());
+  auto state = source->Snapshot();
+  ASSERT_TRUE(state.ok());
+  auto restored = RestoreStore(*state, backend_.get());
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  std::shared_ptr<Store> kept = *std::move(restored);
+  ASSERT_TRUE(journal_
+                  ->WaitDurable(journal_->AppendCreate("t", "kept", kept, kept->spec(),
+                                                       /*imported=*/true))
+                  .ok());
+  ASSERT_TRUE(journal_->StoreImported("t", "kept", kept.get()).ok());
+  ASSERT_TRUE(Adapt("kept", kept.get(), 3, 2).ok());  // logged after the stored state
+  auto expected = kept->Snapshot();
+  ASSERT_TRUE(expected.ok());
+  // An import cut short: its record is durable, its state never stored.
+  restored = RestoreStore(*state, backend_.get());
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  std::shared_ptr<Store> lost = *std::move(restored);
+  ASSERT_TRUE(journal_
+                  ->WaitDurable(journal_->AppendCreate("t", "lost", lost, lost->spec(),
+                                                       /*imported=*/true))
+                  .ok());
+  EXPECT_EQ(journal_->StoreImported("t", "other", lost.get()).code(), absl::StatusCode::kInternal);
+
+  auto stores = Open();  // as after a crash: no checkpoint
+  EXPECT_EQ(stores.count("t/lost"), 0u);
+  ASSERT_EQ(stores.count("t/kept"), 1u);
+  EXPECT_EQ(Info(*stores["t/kept"]).examples(), 8u);
+  auto got = stores["t/kept"]->Snapshot();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->SerializeAsString(), expected->SerializeAsString());
+  ASSERT_EQ(stores.count("t/source"), 1u);
+}
+
 TEST_F(JournalTest, AutomaticCompilesReplayToTheSameVersion) {
   Open();
   auto a = Create("a");

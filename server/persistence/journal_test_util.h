@@ -72,8 +72,7 @@ class JournalFixture : public ::testing::Test {
     EXPECT_TRUE(created.ok()) << created.status();
     std::shared_ptr<Store> store = *std::move(created);
     if (wrap) store = wrap(std::move(store));
-    EXPECT_TRUE(
-        journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, nullptr)).ok());
+    EXPECT_TRUE(journal_->WaitDurable(journal_->AppendCreate("t", name, store, spec, false)).ok());
     return store;
   }
 

@@ -30,7 +30,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo 
                      WarmLoader warm_loader)
     : tenant_(std::move(tenant)),
       name_(std::move(name)),
-      info_(std::move(info)),
+      info_(std::make_shared<const adapt::v1::StoreInfo>(std::move(info))),
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {}
 
@@ -75,6 +75,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
     if (*read != nullptr) {  // otherwise the store has no warm form: load it whole
       loading_ = false;
       warm_ = *std::move(read);
+      info_ = warm_->info();  // the description it was read with, held once
       NoteBytes(warm_->bytes());
       if (hook_) hook_(from, adapt::v1::TIER_WARM);
       if (loaded_now != nullptr) *loaded_now = true;
@@ -88,6 +89,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   if (!loaded.ok()) return loaded.status();
   store_ = *loaded;
   warm_.reset();
+  info_.reset();
   NoteBytes(MemoryOf(*store_));
   if (hook_) hook_(from, adapt::v1::TIER_HOT);
   if (loaded_now != nullptr) *loaded_now = true;
@@ -110,10 +112,14 @@ adapt::v1::Tier StoreSlot::tier() const {
 }
 
 adapt::v1::StoreSpec StoreSlot::spec() const {
-  std::shared_ptr<Store> store = loaded();
-  if (store != nullptr) return store->spec();
-  absl::MutexLock lock(&mu_);
-  return info_.spec();
+  std::shared_ptr<Store> store;
+  std::shared_ptr<const adapt::v1::StoreInfo> info;
+  {
+    absl::MutexLock lock(&mu_);
+    store = store_;
+    info = info_;
+  }
+  return store != nullptr ? store->spec() : info->spec();  // a hot store's spec takes its lock
 }
 
 adapt::v1::StoreInfo StoreSlot::Describe() const {
@@ -128,7 +134,7 @@ adapt::v1::StoreInfo StoreSlot::Describe() const {
     } else if (warm_ != nullptr) {
       store = warm_;
     } else {
-      info = info_;
+      info = *info_;
     }
   }
   if (store != nullptr) {
@@ -142,9 +148,13 @@ adapt::v1::StoreInfo StoreSlot::Describe() const {
 }
 
 uint64_t StoreSlot::loaded_bytes() const {
-  if (std::shared_ptr<Store> store = loaded(); store != nullptr) return MemoryOf(*store);
-  absl::MutexLock lock(&mu_);
-  return info_.memory_bytes();
+  std::shared_ptr<Store> store;
+  {
+    absl::MutexLock lock(&mu_);
+    if (store_ == nullptr) return info_->memory_bytes();
+    store = store_;
+  }
+  return MemoryOf(*store);
 }
 
 std::shared_ptr<Store> StoreSlot::BeginEvict(long holders, adapt::v1::Tier* tier) {
@@ -172,13 +182,19 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
   if (!evicted) return;
   const adapt::v1::Tier from = TierLocked();
   if (store_ != nullptr) {
-    info.clear_tenant();
-    info.clear_store();
-    info_ = std::move(info);
+    if (warm != nullptr) {
+      info_ = warm->info();  // made from the same description: held once
+    } else {
+      info.clear_tenant();
+      info.clear_store();
+      info_ = std::make_shared<const adapt::v1::StoreInfo>(std::move(info));
+    }
     store_.reset();
     warm_ = std::move(warm);
   } else {
-    warm_.reset();  // info_ is the description it had when hot
+    // Its description when hot, with the labels it kept in its read-out.
+    info_ = std::make_shared<const adapt::v1::StoreInfo>(warm_->ColdInfo());
+    warm_.reset();
   }
   NoteBytes(warm_ != nullptr ? warm_->bytes() : 0);
   if (hook_) hook_(from, TierLocked());

@@ -95,8 +95,9 @@ class StoreSlot {
   // FinishEvict. Null otherwise.
   std::shared_ptr<Store> BeginEvict(long holders, adapt::v1::Tier* tier = nullptr)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Step 2: `evicted` drops the store a tier down: a hot one turns warm when `warm` is given,
-  // otherwise cold, described by `info` (its description when hot); a warm one turns cold.
+  // Step 2: `evicted` drops the store a tier down: a hot one turns warm when `warm` (made from
+  // `info`) is given, otherwise cold, described by `info` (its description when hot); a warm
+  // one turns cold.
   // Otherwise it stays as it was.
   void FinishEvict(bool evicted, adapt::v1::StoreInfo info,
                    std::shared_ptr<WarmStore> warm = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
@@ -111,7 +112,9 @@ class StoreSlot {
 
   std::shared_ptr<Store> store_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<WarmStore> warm_ ABSL_GUARDED_BY(mu_);  // null when hot or cold
-  adapt::v1::StoreInfo info_ ABSL_GUARDED_BY(mu_);        // when warm or cold
+  // The last description when warm or cold (memory_bytes: the whole store's); a warm store
+  // shares its own (WarmStore::info), so it is held once. Null while hot.
+  std::shared_ptr<const adapt::v1::StoreInfo> info_ ABSL_GUARDED_BY(mu_);
   const Loader loader_;
   const WarmLoader warm_loader_;
   bool loading_ ABSL_GUARDED_BY(mu_) = false;

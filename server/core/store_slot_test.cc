@@ -190,8 +190,6 @@ TEST(StoreSlotTest, ReadsAreServedWarmWhileAWriteLoadsTheWholeStore) {
 }
 
 TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
-  std::shared_ptr<WarmStore> warm = MakeWarm();
-  const uint64_t warm_bytes = warm->bytes();
   StoreSlot slot("t", "s", MakeStore(), []() -> absl::StatusOr<std::shared_ptr<Store>> {
     return absl::UnavailableError("not in this test");
   });
@@ -204,6 +202,9 @@ TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
   adapt::v1::StoreInfo info;
   hot->Describe(&info);
   hot.reset();
+  // Made from the hot store's description, as Engine::Evict makes it.
+  auto warm = std::make_shared<WarmStore>(info, MakeWarm()->Readout(), Backend());
+  const uint64_t warm_bytes = warm->bytes();
   slot.FinishEvict(true, info, std::move(warm));  // the slot holds it alone
   EXPECT_EQ(slot.tier(), adapt::v1::TIER_WARM);
   EXPECT_EQ(slot.noted_bytes(), warm_bytes);

@@ -23,10 +23,32 @@ class RefusingTxn final : public Txn {
 
 }  // namespace
 
-WarmStore::WarmStore(adapt::v1::StoreInfo info, std::shared_ptr<const LinearReadout> readout,
-                     kernels::Backend* backend)
-    : info_(std::move(info)), readout_(std::move(readout)), backend_(backend) {
-  bytes_ = sizeof(*this) + readout_->weights.capacity() * sizeof(float) + info_.SpaceUsedLong();
+namespace {
+
+// `info` without its labels when they are the read-out's column names (Describe adds them back
+// from there), so a warm store holds them once; as it is otherwise (labels added since the
+// read-out was published).
+std::shared_ptr<const adapt::v1::StoreInfo> WithoutReadoutLabels(
+    std::shared_ptr<const adapt::v1::StoreInfo> info, const LinearReadout& readout) {
+  if (info->labels_size() == 0 || readout.label_names == nullptr) return info;
+  const std::vector<std::string>& names = *readout.label_names;
+  if (names.size() != static_cast<size_t>(info->labels_size()) ||
+      !std::equal(names.begin(), names.end(), info->labels().begin())) {
+    return info;
+  }
+  auto trimmed = std::make_shared<adapt::v1::StoreInfo>(*info);
+  trimmed->clear_labels();
+  return trimmed;
+}
+
+}  // namespace
+
+WarmStore::WarmStore(std::shared_ptr<const adapt::v1::StoreInfo> info,
+                     std::shared_ptr<const LinearReadout> readout, kernels::Backend* backend)
+    : info_(WithoutReadoutLabels(std::move(info), *readout)),
+      readout_(std::move(readout)),
+      backend_(backend) {
+  bytes_ = sizeof(*this) + readout_->weights.capacity() * sizeof(float) + info_->SpaceUsedLong();
   if (readout_->label_names != nullptr) {
     for (const std::string& name : *readout_->label_names) bytes_ += sizeof(name) + name.size();
   }
@@ -50,8 +72,18 @@ absl::StatusOr<adapt::v1::CompileResponse> WarmStore::Compile(const adapt::v1::C
 absl::StatusOr<adapt::v1::StoreSnapshot> WarmStore::Snapshot() const { return Refuse("snapshots"); }
 
 void WarmStore::Describe(adapt::v1::StoreInfo* info) const {
-  *info = info_;
+  *info = *info_;
+  if (info->labels_size() == 0 && readout_->label_names != nullptr) {
+    for (const std::string& name : *readout_->label_names) info->add_labels(name);
+  }
   info->set_memory_bytes(bytes_);
+}
+
+adapt::v1::StoreInfo WarmStore::ColdInfo() const {
+  adapt::v1::StoreInfo info;
+  Describe(&info);
+  info.set_memory_bytes(info_->memory_bytes());
+  return info;
 }
 
 absl::StatusOr<Predictions> WarmStore::Predict(const float* keys, int64_t rows, int64_t dim,

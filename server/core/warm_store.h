@@ -23,11 +23,16 @@ namespace adaptd {
 class WarmStore final : public Store {
  public:
   // `info`: the store's description when it was hot; `readout` its published read-out (not
-  // null); `backend` outlives the WarmStore.
+  // null); `backend` outlives the WarmStore. The labels are kept once: in the read-out when
+  // they are its column names.
+  WarmStore(std::shared_ptr<const adapt::v1::StoreInfo> info,
+            std::shared_ptr<const LinearReadout> readout, kernels::Backend* backend);
   WarmStore(adapt::v1::StoreInfo info, std::shared_ptr<const LinearReadout> readout,
-            kernels::Backend* backend);
+            kernels::Backend* backend)
+      : WarmStore(std::make_shared<const adapt::v1::StoreInfo>(std::move(info)), std::move(readout),
+                  backend) {}
 
-  adapt::v1::StoreSpec spec() const override { return info_.spec(); }
+  adapt::v1::StoreSpec spec() const override { return info_->spec(); }
   int64_t dim() const override { return readout_->dim; }
   std::unique_ptr<Txn> Begin(TxnKind kind) override;
   absl::StatusOr<CommitResult> Commit(Txn& txn) override;
@@ -42,11 +47,17 @@ class WarmStore final : public Store {
 
   // What it holds: the read-out's weights and label names, and the description.
   uint64_t bytes() const { return bytes_; }
+  // The description it was made with (memory_bytes: the whole store's), shared with its
+  // slot; without the labels when they are the read-out's column names (Describe adds them).
+  const std::shared_ptr<const adapt::v1::StoreInfo>& info() const { return info_; }
+  // The whole description (labels included), memory_bytes the whole store's: what its slot
+  // keeps when it goes cold.
+  adapt::v1::StoreInfo ColdInfo() const;
 
  private:
   absl::Status Refuse(const char* what) const;
 
-  const adapt::v1::StoreInfo info_;
+  const std::shared_ptr<const adapt::v1::StoreInfo> info_;
   const std::shared_ptr<const LinearReadout> readout_;
   kernels::Backend* const backend_;
   uint64_t bytes_ = 0;

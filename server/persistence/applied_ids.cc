@@ -10,12 +10,13 @@ size_t AppliedIds::BytesOf(const std::string& id) {
 
 void AppliedIds::Add(const std::string& id) {
   if (capacity_ == 0 || id.empty() || !set_.insert(id).second) return;
-  order_.push_back(id);
+  if (order_ == nullptr) order_ = std::make_unique<std::deque<std::string>>();
+  order_->push_back(id);
   bytes_ += BytesOf(id);
-  while (order_.size() > capacity_) {
-    bytes_ -= BytesOf(order_.front());
-    set_.erase(order_.front());
-    order_.pop_front();
+  while (order_->size() > capacity_) {
+    bytes_ -= BytesOf(order_->front());
+    set_.erase(order_->front());
+    order_->pop_front();
   }
 }
 

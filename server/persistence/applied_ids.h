@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,11 @@ class AppliedIds {
   bool Contains(const std::string& id) const { return set_.contains(id); }
   void Add(const std::string& id);
   // Oldest first.
-  std::vector<std::string> List() const { return {order_.begin(), order_.end()}; }
-  size_t size() const { return order_.size(); }
+  std::vector<std::string> List() const {
+    return order_ ? std::vector<std::string>(order_->begin(), order_->end())
+                  : std::vector<std::string>();
+  }
+  size_t size() const { return order_ ? order_->size() : 0; }
   // What the ids hold in memory, estimated: each is kept twice (in order and in the set),
   // with its heap bytes when longer than the inline buffer and the set's slot.
   size_t bytes() const { return bytes_; }
@@ -31,7 +35,9 @@ class AppliedIds {
   static size_t BytesOf(const std::string& id);
   size_t capacity_;
   size_t bytes_ = 0;
-  std::deque<std::string> order_;
+  // Allocated with the first id: an empty std::deque holds most of a KiB, and most stores a
+  // journal knows are cold, with no ids in memory.
+  std::unique_ptr<std::deque<std::string>> order_;
   absl::flat_hash_set<std::string> set_;
 };
 

@@ -305,7 +305,7 @@ absl::StatusOr<CommitResult> Journal::Commit(
       }
     }
     for (const auto& id : ids) entry->pending_ids.erase(id);
-    entry->in_flight.pop_front();
+    entry->in_flight.erase(entry->in_flight.begin());
   }
   if (durable.ok()) MaybeCheckpointLater();
   return result;
@@ -461,6 +461,7 @@ absl::Status Journal::CommitGroup(StateDb::Writer* writer, uint64_t covered,
     written.entry->stored_by = sequence;
     written.entry->checkpoint_error.clear();
     written.entry->catalog = written.catalog;
+    written.entry->catalog.clear_info();
     // Records after the stored LSN (writes logged meanwhile) are still only in the log.
     written.entry->dirty_since =
         written.entry->last_lsn > written.lsn ? written.lsn + 1 : uint64_t{0};

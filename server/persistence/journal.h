@@ -178,7 +178,8 @@ class Journal {
     // The first record not in the state database yet (0: the stored state is current).
     uint64_t dirty_since ABSL_GUARDED_BY(mu) = 0;
     std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
-    // The entry of the stored state (what Load reads); empty before the first checkpoint.
+    // The entry of the stored state (what Load reads), without its `info` (the engine's slot
+    // keeps the description); empty before the first checkpoint.
     adapt::v1::CatalogEntry catalog ABSL_GUARDED_BY(mu);
     // The state-database write that stored `catalog` (StateDb::Writer::sequence). Two
     // checkpoints of one store (the background one and an eviction's) may finish out of
@@ -188,7 +189,8 @@ class Journal {
     bool deleted ABSL_GUARDED_BY(mu) = false;
     AppliedIds ids ABSL_GUARDED_BY(mu);
     // Writes logged but not yet applied (or refused), by LSN: they apply in this order.
-    std::deque<uint64_t> in_flight ABSL_GUARDED_BY(mu);
+    // Rarely more than a few: a vector (an empty std::deque allocates).
+    std::vector<uint64_t> in_flight ABSL_GUARDED_BY(mu);
     absl::flat_hash_set<std::string> pending_ids ABSL_GUARDED_BY(mu);  // ids of in_flight
     explicit Entry(size_t capacity) : ids(capacity) {}
     // The LSN a snapshot taken now covers: every record of the store up to it is in the
@@ -236,12 +238,12 @@ class Journal {
   // (recorded in the entry and in `failures`); an error when the state database failed.
   absl::StatusOr<bool> TakeState(const std::shared_ptr<Entry>& entry, StateDb::Writer* writer,
                                  Written* written, std::vector<std::string>* failures);
-  // Commits `writer` after the log is durable up to `covered`, and marks `group` clean (or
-  // failed with the error). With a `failed` status (a put failed), discards the writer and
   // A one-store checkpoint of `entry`: its state, when it changed since it was last stored,
   // written in a state-database transaction of its own. The error of the state database or of
   // the store's snapshot.
   absl::Status StoreOne(const std::shared_ptr<Entry>& entry);
+  // Commits `writer` after the log is durable up to `covered`, and marks `group` clean (or
+  // failed with the error). With a `failed` status (a put failed), discards the writer and
   // marks the group failed with it.
   absl::Status CommitGroup(StateDb::Writer* writer, uint64_t covered, std::vector<Written>* group,
                            absl::Status failed = absl::OkStatus());

@@ -400,6 +400,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     {
       absl::MutexLock entry_lock(&entry->mu);
       entry->catalog = state.catalog;
+      entry->catalog.clear_info();
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
       entry->pinned = state.pinned;

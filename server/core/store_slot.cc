@@ -77,7 +77,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
       warm_ = *std::move(read);
       info_ = warm_->info();  // the description it was read with, held once
       NoteBytes(warm_->bytes());
-      if (hook_) hook_(from, adapt::v1::TIER_WARM);
+      if (hook_) hook_(from, adapt::v1::TIER_WARM, warm_->bytes());
       if (loaded_now != nullptr) *loaded_now = true;
       return std::shared_ptr<Store>(warm_);
     }
@@ -88,10 +88,11 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   loading_ = false;
   if (!loaded.ok()) return loaded.status();
   store_ = *loaded;
+  const uint64_t warm_bytes = warm_ != nullptr ? warm_->bytes() : 0;
   warm_.reset();
   info_.reset();
   NoteBytes(MemoryOf(*store_));
-  if (hook_) hook_(from, adapt::v1::TIER_HOT);
+  if (hook_) hook_(from, adapt::v1::TIER_HOT, warm_bytes);
   if (loaded_now != nullptr) *loaded_now = true;
   return store_;
 }
@@ -181,6 +182,7 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
   evicting_ = false;
   if (!evicted) return;
   const adapt::v1::Tier from = TierLocked();
+  uint64_t warm_bytes = warm_ != nullptr ? warm_->bytes() : 0;  // the warm store leaving
   if (store_ != nullptr) {
     if (warm != nullptr) {
       info_ = warm->info();  // made from the same description: held once
@@ -196,19 +198,20 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
     info_ = std::make_shared<const adapt::v1::StoreInfo>(warm_->ColdInfo());
     warm_.reset();
   }
+  if (warm_ != nullptr) warm_bytes = warm_->bytes();  // the warm store arriving
   NoteBytes(warm_ != nullptr ? warm_->bytes() : 0);
-  if (hook_) hook_(from, TierLocked());
+  if (hook_) hook_(from, TierLocked(), warm_bytes);
 }
 
 void StoreSlot::SetTierHook(TierHook hook) {
   absl::MutexLock lock(&mu_);
   hook_ = std::move(hook);
-  if (hook_) hook_(adapt::v1::TIER_UNSPECIFIED, TierLocked());
+  if (hook_) hook_(adapt::v1::TIER_UNSPECIFIED, TierLocked(), warm_ ? warm_->bytes() : 0);
 }
 
 void StoreSlot::Retire() {
   absl::MutexLock lock(&mu_);
-  if (hook_) hook_(TierLocked(), adapt::v1::TIER_UNSPECIFIED);
+  if (hook_) hook_(TierLocked(), adapt::v1::TIER_UNSPECIFIED, warm_ ? warm_->bytes() : 0);
   hook_ = nullptr;
 }
 

@@ -84,7 +84,9 @@ class StoreSlot {
 
   // Observes the slot's tier: called at once with (TIER_UNSPECIFIED, the tier now), then at
   // each load and eviction, under the slot's lock (keep it short), until Retire.
-  using TierHook = std::function<void(adapt::v1::Tier from, adapt::v1::Tier to)>;
+  // `warm_bytes`: what the warm store arriving or leaving holds (0 when neither tier is warm).
+  using TierHook =
+      std::function<void(adapt::v1::Tier from, adapt::v1::Tier to, uint64_t warm_bytes)>;
   void SetTierHook(TierHook hook) ABSL_LOCKS_EXCLUDED(mu_);
   // The store left the registry: the hook hears (the tier now, TIER_UNSPECIFIED), and no more.
   void Retire() ABSL_LOCKS_EXCLUDED(mu_);

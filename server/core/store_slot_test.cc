@@ -194,7 +194,11 @@ TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
     return absl::UnavailableError("not in this test");
   });
   std::vector<std::pair<adapt::v1::Tier, adapt::v1::Tier>> moves;
-  slot.SetTierHook([&](adapt::v1::Tier from, adapt::v1::Tier to) { moves.push_back({from, to}); });
+  std::vector<uint64_t> warm_sizes;
+  slot.SetTierHook([&](adapt::v1::Tier from, adapt::v1::Tier to, uint64_t warm_bytes) {
+    moves.push_back({from, to});
+    warm_sizes.push_back(warm_bytes);
+  });
   adapt::v1::Tier tier = adapt::v1::TIER_UNSPECIFIED;
   std::shared_ptr<Store> hot = slot.BeginEvict(/*holders=*/0, &tier);
   ASSERT_NE(hot, nullptr);
@@ -228,6 +232,8 @@ TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
       {adapt::v1::TIER_HOT, adapt::v1::TIER_WARM},
       {adapt::v1::TIER_WARM, adapt::v1::TIER_COLD}};
   EXPECT_EQ(moves, expected);
+  // The warm store's size arrives with it and leaves with it.
+  EXPECT_EQ(warm_sizes, (std::vector<uint64_t>{0, warm_bytes, warm_bytes}));
 }
 
 TEST(StoreSlotTest, AWarmStorePredictsFromItsReadoutAndRefusesWrites) {

@@ -177,7 +177,8 @@ Metrics::Metrics(TenantPolicy policy)
                   .Register(*registry_)),
       memory_(prometheus::BuildGauge()
                   .Name("adaptd_memory_bytes")
-                  .Help("Memory held by stores (sum of StoreInfo.memory_bytes), by kind")
+                  .Help("Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), "
+                        "by kind")
                   .Register(*registry_)),
       faast_rank_(prometheus::BuildGauge()
                       .Name("adaptd_faast_effective_rank")
@@ -267,7 +268,13 @@ void Metrics::RecordCompile(bool ok, bool automatic, double seconds) {
   if (ok) compile_seconds_.Add({}, LatencyBuckets()).Observe(seconds);
 }
 
-void Metrics::MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to) {
+void Metrics::MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to,
+                        uint64_t warm_bytes) {
+  if ((from == adapt::v1::TIER_WARM) != (to == adapt::v1::TIER_WARM)) {
+    absl::MutexLock lock(&refresh_mu_);
+    const int64_t bytes = static_cast<int64_t>(warm_bytes);
+    warm_bytes_[kind] += to == adapt::v1::TIER_WARM ? bytes : -bytes;
+  }
   const auto tier = [](adapt::v1::Tier t) {
     return t == adapt::v1::TIER_HOT ? "hot" : t == adapt::v1::TIER_WARM ? "warm" : "cold";
   };
@@ -355,6 +362,10 @@ void Metrics::Refresh() {
       }
     }
     ++it;
+  }
+  for (const auto& [kind, bytes] : warm_bytes_) {
+    auto total = memory.find(kind);
+    if (total != memory.end()) total->second += static_cast<double>(bytes);
   }
   for (const auto& [kind, bytes] : memory) memory_.Add({{"kind", kind}}).Set(bytes);
   // The aggregates of a kind with no store are undefined: their series disappear.

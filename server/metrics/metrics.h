@@ -66,8 +66,11 @@ class Metrics {
   // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
   void RecordCompile(bool ok, bool automatic, double seconds);
-  // A store of `kind` moved between tiers (TIER_UNSPECIFIED: it arrived, or it left).
-  void MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to);
+  // A store of `kind` moved between tiers (TIER_UNSPECIFIED: it arrived, or it left);
+  // `warm_bytes`: what its warm form holds when `from` or `to` is warm (adaptd_memory_bytes
+  // counts warm stores by these, hot ones by ObserveStore).
+  void MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to,
+                 uint64_t warm_bytes = 0);
   // Residency (docs/RESIDENCY.md): a store read back from the state database, one evicted,
   // and the bytes loaded stores hold against the budget.
   void RecordLoad(const std::string& kind, double seconds);
@@ -159,6 +162,8 @@ class Metrics {
   void SweepExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
 
   mutable absl::Mutex refresh_mu_;
+  // What warm stores hold, by kind (MoveStore).
+  std::map<std::string, int64_t> warm_bytes_ ABSL_GUARDED_BY(refresh_mu_);
   std::function<size_t()> queue_depth_source_ ABSL_GUARDED_BY(refresh_mu_);
   std::map<const void*, StoreEntry> stores_seen_ ABSL_GUARDED_BY(refresh_mu_);
   size_t swept_size_ ABSL_GUARDED_BY(refresh_mu_) = 0;  // entries after the last sweep

@@ -66,6 +66,25 @@ TEST(Metrics, MemoryIsSummedOverLiveStoresByKind) {
   EXPECT_TRUE(Has(Scrape(m), R"(adaptd_memory_bytes{kind="fwpkm"} 0)"));
 }
 
+// Warm stores count by what their warm form holds, from their tier moves.
+TEST(Metrics, MemoryCountsWarmStoresByTheirMoves) {
+  Metrics m;
+  auto hot = std::make_shared<int>(1);
+  adapt::v1::StoreInfo info;
+  info.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  info.set_memory_bytes(1000);
+  m.ObserveStore(hot, info);
+  m.MoveStore("faast", adapt::v1::TIER_UNSPECIFIED, adapt::v1::TIER_COLD);
+  m.MoveStore("faast", adapt::v1::TIER_COLD, adapt::v1::TIER_WARM, 30);
+  m.MoveStore("faast", adapt::v1::TIER_UNSPECIFIED, adapt::v1::TIER_WARM, 7);
+  EXPECT_TRUE(Has(Scrape(m), R"(adaptd_memory_bytes{kind="faast"} 1037)"));
+  m.MoveStore("faast", adapt::v1::TIER_WARM, adapt::v1::TIER_HOT, 30);  // now counted hot
+  m.MoveStore("faast", adapt::v1::TIER_HOT, adapt::v1::TIER_COLD);  // a hot store's move: no bytes
+  EXPECT_TRUE(Has(Scrape(m), R"(adaptd_memory_bytes{kind="faast"} 1007)"));
+  m.MoveStore("faast", adapt::v1::TIER_WARM, adapt::v1::TIER_UNSPECIFIED, 7);
+  EXPECT_TRUE(Has(Scrape(m), R"(adaptd_memory_bytes{kind="faast"} 1000)"));
+}
+
 TEST(Metrics, KindAggregatesExistOnlyWhileAStoreReportsThem) {
   Metrics m;
   auto owner = std::make_shared<int>(0);

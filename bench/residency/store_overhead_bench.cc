@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -26,6 +27,17 @@
 
 namespace adaptd::bench {
 namespace {
+
+// RssAnon of /proc/self/status, in bytes: what the process's heap really occupies (freed
+// memory the allocator keeps included).
+uint64_t RssAnonBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+  }
+  return 0;
+}
 
 uint64_t HeapBytes() {
   const struct mallinfo2 m = mallinfo2();
@@ -79,7 +91,9 @@ int Main(int argc, char** argv) {
   app.add_option("--stores", stores, "Stores (N)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000}));
-  app.add_option("--dim", dim, "Key dimension d")->capture_default_str()->check(CLI::Range(1, 8192));
+  app.add_option("--dim", dim, "Key dimension d")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8192));
   app.add_option("--labels", labels, "Labels per store")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
@@ -136,13 +150,13 @@ int Main(int argc, char** argv) {
     std::filesystem::remove_all(empty.data_dir());
   }
   malloc_trim(0);
-  const uint64_t before = HeapBytes();
+  const uint64_t before = HeapBytes(), rss_before = RssAnonBytes();
   absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::Create(config, backend.get(), nullptr);
   if (!engine.ok()) {
     std::fprintf(stderr, "engine: %s\n", engine.status().ToString().c_str());
     return 1;
   }
-  const uint64_t cold = HeapBytes();
+  const uint64_t cold = HeapBytes(), rss_cold = RssAnonBytes();
   uint64_t started_cold = 0;
   for (int64_t j = 0; j < stores; ++j) {
     adapt::v1::GetStoreRequest get;
@@ -166,7 +180,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
-  const uint64_t warm = HeapBytes();
+  const uint64_t warm = HeapBytes(), rss_warm = RssAnonBytes();
   for (int64_t j = 0; j < stores; ++j) {
     adapt::v1::GetStoreRequest get;
     get.set_tenant(absl::StrCat("t", j % 10));
@@ -191,19 +205,21 @@ int Main(int argc, char** argv) {
       {"heap_growth_per_store_made_warm_bytes", per_warm_growth},
       {"heap_per_warm_store_bytes", per_cold + per_warm_growth},
       {"readout_bytes", readout},
+      {"rss_anon_per_cold_store_bytes", (double(rss_cold) - double(rss_before)) / stores},
+      {"rss_anon_growth_per_store_made_warm_bytes", (double(rss_warm) - double(rss_cold)) / stores},
       {"started_cold", started_cold},
       {"warm_stores", warm_stores},
       {"memory_bytes_per_warm_store", warm_stores ? double(warm_reported) / warm_stores : 0.0},
   };
   std::printf("%s\n", line.dump().c_str());
-  std::fprintf(stderr,
-               "%lld stores (d = %d, %d labels): engine with no store %.2f MiB; heap per cold store "
-               "%.2f KiB; made warm +%.2f KiB (the read-out's floats %.2f KiB); per warm store "
-               "%.2f KiB; projected to 10^6 warm stores %.2f GiB\n",
-               static_cast<long long>(stores), dim, labels, fixed / 1048576.0, per_cold / 1024,
-               per_warm_growth / 1024,
-               readout / 1024, (per_cold + per_warm_growth) / 1024,
-               (per_cold + per_warm_growth) * 1e6 / (uint64_t{1} << 30));
+  std::fprintf(
+      stderr,
+      "%lld stores (d = %d, %d labels): engine with no store %.2f MiB; heap per cold store "
+      "%.2f KiB; made warm +%.2f KiB (the read-out's floats %.2f KiB); per warm store "
+      "%.2f KiB; projected to 10^6 warm stores %.2f GiB\n",
+      static_cast<long long>(stores), dim, labels, fixed / 1048576.0, per_cold / 1024,
+      per_warm_growth / 1024, readout / 1024, (per_cold + per_warm_growth) / 1024,
+      (per_cold + per_warm_growth) * 1e6 / (uint64_t{1} << 30));
   engine->reset();
   std::filesystem::remove_all(dir);
   // Every store started cold and was made warm, or the figures mean something else.

@@ -74,6 +74,24 @@ class EngineDurabilityTest : public ::testing::Test {
     return session->Finish();
   }
 
+  // t/big: a faast store at d = 256 with one example, whose 512 KiB of statistics are more
+  // than a 256 KiB state map holds.
+  void CreateBigStore() {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant("t");
+    create.set_store("big");
+    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+    create.mutable_spec()->set_dim(256);
+    ASSERT_TRUE(engine_->CreateStore(create).ok());
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    adapt::v1::Example* e = examples.Add();
+    e->set_label("x");
+    for (int j = 0; j < 256; ++j) e->mutable_input()->mutable_vector()->add_values(j % 7 - 3);
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add("t", "big", examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  }
+
   adapt::v1::StoreInfo Info() {
     adapt::v1::GetStoreRequest request;
     request.set_tenant("t");
@@ -195,22 +213,7 @@ TEST_F(EngineDurabilityTest, AFullStateDatabaseFailsTheCheckpointAndLosesNothing
   ASSERT_TRUE(Adapt("a").ok());
   ASSERT_TRUE(engine_->Flush().ok());
   ASSERT_TRUE(Adapt("b").ok());
-  // A faast store at d = 256 holds 512 KiB of statistics: more than the whole map.
-  adapt::v1::CreateStoreRequest create;
-  create.set_tenant("t");
-  create.set_store("big");
-  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
-  create.mutable_spec()->set_dim(256);
-  ASSERT_TRUE(engine_->CreateStore(create).ok());
-  {
-    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-    adapt::v1::Example* e = examples.Add();
-    e->set_label("x");
-    for (int j = 0; j < 256; ++j) e->mutable_input()->mutable_vector()->add_values(j % 7 - 3);
-    auto session = engine_->StartWrite(TxnKind::kAdapt);
-    ASSERT_TRUE(session->Add("t", "big", examples).ok());
-    ASSERT_TRUE(session->Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateBigStore());
 
   const absl::Status flushed = engine_->Flush();
   EXPECT_EQ(flushed.code(), absl::StatusCode::kResourceExhausted) << flushed;
@@ -380,22 +383,7 @@ TEST_F(EngineDurabilityTest, AnImportIsStoredBeforeItIsAcknowledged) {
 // store (then or after a restart), and the name can be imported again once there is room.
 TEST_F(EngineDurabilityTest, AnImportTheStateDatabaseCannotHoldLeavesNoStore) {
   Start(&env_, /*state_map_bytes=*/256 << 10);
-  // A faast store at d = 256 holds 512 KiB of statistics: more than the whole map.
-  adapt::v1::CreateStoreRequest create;
-  create.set_tenant("t");
-  create.set_store("big");
-  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
-  create.mutable_spec()->set_dim(256);
-  ASSERT_TRUE(engine_->CreateStore(create).ok());
-  {
-    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-    adapt::v1::Example* e = examples.Add();
-    e->set_label("x");
-    for (int j = 0; j < 256; ++j) e->mutable_input()->mutable_vector()->add_values(j % 7 - 3);
-    auto session = engine_->StartWrite(TxnKind::kAdapt);
-    ASSERT_TRUE(session->Add("t", "big", examples).ok());
-    ASSERT_TRUE(session->Finish().ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(CreateBigStore());
   adapt::v1::ExportStoreRequest request;
   request.set_tenant("t");
   request.set_store("big");

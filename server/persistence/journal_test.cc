@@ -28,9 +28,9 @@ TEST_F(JournalTest, ReplaysTheLogIntoTheSameStatistics) {
   EXPECT_EQ(Info(*stores["t/a"]).examples(), 8u);
   auto got = stores["t/a"]->Snapshot();
   ASSERT_TRUE(got.ok());
-  ASSERT_EQ(got->faast().g_size(), expected->faast().g_size());
-  for (int i = 0; i < got->faast().g_size(); ++i) {
-    EXPECT_EQ(got->faast().g(i), expected->faast().g(i));
+  ASSERT_EQ(got->faast().g_upper_size(), expected->faast().g_upper_size());
+  for (int i = 0; i < got->faast().g_upper_size(); ++i) {
+    EXPECT_EQ(got->faast().g_upper(i), expected->faast().g_upper(i));
   }
 }
 

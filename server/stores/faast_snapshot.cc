@@ -59,8 +59,14 @@ absl::Status ReadLabels(const FaastState& state, const StoreSpec& spec, FaastPer
 
 absl::Status ReadMatrices(const FaastState& state, const StateArrays& arrays, FaastStatistics* st) {
   const int64_t d = st->dim, m = st->columns;
-  const ArrayView<double> g = arrays.Get("g", state.g()), c = arrays.Get("c", state.c());
-  RETURN_IF_ERROR(kCheck.Finite(g, "g"));
+  const ArrayView<double> whole = arrays.Get("g", state.g());
+  const ArrayView<double> upper = arrays.Get("g_upper", state.g_upper());
+  const ArrayView<double> c = arrays.Get("c", state.c());
+  if (!whole.empty() && !upper.empty()) return kCheck.Bad("g_upper", "is present beside g");
+  const bool packed = !upper.empty();  // written since G is stored as its upper triangle
+  const ArrayView<double>& g = packed ? upper : whole;
+  const char* const g_name = packed ? "g_upper" : "g";
+  RETURN_IF_ERROR(kCheck.Finite(g, g_name));
   RETURN_IF_ERROR(kCheck.Finite(c, "c"));
   if (g.empty() != c.empty() && m > 0) {
     return kCheck.Bad("c", "g and c must both be present or both be empty");
@@ -71,19 +77,26 @@ absl::Status ReadMatrices(const FaastState& state, const StateArrays& arrays, Fa
     }
     return absl::OkStatus();
   }
-  if (d == 0) return kCheck.Bad("g", "present while dim is 0");
-  RETURN_IF_ERROR(kCheck.Size(g, d * d, "g"));
+  if (d == 0) return kCheck.Bad(g_name, "present while dim is 0");
+  RETURN_IF_ERROR(kCheck.Size(g, packed ? d * (d + 1) / 2 : d * d, g_name));
   RETURN_IF_ERROR(kCheck.Size(c, d * m, "c"));
-  double scale = 0;
-  for (uint64_t i = 0; i < g.size(); ++i) scale = std::max(scale, std::abs(g[i]));
   st->Allocate(d);
-  for (int64_t i = 0; i < d; ++i) {
-    for (int64_t j = i; j < d; ++j) {
-      const double a = g[i * d + j], b = g[j * d + i];
-      if (std::abs(a - b) > 1e-12 * scale) {
-        return kCheck.Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
+  if (packed) {
+    uint64_t k = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      for (int64_t j = i; j < d; ++j) st->g[i * d + j] = g[k++];
+    }
+  } else {  // G whole: it must be symmetric; its upper triangle is kept
+    double scale = 0;
+    for (uint64_t i = 0; i < g.size(); ++i) scale = std::max(scale, std::abs(g[i]));
+    for (int64_t i = 0; i < d; ++i) {
+      for (int64_t j = i; j < d; ++j) {
+        const double a = g[i * d + j], b = g[j * d + i];
+        if (std::abs(a - b) > 1e-12 * scale) {
+          return kCheck.Bad("g", absl::StrCat("is not symmetric at (", i, ", ", j, ")"));
+        }
+        st->g[i * d + j] = a;
       }
-      st->g[i * d + j] = a;
     }
   }
   for (int64_t i = 0; i < d; ++i) {
@@ -224,10 +237,10 @@ void FaastStateToState(const FaastStatistics& st, const std::vector<std::string>
   out.set_weighted_examples(st.weighted_examples);
   out.set_examples(st.examples);
   if (!st.g.empty()) {
-    // G complete from its upper triangle; C from Cᵀ.
-    state->Add<double>("g", d * d, [&st, d](ArrayWriter<double>& w) {
+    // G's upper triangle (the store keeps no other half); C from Cᵀ.
+    state->Add<double>("g_upper", d * (d + 1) / 2, [&st, d](ArrayWriter<double>& w) {
       for (int64_t i = 0; i < d; ++i) {
-        for (int64_t j = 0; j < d; ++j) w.Put(i <= j ? st.g[i * d + j] : st.g[j * d + i]);
+        for (int64_t j = i; j < d; ++j) w.Put(st.g[i * d + j]);
       }
     });
     state->Add<double>("c", d * m, [&st, d, m](ArrayWriter<double>& w) {

@@ -78,7 +78,8 @@ TEST_F(FaastSnapshotTest, LabelStoreRoundTripKeepsVersionAndPredictions) {
   absl::StatusOr<StoreSnapshot> snapshot = store->Snapshot();
   ASSERT_TRUE(snapshot.ok());
   EXPECT_EQ(snapshot->faast().version(), 2u);
-  EXPECT_EQ(snapshot->faast().g_size(), kDim * kDim);
+  EXPECT_EQ(snapshot->faast().g_size(), 0);  // G goes as its upper triangle
+  EXPECT_EQ(snapshot->faast().g_upper_size(), kDim * (kDim + 1) / 2);
   std::unique_ptr<Store> restored = Restore(*snapshot, backend_.get());
   ASSERT_NE(restored, nullptr);
   ExpectSamePredictions(*store, *restored, keys_, 60, kDim);
@@ -240,6 +241,34 @@ TEST_F(FaastSnapshotTest, ExamplesAfterTheLastCompileRestorePending) {
   EXPECT_EQ(restored->Predict(keys_.data(), 1, kDim, 6)->label_names->size(), 6u);
 }
 
+// A state as written before G went as its upper triangle: G whole (dim × dim).
+void WholeG(adapt::v1::FaastState* state) {
+  const int64_t d = state->dim();
+  std::vector<double> whole(d * d);
+  int k = 0;
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t j = i; j < d; ++j) whole[i * d + j] = whole[j * d + i] = state->g_upper(k++);
+  }
+  state->clear_g_upper();
+  state->mutable_g()->Add(whole.begin(), whole.end());
+}
+
+// A state written with G whole (before it went as its upper triangle) restores to the same
+// store, and is written back in the new form.
+TEST_F(FaastSnapshotTest, AStateWithGWholeStillRestores) {
+  auto store = MakeStore(LabelSpec(), backend_.get());
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys_, kDim, labels_, 0, 40)}).ok());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  const StoreSnapshot current = *store->Snapshot();
+  StoreSnapshot old = current;
+  WholeG(old.mutable_faast());
+  ASSERT_EQ(old.faast().g_size(), kDim * kDim);
+  std::unique_ptr<Store> restored = Restore(old, backend_.get());
+  ASSERT_NE(restored, nullptr);
+  ExpectSamePredictions(*store, *restored, keys_, 40, kDim);
+  EXPECT_EQ(restored->Snapshot()->SerializeAsString(), current.SerializeAsString());
+}
+
 // Each mutation of a good snapshot must be refused with InvalidArgument naming the field.
 TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
   auto store = MakeStore(LabelSpec(), backend_.get());
@@ -253,10 +282,22 @@ TEST_F(FaastSnapshotTest, InconsistentSnapshotsAreInvalidArgument) {
     std::function<void(StoreSnapshot*)> apply;
   };
   const std::vector<Mutation> mutations = {
-      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->mutable_g()->RemoveLast(); }},
+      {"snapshot.faast.g_upper",
+       [](StoreSnapshot* s) { s->mutable_faast()->mutable_g_upper()->RemoveLast(); }},
       {"snapshot.faast.c", [](StoreSnapshot* s) { s->mutable_faast()->add_c(1.0); }},
-      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->set_g(1, NAN); }},
-      {"snapshot.faast.g", [](StoreSnapshot* s) { s->mutable_faast()->set_g(1, 123.0); }},
+      {"snapshot.faast.g_upper", [](StoreSnapshot* s) { s->mutable_faast()->set_g_upper(1, NAN); }},
+      {"snapshot.faast.g_upper", [](StoreSnapshot* s) { s->mutable_faast()->add_g(1.0); }},
+      // The form written before G went as its upper triangle: G whole, which must be symmetric.
+      {"snapshot.faast.g",
+       [](StoreSnapshot* s) {
+         WholeG(s->mutable_faast());
+         s->mutable_faast()->set_g(1, 123.0);
+       }},
+      {"snapshot.faast.g",
+       [](StoreSnapshot* s) {
+         WholeG(s->mutable_faast());
+         s->mutable_faast()->mutable_g()->RemoveLast();
+       }},
       {"snapshot.faast.columns", [](StoreSnapshot* s) { s->mutable_faast()->add_labels("x"); }},
       {"snapshot.faast.labels[1]",
        [](StoreSnapshot* s) { s->mutable_faast()->set_labels(1, s->faast().labels(0)); }},

@@ -59,9 +59,9 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   recovered.clear();
   recovered.shrink_to_fit();
 #ifdef __GLIBC__
-  // Recovery's temporaries (every store's catalog record, read and copied) are freed between
-  // the slots and entries that stay, so their pages stay resident unless handed back: about
-  // 3 KiB a store (bench/RESULTS.md, "Heap per cold and warm store").
+  // Recovery's temporaries (every store's catalog record, read and copied) are freed now;
+  // the pages they leave whole go back to the system (bench/RESULTS.md, "Heap per cold and
+  // warm store").
   malloc_trim(0);
 #endif
   return absl::OkStatus();
@@ -84,7 +84,8 @@ StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std:
                                            adapt::v1::StoreKind kind) {
   const StoreKind* k = StoreKinds::Global().Find(kind);
   if (k == nullptr || !k->warm) return nullptr;
-  return [this, tenant, name]() -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+  return [this, tenant, name](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
+             -> absl::StatusOr<std::shared_ptr<WarmStore>> {
     const absl::Time start = absl::Now();
     // A store without a read-out (nothing published yet) is loaded whole instead: the
     // journal keeps it, and the slot's loader finds it there.
@@ -94,12 +95,15 @@ StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std:
                      }));
     std::shared_ptr<const LinearReadout> readout = store->Readout();
     if (readout == nullptr || !StoreFailure(*store).ok()) return nullptr;
-    adapt::v1::StoreInfo info;
-    store->Describe(&info);
     if (metrics_ != nullptr) {
-      metrics_->RecordLoad(KindName(info.spec().kind()),
+      metrics_->RecordLoad(KindName(store->spec().kind()),
                            absl::ToDoubleSeconds(absl::Now() - start));
     }
+    // The slot's description of a cold store is the catalog's, written with the state just
+    // read: shared as it is rather than made again.
+    if (stored != nullptr) return std::make_shared<WarmStore>(stored, std::move(readout), backend_);
+    adapt::v1::StoreInfo info;
+    store->Describe(&info);
     return std::make_shared<WarmStore>(std::move(info), std::move(readout), backend_);
   };
 }

@@ -65,8 +65,9 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   const adapt::v1::Tier from = TierLocked();
   loading_ = true;
   if (warm) {
+    const std::shared_ptr<const adapt::v1::StoreInfo> stored = info_;
     mu_.Unlock();
-    absl::StatusOr<std::shared_ptr<WarmStore>> read = warm_loader_();
+    absl::StatusOr<std::shared_ptr<WarmStore>> read = warm_loader_(stored);
     mu_.Lock();
     if (!read.ok()) {
       loading_ = false;
@@ -195,7 +196,7 @@ void StoreSlot::FinishEvict(bool evicted, adapt::v1::StoreInfo info,
     warm_ = std::move(warm);
   } else {
     // Its description when hot, with the labels it kept in its read-out.
-    info_ = std::make_shared<const adapt::v1::StoreInfo>(warm_->ColdInfo());
+    info_ = warm_->SharedColdInfo();
     warm_.reset();
   }
   if (warm_ != nullptr) warm_bytes = warm_->bytes();  // the warm store arriving

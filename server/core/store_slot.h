@@ -31,8 +31,11 @@ class StoreSlot {
  public:
   using Loader = std::function<absl::StatusOr<std::shared_ptr<Store>>()>;
   // Reads what a predict needs: a WarmStore, or null when the store has no warm form (then
-  // the whole store is loaded instead).
-  using WarmLoader = std::function<absl::StatusOr<std::shared_ptr<WarmStore>>()>;
+  // the whole store is loaded instead). `stored` is the description the slot holds of the
+  // stored state (null when it has none): a WarmStore made from it shares it, so a store that
+  // turns warm allocates no second description and frees none.
+  using WarmLoader = std::function<absl::StatusOr<std::shared_ptr<WarmStore>>(
+      const std::shared_ptr<const adapt::v1::StoreInfo>& stored)>;
 
   // A loaded store; `loader` (may be null) reads it back after an eviction; `warm_loader`
   // (may be null: reads load the whole store) reads its warm form.

@@ -5,6 +5,7 @@
 #include "server/core/store_slot.h"
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +44,10 @@ std::shared_ptr<WarmStore> MakeWarm() {
   info.set_examples(7);
   info.set_memory_bytes(1234);
   return std::make_shared<WarmStore>(info, std::move(readout), Backend());
+}
+
+std::vector<std::string> Labels(const adapt::v1::StoreInfo& info) {
+  return {info.labels().begin(), info.labels().end()};
 }
 
 adapt::v1::StoreInfo ColdInfo() {
@@ -112,15 +117,21 @@ TEST(StoreSlotTest, DescribingAColdSlotNeverLoadsIt) {
 TEST(StoreSlotTest, AReadOfAColdSlotLoadsOnlyTheWarmForm) {
   int loads = 0, warm_loads = 0;
   const std::shared_ptr<Store> store = MakeStore();
-  const std::shared_ptr<WarmStore> warm = MakeWarm();
+  std::shared_ptr<WarmStore> warm;
   StoreSlot slot(
       "t", "s", ColdInfo(),
       [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
         ++loads;
         return store;
       },
-      [&]() -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+      [&](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> {
         ++warm_loads;
+        EXPECT_NE(stored, nullptr);  // the cold slot's description, as the engine uses it
+        if (stored == nullptr) return absl::InternalError("no description");
+        EXPECT_EQ(stored->examples(), 7u);
+        EXPECT_EQ(stored->memory_bytes(), 1234u);
+        warm = std::make_shared<WarmStore>(stored, MakeWarm()->Readout(), Backend());
         return warm;
       });
   bool loaded = false;
@@ -149,6 +160,49 @@ TEST(StoreSlotTest, AReadOfAColdSlotLoadsOnlyTheWarmForm) {
   EXPECT_EQ(warm_loads, 1);
 }
 
+TEST(StoreSlotTest, AStoreReadWarmSharesItsColdDescriptionBothWays) {
+  adapt::v1::StoreInfo cold = ColdInfo();
+  cold.add_labels("a");
+  cold.add_labels("b");
+  std::shared_ptr<const adapt::v1::StoreInfo> given;
+  StoreSlot slot(
+      "t", "s", cold, []() -> absl::StatusOr<std::shared_ptr<Store>> { return MakeStore(); },
+      [&](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+        given = stored;
+        return std::make_shared<WarmStore>(stored, MakeWarm()->Readout(), Backend());
+      });
+  auto read = slot.GetForRead();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_NE(given, nullptr);
+  const auto* warm = dynamic_cast<const WarmStore*>(read->get());
+  ASSERT_NE(warm, nullptr);
+  EXPECT_EQ(warm->info().get(), given.get());  // shared, not copied
+  EXPECT_EQ(warm->SharedColdInfo().get(), given.get());
+  adapt::v1::StoreInfo described;
+  warm->Describe(&described);
+  EXPECT_EQ(Labels(described), (std::vector<std::string>{"a", "b"}));  // not added twice
+  read = absl::InternalError("released");
+  adapt::v1::Tier tier = adapt::v1::TIER_UNSPECIFIED;
+  ASSERT_NE(slot.BeginEvict(/*holders=*/0, &tier), nullptr);
+  EXPECT_EQ(tier, adapt::v1::TIER_WARM);
+  slot.FinishEvict(true, adapt::v1::StoreInfo());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_COLD);
+  const adapt::v1::StoreInfo again = slot.Describe();
+  EXPECT_EQ(again.examples(), 7u);
+  EXPECT_EQ(Labels(again), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(slot.loaded_bytes(), 1234u);
+  // A warm store made from a hot store's description keeps its labels in the read-out only,
+  // and hands back a whole description when it goes cold.
+  adapt::v1::StoreInfo hot = ColdInfo();
+  hot.add_labels("a");
+  hot.add_labels("b");
+  const WarmStore trimmed(hot, MakeWarm()->Readout(), Backend());
+  EXPECT_EQ(trimmed.info()->labels_size(), 0);
+  EXPECT_EQ(Labels(*trimmed.SharedColdInfo()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(trimmed.SharedColdInfo()->memory_bytes(), 1234u);
+}
+
 TEST(StoreSlotTest, AStoreWithoutAWarmFormLoadsWholeForAReadToo) {
   int loads = 0;
   const std::shared_ptr<Store> store = MakeStore();
@@ -158,7 +212,8 @@ TEST(StoreSlotTest, AStoreWithoutAWarmFormLoadsWholeForAReadToo) {
         ++loads;
         return store;
       },
-      []() -> absl::StatusOr<std::shared_ptr<WarmStore>> { return nullptr; });
+      [](const std::shared_ptr<const adapt::v1::StoreInfo>&)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> { return nullptr; });
   auto read = slot.GetForRead();
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->get(), store.get());
@@ -177,7 +232,8 @@ TEST(StoreSlotTest, ReadsAreServedWarmWhileAWriteLoadsTheWholeStore) {
         release.WaitForNotification();
         return store;
       },
-      [&]() -> absl::StatusOr<std::shared_ptr<WarmStore>> { return warm; });
+      [&](const std::shared_ptr<const adapt::v1::StoreInfo>&)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> { return warm; });
   ASSERT_TRUE(slot.GetForRead().ok());
   std::thread writer([&] { EXPECT_TRUE(slot.Get().ok()); });
   loading.WaitForNotification();

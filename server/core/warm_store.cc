@@ -27,27 +27,29 @@ namespace {
 
 // `info` without its labels when they are the read-out's column names (Describe adds them back
 // from there), so a warm store holds them once; as it is otherwise (labels added since the
-// read-out was published).
-std::shared_ptr<const adapt::v1::StoreInfo> WithoutReadoutLabels(
-    std::shared_ptr<const adapt::v1::StoreInfo> info, const LinearReadout& readout) {
-  if (info->labels_size() == 0 || readout.label_names == nullptr) return info;
+// read-out was published). The label strings are freed, not kept for reuse as a cleared
+// repeated field keeps them.
+adapt::v1::StoreInfo WithoutReadoutLabels(adapt::v1::StoreInfo info, const LinearReadout& readout) {
+  if (info.labels_size() == 0 || readout.label_names == nullptr) return info;
   const std::vector<std::string>& names = *readout.label_names;
-  if (names.size() != static_cast<size_t>(info->labels_size()) ||
-      !std::equal(names.begin(), names.end(), info->labels().begin())) {
-    return info;
+  if (names.size() == static_cast<size_t>(info.labels_size()) &&
+      std::equal(names.begin(), names.end(), info.labels().begin())) {
+    google::protobuf::RepeatedPtrField<std::string>().Swap(info.mutable_labels());
   }
-  auto trimmed = std::make_shared<adapt::v1::StoreInfo>(*info);
-  trimmed->clear_labels();
-  return trimmed;
+  return info;
 }
 
 }  // namespace
 
+WarmStore::WarmStore(adapt::v1::StoreInfo info, std::shared_ptr<const LinearReadout> readout,
+                     kernels::Backend* backend)
+    : WarmStore(std::make_shared<const adapt::v1::StoreInfo>(
+                    WithoutReadoutLabels(std::move(info), *readout)),
+                readout, backend) {}
+
 WarmStore::WarmStore(std::shared_ptr<const adapt::v1::StoreInfo> info,
                      std::shared_ptr<const LinearReadout> readout, kernels::Backend* backend)
-    : info_(WithoutReadoutLabels(std::move(info), *readout)),
-      readout_(std::move(readout)),
-      backend_(backend) {
+    : info_(std::move(info)), readout_(std::move(readout)), backend_(backend) {
   bytes_ = sizeof(*this) + readout_->weights.capacity() * sizeof(float) + info_->SpaceUsedLong();
   if (readout_->label_names != nullptr) {
     for (const std::string& name : *readout_->label_names) bytes_ += sizeof(name) + name.size();
@@ -84,6 +86,15 @@ adapt::v1::StoreInfo WarmStore::ColdInfo() const {
   Describe(&info);
   info.set_memory_bytes(info_->memory_bytes());
   return info;
+}
+
+std::shared_ptr<const adapt::v1::StoreInfo> WarmStore::SharedColdInfo() const {
+  // Describe adds labels only to a description without them.
+  if (info_->labels_size() > 0 || readout_->label_names == nullptr ||
+      readout_->label_names->empty()) {
+    return info_;
+  }
+  return std::make_shared<const adapt::v1::StoreInfo>(ColdInfo());
 }
 
 absl::StatusOr<Predictions> WarmStore::Predict(const float* keys, int64_t rows, int64_t dim,

@@ -22,15 +22,14 @@ namespace adaptd {
 
 class WarmStore final : public Store {
  public:
-  // `info`: the store's description when it was hot; `readout` its published read-out (not
-  // null); `backend` outlives the WarmStore. The labels are kept once: in the read-out when
-  // they are its column names.
+  // `info`: the store's description when it was hot (its memory_bytes the whole store's);
+  // `readout` its published read-out (not null); `backend` outlives the WarmStore.
+  // Shares `info` as it is (a cold slot's description, labels included).
   WarmStore(std::shared_ptr<const adapt::v1::StoreInfo> info,
             std::shared_ptr<const LinearReadout> readout, kernels::Backend* backend);
+  // Keeps the labels once: dropped from `info` when they are the read-out's column names.
   WarmStore(adapt::v1::StoreInfo info, std::shared_ptr<const LinearReadout> readout,
-            kernels::Backend* backend)
-      : WarmStore(std::make_shared<const adapt::v1::StoreInfo>(std::move(info)), std::move(readout),
-                  backend) {}
+            kernels::Backend* backend);
 
   adapt::v1::StoreSpec spec() const override { return info_->spec(); }
   int64_t dim() const override { return readout_->dim; }
@@ -53,6 +52,8 @@ class WarmStore final : public Store {
   // The whole description (labels included), memory_bytes the whole store's: what its slot
   // keeps when it goes cold.
   adapt::v1::StoreInfo ColdInfo() const;
+  // The same, shared: `info()` itself when it is whole (it kept its labels), else a new one.
+  std::shared_ptr<const adapt::v1::StoreInfo> SharedColdInfo() const;
 
  private:
   absl::Status Refuse(const char* what) const;

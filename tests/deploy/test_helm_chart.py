@@ -8,6 +8,9 @@
   ServiceMonitor, a CRD without a bundled schema, is checked field by field.
 - Checks what the chart promises: data on a PVC, gRPC probes on grpc.health.v1, non-root,
   resource requests, GPUs on request, Secrets mounted, HPA on queue time, PDB.
+- Values are read with Helm's types (every number a float64), so a number the chart prints
+  as Go prints a float (6.7108864e+07) shows here as on a real cluster; no manifest may hold
+  one.
 - Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig).
 - Lints values.yaml and the deploy YAML with yamllint.
 
@@ -18,6 +21,7 @@ A missing go, sprig, yamllint or venv is a failure that names the package to ins
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -84,6 +88,16 @@ def validate(name, text):
     return r.returncode, r.stdout + r.stderr
 
 
+# A whole number printed the way Go prints a large float64 (Helm's type for every number in
+# the values): 6.7108864e+07.
+FLOAT_NOTATION = re.compile(r"\b\d(\.\d+)?e\+\d+\b")
+
+
+def check_no_float_notation(name, text):
+    found = sorted(set(m.group(0) for m in FLOAT_NOTATION.finditer(text)))
+    check(not found, "%s: numbers rendered in float notation: %s" % (name, found))
+
+
 def by_kind(docs):
     out = {}
     for d in docs:
@@ -130,6 +144,10 @@ def check_default(docs):
     check(c["resources"].get("requests", {}).get("cpu"), "resource requests")
     check("nvidia.com/gpu" not in c["resources"].get("limits", {}), "no GPU by default")
     check_service_monitor(k["ServiceMonitor"][0])
+    cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])
+    check(cfg.get("maxMessageBytes") == "67108864",
+          "default: maxMessageBytes %r" % cfg.get("maxMessageBytes"))
+    check("memoryBudgetBytes" not in cfg, "default: a memory budget %r" % cfg)
     ports = {p["name"] for s in k["Service"] for p in s["spec"]["ports"]}
     check(ports == {"grpc", "metrics"}, "service ports %s" % ports)
 
@@ -161,6 +179,9 @@ def check_custom(docs):
     cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])
     check(cfg["metricsTenants"] == ["acme", "globex"] and len(cfg["encoders"]) == 2,
           "custom server config")
+    check(cfg.get("maxMessageBytes") == "134217728" and
+          cfg.get("memoryBudgetBytes") == "8589934592",
+          "custom: 64-bit numbers in the server config: %r" % cfg)
 
 
 def check_config_starts(config_text):
@@ -212,6 +233,7 @@ def main():
         check(all("ServiceMonitor" in line for line in unvalidated),
               "%s: kinds without a schema: %s" % (name, unvalidated))
         checker(docs)
+        check_no_float_notation(name, text)
         if name == "default":
             check_config_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
 

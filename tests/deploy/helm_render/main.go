@@ -4,11 +4,16 @@
 // .Release, .Chart, .Values, .Template and a minimal .Capabilities. Every rendered manifest is
 // printed as a YAML document headed by `# Source: <chart>/templates/<file>`.
 //
+// Values have Helm's types: Helm reads YAML by converting it to JSON and decoding that, so
+// every number in the values is a float64 (`toString 67108864` gives "6.7108864e+07", and
+// `{{ .Values.n }}` prints it so), and toYaml/fromYaml go through JSON the same way.
+//
 // Usage: helm_render -chart DIR [-f values.yaml]... [-name RELEASE] [-namespace NS]
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -42,6 +47,33 @@ func readYAML(path string) (map[string]interface{}, error) {
 	return out, nil
 }
 
+// helmTypes gives `v` the types Helm's YAML reading gives it (YAML to JSON, then JSON decoded):
+// numbers float64, maps map[string]interface{}.
+func helmTypes(v map[string]interface{}) (map[string]interface{}, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]interface{}{}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readValues reads a values file as Helm does.
+func readValues(path string) (map[string]interface{}, error) {
+	raw, err := readYAML(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := helmTypes(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return out, nil
+}
+
 // merge deep-merges src into dst (src wins; maps merge; a null in src deletes the key).
 func merge(dst, src map[string]interface{}) map[string]interface{} {
 	for k, v := range src {
@@ -60,8 +92,18 @@ func merge(dst, src map[string]interface{}) map[string]interface{} {
 	return dst
 }
 
+// toYAML is Helm's toYaml: JSON first, then that JSON written as YAML (so a whole float64
+// prints as an integer, as in Helm).
 func toYAML(v interface{}) string {
-	data, err := yaml2.Marshal(v)
+	j, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var doc interface{}
+	if err := yaml2.Unmarshal(j, &doc); err != nil {
+		return ""
+	}
+	data, err := yaml2.Marshal(doc)
 	if err != nil {
 		return ""
 	}
@@ -72,8 +114,13 @@ func fromYAML(s string) map[string]interface{} {
 	out := map[string]interface{}{}
 	if err := yaml3.Unmarshal([]byte(s), &out); err != nil {
 		out["Error"] = err.Error()
+		return out
 	}
-	return out
+	typed, err := helmTypes(out)
+	if err != nil {
+		return map[string]interface{}{"Error": err.Error()}
+	}
+	return typed
 }
 
 func main() {
@@ -94,12 +141,12 @@ func run(chartDir, name, namespace string, valueFiles []string) error {
 	if err != nil {
 		return err
 	}
-	values, err := readYAML(filepath.Join(chartDir, "values.yaml"))
+	values, err := readValues(filepath.Join(chartDir, "values.yaml"))
 	if err != nil {
 		return err
 	}
 	for _, f := range valueFiles {
-		override, err := readYAML(f)
+		override, err := readValues(f)
 		if err != nil {
 			return err
 		}

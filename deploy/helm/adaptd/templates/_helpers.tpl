@@ -37,9 +37,12 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   "workerThreads" $c.workerThreads
   "compileThreads" $c.compileThreads
   "maxDim" $c.maxDim
-  "maxMessageBytes" (toString $c.maxMessageBytes)
+  "maxMessageBytes" (int64 $c.maxMessageBytes | toString)
   "metricsTenants" $c.metricsTenants
   "metricsTopTenants" $c.metricsTopTenants -}}
+{{- /* Helm reads every number in the values as a float64: 64-bit fields go through int64,
+       or 67108864 would render as 6.7108864e+07. */ -}}
+{{- if $c.memoryBudgetBytes }}{{- $_ := set $cfg "memoryBudgetBytes" (int64 $c.memoryBudgetBytes | toString) -}}{{- end -}}
 {{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
 {{- if $c.tokens }}{{- $_ := set $cfg "tokens" $c.tokens -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}

@@ -146,6 +146,13 @@ int Main(int argc, char** argv) {
                  "Seconds allowed for a start to SERVING, a stop, and any one call")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_flag("--budget-only", run.budget_only,
+               "Fill and measure under --budget-bytes alone (for more stores than memory holds "
+               "unbudgeted): no no-budget setting, and only --whole-sample stores loaded whole");
+  app.add_option("--whole-sample", run.whole_sample,
+                 "With --budget-only: stores loaded whole (ExportStore) before the latencies")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000'000));
   app.add_option("--server-arg", run.server_args, "An extra adaptd argument (repeatable)");
   app.add_option("--work-dir", run.work_dir,
                  "Holds data/ (adaptd's --data-dir) and adaptd.log [default: a new directory "

@@ -63,9 +63,9 @@ absl::Status ResidencyRun::ColdFirstPredict(const Mode& mode, const std::string&
 
 absl::StatusOr<nlohmann::json> ResidencyRun::TouchAll(
     const Mode& mode, const std::string& state,
-    const std::function<absl::Status(const StoreName&)>& touch) {
+    const std::function<absl::Status(const StoreName&)>& touch, size_t count) {
   const absl::Time start = absl::Now();
-  for (const StoreName& name : Sample(workload_.stores(), workload_.stores().size(), rng_)) {
+  for (const StoreName& name : Sample(workload_.stores(), count, rng_)) {
     RETURN_IF_ERROR(touch(name));
   }
   const double touch_s = absl::ToDoubleSeconds(absl::Now() - start);
@@ -80,6 +80,7 @@ absl::StatusOr<nlohmann::json> ResidencyRun::TouchAll(
   nlohmann::json record = Record(mode, "memory");
   record.update(footprint);
   record["state"] = state;
+  record["touched"] = std::min(count, workload_.stores().size());
   record["touch_s"] = touch_s;
   record["settle_s"] = absl::ToDoubleSeconds(absl::Now() - settle);
   if (mode.budget_bytes > 0) {
@@ -144,15 +145,18 @@ absl::Status ResidencyRun::ReadAll(const Mode& mode) {
 }
 
 absl::Status ResidencyRun::LoadWhole(const Mode& mode) {
-  ASSIGN_OR_RETURN(nlohmann::json record, TouchAll(mode, "whole", [&](const StoreName& name) {
-                     const absl::Status s =
-                         client_->ExportStore(name.tenant, name.store,
-                                              [](absl::string_view) { return absl::OkStatus(); });
-                     if (s.ok()) return s;
-                     return absl::Status(s.code(), absl::StrCat("ExportStore ", name.tenant, "/",
-                                                                name.store, ": ", s.message()));
-                   }));
-  if (mode.budget_bytes > 0 && record["evictions_total"].get<double>() == 0) {
+  auto export_store = [&](const StoreName& name) {
+    const absl::Status s = client_->ExportStore(name.tenant, name.store,
+                                                [](absl::string_view) { return absl::OkStatus(); });
+    if (s.ok()) return s;
+    return absl::Status(
+        s.code(), absl::StrCat("ExportStore ", name.tenant, "/", name.store, ": ", s.message()));
+  };
+  const size_t count = options_.budget_only ? static_cast<size_t>(options_.whole_sample) : SIZE_MAX;
+  ASSIGN_OR_RETURN(nlohmann::json record, TouchAll(mode, "whole", export_store, count));
+  // Loading every store must evict some; a sample may fit beside the rest.
+  if (!options_.budget_only && mode.budget_bytes > 0 &&
+      record["evictions_total"].get<double>() == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("the budget of ", mode.budget_bytes,
                      " bytes evicted nothing while every store was loaded: lower --budget-bytes"));

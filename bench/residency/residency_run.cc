@@ -33,7 +33,7 @@ nlohmann::json ResidencyRun::Record(const Mode& mode, const std::string& measure
 
 absl::Status ResidencyRun::Run() {
   RETURN_IF_ERROR(Setup());
-  RETURN_IF_ERROR(MeasureMode({"no_budget", 0}));
+  if (!options_.budget_only) RETURN_IF_ERROR(MeasureMode({"no_budget", 0}));
   return MeasureMode({"budget", budget_bytes_});
 }
 
@@ -46,7 +46,10 @@ absl::Status ResidencyRun::Setup() {
   }
   std::filesystem::create_directories(data, error);
   if (error) return absl::InternalError(absl::StrCat("mkdir ", data, ": ", error.message()));
-  const Mode setup{"setup", 0};
+  if (options_.budget_only && options_.budget_bytes <= 0) {
+    return absl::InvalidArgumentError("--budget-only: needs --budget-bytes");
+  }
+  const Mode setup{"setup", options_.budget_only ? options_.budget_bytes : 0};
   ASSIGN_OR_RETURN(double ready_s, StartServer(setup));
   (void)ready_s;  // an empty data directory says nothing about restarts
   const absl::Time start = absl::Now();
@@ -64,7 +67,7 @@ absl::Status ResidencyRun::Setup() {
       options_.budget_bytes > 0
           ? options_.budget_bytes
           : static_cast<int64_t>(std::max(2 * per_store, options_.budget_fraction * held));
-  if (budget_bytes_ >= held) {
+  if (!options_.budget_only && budget_bytes_ >= held) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--budget-bytes: ", budget_bytes_, " holds all ", workload_.options().stores, " stores (",
         static_cast<int64_t>(held), " bytes), so nothing would be evicted"));

@@ -11,6 +11,7 @@
 #ifndef ADAPTD_BENCH_RESIDENCY_RESIDENCY_RUN_H_
 #define ADAPTD_BENCH_RESIDENCY_RESIDENCY_RUN_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <random>
@@ -37,6 +38,11 @@ struct RunOptions {
   int adapt_sample = 50;  // Adapts timed per kind of target (resident, evicted)
   int setup_threads = 4;
   double ready_timeout_s = 600;  // start to SERVING, and SIGTERM to exit
+  // Fill and measure under budget_bytes alone, for counts whose stores do not fit in memory
+  // unbudgeted: the fill runs under the budget, the no-budget setting is left out, and only
+  // `whole_sample` stores are loaded whole.
+  bool budget_only = false;
+  int whole_sample = 2000;  // with budget_only
 };
 
 class ResidencyRun {
@@ -63,15 +69,16 @@ class ResidencyRun {
   absl::StatusOr<double> StartServer(const Mode& mode);
   absl::StatusOr<double> Stop(int signal);
   absl::Status ColdFirstPredict(const Mode& mode, const std::string& after);
-  // Calls `touch` on every store, in random order, waits for the budget to be kept, and emits
-  // the memory record of `state` ("read" or "whole"); returns it.
+  // Calls `touch` on `count` stores (every store by default), in random order, waits for the
+  // budget to be kept, and emits the memory record of `state` ("read" or "whole"); returns it.
   absl::StatusOr<nlohmann::json> TouchAll(
       const Mode& mode, const std::string& state,
-      const std::function<absl::Status(const StoreName&)>& touch);
+      const std::function<absl::Status(const StoreName&)>& touch, size_t count = SIZE_MAX);
   // Predicts from every store once (a cold store loads only its warm form), then measures the
   // warm footprint: heap per warm store and the memory_bytes GetStore reports for one.
   absl::Status ReadAll(const Mode& mode);
-  // Exports every store (a warm or cold store loads whole first): the hot footprint.
+  // Exports every store (a warm or cold store loads whole first): the hot footprint. With
+  // budget_only, a sample of whole_sample stores.
   absl::Status LoadWhole(const Mode& mode);
   absl::Status PredictLatency(const Mode& mode);
   // `when` names the point of the run (the tiers present differ: after LoadWhole, hot and what

@@ -12,36 +12,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/core/stable_hash.h"
 
 namespace adaptd {
 
 class Encoder;
-
-inline constexpr uint64_t kFnv1a64Offset = 0xcbf29ce484222325ull;
-inline constexpr uint64_t kFnv1a64Prime = 0x100000001b3ull;
-
-// 64-bit FNV-1a, fed incrementally.
-class Fnv1a64 {
- public:
-  void Add(absl::string_view bytes) {
-    for (unsigned char b : bytes) state_ = (state_ ^ b) * kFnv1a64Prime;
-  }
-  void AddByte(unsigned char b) { state_ = (state_ ^ b) * kFnv1a64Prime; }
-  uint64_t value() const { return state_; }
-
- private:
-  uint64_t state_ = kFnv1a64Offset;
-};
-
-// MurmurHash3's 64-bit finalizer (fmix64): spreads every input bit over every output bit.
-inline uint64_t Fmix64(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  h ^= h >> 33;
-  return h;
-}
 
 // "<type>:<hash as 16 lowercase hex digits>".
 std::string FormatFingerprint(absl::string_view type, uint64_t hash);

@@ -76,14 +76,14 @@ absl::StatusOr<Membership> Membership::Create(std::string self, std::vector<Memb
           absl::StrCat("cluster.members[", i, "].name: \"", m.name, "\" is listed twice"));
     }
     if (!addresses.insert(m.address).second) {
-      return absl::InvalidArgumentError(absl::StrCat("cluster.members[", i, "].address: \"",
-                                                     m.address, "\" is listed twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cluster.members[", i, "].address: \"", m.address, "\" is listed twice"));
     }
   }
   std::sort(members.begin(), members.end(),
             [](const Member& a, const Member& b) { return a.name < b.name; });
-  const auto it = std::find_if(members.begin(), members.end(),
-                               [&](const Member& m) { return m.name == self; });
+  const auto it =
+      std::find_if(members.begin(), members.end(), [&](const Member& m) { return m.name == self; });
   if (it == members.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cluster.self: \"", self, "\" is not among cluster.members"));

@@ -44,6 +44,11 @@ void CompilePool::ScheduleAuto(const std::shared_ptr<Store>& store, absl::Durati
   work_changed_.SignalAll();
 }
 
+size_t CompilePool::scheduled() const {
+  absl::MutexLock lock(&mu_);
+  return auto_.size();
+}
+
 void CompilePool::Stop() {
   {
     absl::MutexLock lock(&mu_);
@@ -102,6 +107,8 @@ void CompilePool::Loop() {
         automatic = true;
       }
     }
+    // An explicit compile may have taken in every change since this request was made.
+    if (automatic && !store->ChangedSinceCompile()) continue;
     absl::StatusOr<adapt::v1::CompileResponse> result = store->Compile(request);
     if (observer_) observer_(*store, result, automatic);
     if (done) done(std::move(result));

@@ -40,7 +40,11 @@ class CompilePool {
   // Asks for an automatic compile of `store` after `delay`. An urgent request (count trigger)
   // runs as soon as a thread is free; a non-urgent one (idle trigger) pushes a pending
   // non-urgent request back to the new time. The pool holds the store weakly.
+  // When it is due, a store with nothing new (Store::ChangedSinceCompile) is skipped: no
+  // compile, no observer call.
   void ScheduleAuto(const std::shared_ptr<Store>& store, absl::Duration delay, bool urgent);
+  // Automatic requests not yet started.
+  size_t scheduled() const;
 
   void Stop();
 
@@ -60,7 +64,7 @@ class CompilePool {
   bool HasWorkLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Observer observer_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   // Signalled when explicit work arrives, an automatic request is added or moved, or Stop.
   absl::CondVar work_changed_;
   std::deque<Explicit> explicit_ ABSL_GUARDED_BY(mu_);

@@ -27,9 +27,36 @@ class CountingStore final : public Store {
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override {
     return adapt::v1::StoreSnapshot();
   }
+  bool ChangedSinceCompile() const override { return changed.load(); }
 
   std::atomic<int> compiles{0};
+  std::atomic<bool> changed{true};
 };
+
+// With one thread: an automatic request made due now is taken (scheduled() drops to 0), then
+// an explicit compile runs after it; returns the automatic compiles the observer saw.
+int AutoThenExplicit(bool changed) {
+  std::atomic<int> automatic_seen{0};
+  CompilePool pool(1, [&](const Store&, const auto&, bool automatic) {
+    if (automatic) ++automatic_seen;
+  });
+  auto store = std::make_shared<CountingStore>();
+  store->changed = changed;
+  pool.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/true);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (pool.scheduled() > 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  EXPECT_EQ(pool.scheduled(), 0u);
+  absl::Notification done;
+  pool.Submit(store, {}, [&](absl::StatusOr<adapt::v1::CompileResponse>) { done.Notify(); });
+  EXPECT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_EQ(store->compiles.load(), changed ? 2 : 1);
+  return automatic_seen.load();
+}
+
+TEST(CompilePoolTest, AnAutomaticCompileSkipsAStoreWithNothingNew) {
+  EXPECT_EQ(AutoThenExplicit(/*changed=*/false), 0);
+  EXPECT_EQ(AutoThenExplicit(/*changed=*/true), 1);
+}
 
 TEST(CompilePoolTest, ExplicitCompileCallsBack) {
   CompilePool pool(1, nullptr);

@@ -280,6 +280,11 @@ absl::StatusOr<CompileResponse> FaastStore::Compile(const CompileRequest& reques
   return CompileAndPublish(request.faast(), std::nullopt);
 }
 
+bool FaastStore::ChangedSinceCompile() const {
+  absl::MutexLock lock(&mu_);
+  return pending_ > 0;
+}
+
 absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
     const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version) {
   absl::MutexLock compile_lock(&compile_mu_);

@@ -49,6 +49,7 @@ class FaastStore final : public Store {
                                       int top_k) const override;
   absl::StatusOr<adapt::v1::CompileResponse> Compile(
       const adapt::v1::CompileRequest& request) override;
+  bool ChangedSinceCompile() const override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
   absl::Status WriteState(StateSink sink) const override;

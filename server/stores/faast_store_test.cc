@@ -359,6 +359,24 @@ TEST(FaastStoreTest, RidgeOverrideMatchesDirectSolveAndPersists) {
   EXPECT_EQ(info.version(), 2u);
 }
 
+TEST(FaastStoreTest, ChangedSinceCompileFollowsAdaptsForgetsAndCompiles) {
+  const int64_t d = 4;
+  std::mt19937_64 rng(5);
+  const std::vector<float> keys = faast_test::RandomFloats(rng, 6 * d);
+  auto backend = kernels::MakeCpuBackend();
+  auto store = MakeStore(LabelSpec(), backend.get());
+  const std::vector<std::string> labels = {"a", "b", "a", "b", "a", "b"};
+  EXPECT_FALSE(store->ChangedSinceCompile());  // empty
+  ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(keys, d, labels)}).ok());
+  EXPECT_TRUE(store->ChangedSinceCompile());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  EXPECT_FALSE(store->ChangedSinceCompile());
+  ASSERT_TRUE(Apply(*store, TxnKind::kForget, {LabelBatch(keys, d, labels)}).ok());
+  EXPECT_TRUE(store->ChangedSinceCompile());
+  ASSERT_TRUE(CompileNow(*store).ok());
+  EXPECT_FALSE(store->ChangedSinceCompile());
+}
+
 TEST(FaastStoreTest, ForgettingEverythingPublishesZeroWeights) {
   const int64_t d = 5;
   std::mt19937_64 rng(11);

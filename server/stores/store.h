@@ -178,6 +178,10 @@ class Store {
   // no compile step answer FailedPrecondition.
   virtual absl::StatusOr<adapt::v1::CompileResponse> Compile(
       const adapt::v1::CompileRequest& request) = 0;
+  // Whether a compile now would take in anything the last one did not (examples adapted or
+  // forgotten since it began). The automatic compile skips a store that answers false, so
+  // an explicit compile is not followed by a second version with nothing new.
+  virtual bool ChangedSinceCompile() const { return true; }
 
   // Fills spec, version, counts, labels, memory and the kind's statistics (not the names).
   virtual void Describe(adapt::v1::StoreInfo* info) const = 0;

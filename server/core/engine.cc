@@ -91,14 +91,17 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
     engine->residency_ = std::make_unique<Residency>(
         config.memory_budget_bytes(),
         [e](const std::shared_ptr<StoreSlot>& slot) { return e->Evict(slot); },
-        [metrics](uint64_t resident, size_t) {
+        [metrics](uint64_t resident) {
           if (metrics != nullptr) metrics->SetResidentBytes(static_cast<double>(resident));
         },
         [](bool release) {
           FaastBufferPool& pool = FaastBufferPool::Shared();
           if (release) pool.Clear();
           return static_cast<uint64_t>(pool.idle_bytes());
-        });
+        },
+        // A round frees 5% of the budget beyond what it must, so that a full server runs
+        // one round per that many bytes loaded rather than one per load.
+        config.memory_budget_bytes() / 20);
     if (metrics != nullptr) {
       metrics->SetMemoryBudget(static_cast<double>(config.memory_budget_bytes()));
     }

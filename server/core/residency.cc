@@ -9,11 +9,14 @@
 
 namespace adaptd {
 
-Residency::Residency(uint64_t budget_bytes, Evict evict, Observe observe, Overhead overhead)
+Residency::Residency(uint64_t budget_bytes, Evict evict, Observe observe, Overhead overhead,
+                     uint64_t headroom_bytes)
     : budget_(budget_bytes),
+      headroom_(std::min(headroom_bytes, budget_bytes)),
       evict_(std::move(evict)),
       observe_(std::move(observe)),
-      overhead_(std::move(overhead)) {
+      overhead_(std::move(overhead)),
+      tally_(std::make_shared<StoreSlot::ByteTally>(0)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -28,18 +31,35 @@ void Residency::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Residency::Loaded(const std::shared_ptr<StoreSlot>& slot) {
-  absl::MutexLock lock(&mu_);
-  loaded_.push_back(slot);
-  wanted_ = true;
-  wake_.Signal();
+uint64_t Residency::Total(bool release) const {
+  if (release && overhead_) overhead_(/*release=*/true);
+  const int64_t stores = tally_->load(std::memory_order_relaxed);
+  return static_cast<uint64_t>(std::max<int64_t>(stores, 0)) +
+         (overhead_ ? overhead_(/*release=*/false) : 0);
 }
 
-void Residency::Grew() {
+uint64_t Residency::ResidentBytes() const { return Total(/*release=*/false); }
+
+void Residency::Check() {
+  const uint64_t total = Total(/*release=*/false);
+  if (observe_) observe_(total);
   absl::MutexLock lock(&mu_);
-  wanted_ = true;
-  wake_.Signal();
+  if (total > budget_ || loaded_.size() > 2 * tidied_size_ + 1024) {
+    wanted_ = true;
+    wake_.Signal();
+  }
 }
+
+void Residency::Loaded(const std::shared_ptr<StoreSlot>& slot) {
+  slot->CountIn(tally_);
+  {
+    absl::MutexLock lock(&mu_);
+    loaded_.push_back(slot);
+  }
+  Check();
+}
+
+void Residency::Grew() { Check(); }
 
 uint64_t Residency::PinnedBytes() const {
   absl::MutexLock lock(&mu_);
@@ -79,50 +99,62 @@ void Residency::Loop() {
 
 uint64_t Residency::EvictNow() {
   absl::MutexLock round(&round_mu_);
-  std::vector<std::shared_ptr<StoreSlot>> live;
+  // The list is taken whole, so loads go on adding to an empty one meanwhile.
+  std::vector<std::weak_ptr<StoreSlot>> listed;
   {
     absl::MutexLock lock(&mu_);
-    // Forget slots that were deleted or are no longer loaded; keep each once.
-    std::vector<std::weak_ptr<StoreSlot>> kept;
+    listed.swap(loaded_);
+  }
+  // Forget slots that were deleted or are no longer loaded; keep each once.
+  std::vector<std::shared_ptr<StoreSlot>> live;
+  std::vector<std::weak_ptr<StoreSlot>> kept;
+  {
     absl::flat_hash_set<const StoreSlot*> seen;
-    for (auto& weak : loaded_) {
+    seen.reserve(listed.size());
+    for (auto& weak : listed) {
       std::shared_ptr<StoreSlot> slot = weak.lock();
-      if (slot == nullptr || !slot->resident() || !seen.insert(slot.get()).second) {
-        continue;
-      }
-      live.push_back(slot);
+      if (slot == nullptr || !slot->resident() || !seen.insert(slot.get()).second) continue;
+      live.push_back(std::move(slot));
       kept.push_back(std::move(weak));
     }
-    loaded_ = std::move(kept);
   }
-  std::vector<std::pair<std::shared_ptr<StoreSlot>, uint64_t>> by_use;
-  const uint64_t overhead = overhead_ ? overhead_(/*release=*/false) : 0;
-  uint64_t total = overhead;
-  for (auto& slot : live) {
-    const uint64_t bytes = slot->noted_bytes();
-    total += bytes;
-    by_use.emplace_back(std::move(slot), bytes);
+  listed.clear();
+  listed.shrink_to_fit();
+  {
+    absl::MutexLock lock(&mu_);
+    kept.insert(kept.end(), std::make_move_iterator(loaded_.begin()),
+                std::make_move_iterator(loaded_.end()));
+    loaded_.swap(kept);
+    tidied_size_ = loaded_.size();
   }
-  size_t loaded = by_use.size();
-  if (total > budget_ && overhead > 0) total = total - overhead + overhead_(/*release=*/true);
+  kept.clear();
+  kept.shrink_to_fit();
+
+  uint64_t total = Total(/*release=*/false);
+  if (total > budget_) total = Total(/*release=*/true);  // idle buffers go before any store
   if (total > budget_) {
-    std::sort(by_use.begin(), by_use.end(), [](const auto& a, const auto& b) {
-      return a.first->last_use_nanos() < b.first->last_use_nanos();
-    });
+    const uint64_t target = budget_ - headroom_;
+    // Last uses read once: they change while the round runs, and a sort needs fixed keys.
+    std::vector<std::pair<int64_t, std::shared_ptr<StoreSlot>>> by_use;
+    by_use.reserve(live.size());
+    for (auto& slot : live) {
+      const int64_t used = slot->last_use_nanos();
+      by_use.emplace_back(used, std::move(slot));
+    }
+    live.clear();
+    std::sort(by_use.begin(), by_use.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     // Each eviction takes a store one tier down (hot → warm → cold): a second pass takes the
-    // stores the first left warm further down, oldest first, while still over the budget.
-    for (int pass = 0; pass < 2 && total > budget_; ++pass) {
-      for (auto& [slot, bytes] : by_use) {
-        if (total <= budget_) break;
-        if (bytes == 0 || slot->pinned() || !evict_(slot)) continue;
-        const uint64_t now = slot->noted_bytes();
-        total -= std::min(total, bytes - std::min(bytes, now));
-        bytes = now;
-        if (now == 0) --loaded;
+    // stores the first left warm further down, oldest first, while still over the target.
+    for (int pass = 0; pass < 2 && total > target; ++pass) {
+      for (const auto& [used, slot] : by_use) {
+        if (total <= target) break;
+        if (slot->noted_bytes() == 0 || slot->pinned()) continue;
+        if (evict_(slot)) total = Total(/*release=*/false);
       }
     }
   }
-  if (observe_) observe_(total, loaded);
+  if (observe_) observe_(total);
   return total;
 }
 

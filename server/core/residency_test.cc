@@ -38,14 +38,17 @@ class ResidencyTest : public ::testing::Test {
     evicted_.push_back(slot->name());
     return true;
   }
-  std::unique_ptr<Residency> Make(uint64_t budget, Residency::Overhead overhead = nullptr) {
+  std::unique_ptr<Residency> Make(uint64_t budget, Residency::Overhead overhead = nullptr,
+                                  uint64_t headroom = 0) {
     return std::make_unique<Residency>(
-        budget, [this](const std::shared_ptr<StoreSlot>& s) { return Evict(s); }, nullptr,
-        std::move(overhead));
+        budget, [this](const std::shared_ptr<StoreSlot>& s) { return Evict(s); },
+        [this](uint64_t resident) { observed_.push_back(resident); }, std::move(overhead),
+        headroom);
   }
 
   std::unique_ptr<kernels::Backend> backend_ = kernels::MakeCpuBackend(1);
   std::vector<std::string> evicted_;
+  std::vector<uint64_t> observed_;
 };
 
 TEST_F(ResidencyTest, TheLeastRecentlyUsedGoFirstUntilTheTotalFits) {
@@ -119,6 +122,49 @@ TEST_F(ResidencyTest, MemoryNoStoreCountsIsInTheTotalAndReleasedFirst) {
   idle = kept = each / 2;
   EXPECT_EQ(residency->EvictNow(), each + each / 2);
   EXPECT_EQ(evicted_, std::vector<std::string>{"a"});
+}
+
+TEST_F(ResidencyTest, TheRunningTotalFollowsLoadsGrowthEvictionsAndDeletes) {
+  auto a = Slot("a"), b = Slot("b");
+  const uint64_t each = a->loaded_bytes();
+  auto residency = Make(10 * each);
+  residency->Stop();
+  EXPECT_EQ(residency->ResidentBytes(), 0u);
+  residency->Loaded(a);
+  residency->Loaded(a);  // reported twice, counted once
+  EXPECT_EQ(residency->ResidentBytes(), each);
+  residency->Loaded(b);
+  EXPECT_EQ(residency->ResidentBytes(), 2 * each);
+  EXPECT_EQ(observed_.back(), 2 * each);  // each report is observed, without a round
+  b->NoteBytes(each, /*beside=*/100);     // a commit that grew b
+  residency->Grew();
+  EXPECT_EQ(residency->ResidentBytes(), 2 * each + 100);
+  EXPECT_EQ(observed_.back(), 2 * each + 100);
+  ASSERT_TRUE(Evict(a));  // a goes cold: it holds nothing now
+  EXPECT_EQ(residency->ResidentBytes(), each + 100);
+  b.reset();  // deleted: its share leaves the total with it
+  EXPECT_EQ(residency->ResidentBytes(), 0u);
+  ASSERT_TRUE(a->Get().ok());  // loaded again: counted again
+  residency->Loaded(a);
+  EXPECT_EQ(residency->ResidentBytes(), each);
+  EXPECT_EQ(evicted_, std::vector<std::string>{"a"});
+}
+
+TEST_F(ResidencyTest, NoRoundRunsUnderTheBudgetAndARoundFreesTheHeadroom) {
+  std::vector<std::shared_ptr<StoreSlot>> slots;
+  for (const char* name : {"a", "b", "c", "d", "e"}) slots.push_back(Slot(name));
+  const uint64_t each = slots[0]->loaded_bytes();
+  // Budget: four stores and a half; headroom: two stores.
+  auto residency = Make(4 * each + each / 2, nullptr, 2 * each);
+  residency->Stop();
+  for (int i = 0; i < 4; ++i) residency->Loaded(slots[i]);
+  EXPECT_EQ(residency->EvictNow(), 4 * each);  // fits: nothing goes
+  EXPECT_TRUE(evicted_.empty());
+  residency->Loaded(slots[4]);
+  // Five are over the budget; the round goes on to the headroom (2.5 stores): three go, the
+  // oldest first.
+  EXPECT_EQ(residency->EvictNow(), 2 * each);
+  EXPECT_EQ(evicted_, (std::vector<std::string>{"a", "b", "c"}));
 }
 
 }  // namespace

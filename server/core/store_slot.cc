@@ -34,6 +34,33 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo 
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {}
 
+StoreSlot::~StoreSlot() {
+  absl::MutexLock lock(&tally_mu_);
+  if (tally_ != nullptr) {
+    tally_->fetch_sub(static_cast<int64_t>(bytes_.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
+  }
+}
+
+void StoreSlot::NoteBytes(uint64_t bytes, uint64_t beside) {
+  absl::MutexLock lock(&tally_mu_);
+  const uint64_t now = bytes + beside;
+  const uint64_t before = bytes_.exchange(now, std::memory_order_relaxed);
+  store_bytes_.store(bytes, std::memory_order_relaxed);
+  if (tally_ != nullptr) {
+    tally_->fetch_add(static_cast<int64_t>(now) - static_cast<int64_t>(before),
+                      std::memory_order_relaxed);
+  }
+}
+
+void StoreSlot::CountIn(const std::shared_ptr<ByteTally>& tally) {
+  absl::MutexLock lock(&tally_mu_);
+  if (tally_ != nullptr || tally == nullptr) return;
+  tally_ = tally;
+  tally_->fetch_add(static_cast<int64_t>(bytes_.load(std::memory_order_relaxed)),
+                    std::memory_order_relaxed);
+}
+
 absl::StatusOr<std::shared_ptr<Store>> StoreSlot::Get(bool* loaded_now) {
   if (loaded_now != nullptr) *loaded_now = false;
   last_use_.store(absl::GetCurrentTimeNanos(), std::memory_order_relaxed);

@@ -45,6 +45,9 @@ class StoreSlot {
   // loaded), and the loaders that read it back.
   StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader,
             WarmLoader warm_loader = nullptr);
+  ~StoreSlot();
+  StoreSlot(const StoreSlot&) = delete;
+  StoreSlot& operator=(const StoreSlot&) = delete;
 
   const std::string& tenant() const { return tenant_; }
   const std::string& name() const { return name_; }
@@ -73,11 +76,14 @@ class StoreSlot {
   // thread's rounds.
   uint64_t noted_bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // `bytes` the store holds and `beside` what is kept for it elsewhere (the journal's
-  // remembered ids): noted_bytes() is their sum, store_bytes() the store's part alone.
-  void NoteBytes(uint64_t bytes, uint64_t beside = 0) {
-    store_bytes_.store(bytes, std::memory_order_relaxed);
-    bytes_.store(bytes + beside, std::memory_order_relaxed);
-  }
+  // remembered ids): noted_bytes() is their sum, store_bytes() the store's part alone. The
+  // change is added to the tally the slot counts in, if any.
+  void NoteBytes(uint64_t bytes, uint64_t beside = 0) ABSL_LOCKS_EXCLUDED(tally_mu_);
+  // A running total of what slots hold (Residency's): the slot adds what it holds now and,
+  // from then on, each change NoteBytes makes, until it is destroyed (then it takes its share
+  // away). A slot counts in one tally; later calls change nothing.
+  using ByteTally = std::atomic<int64_t>;
+  void CountIn(const std::shared_ptr<ByteTally>& tally) ABSL_LOCKS_EXCLUDED(tally_mu_);
   uint64_t store_bytes() const { return store_bytes_.load(std::memory_order_relaxed); }
   // StoreSpec.pinned: a pinned store is never evicted.
   bool pinned() const { return pinned_.load(std::memory_order_relaxed); }
@@ -110,6 +116,9 @@ class StoreSlot {
  private:
   const std::string tenant_, name_;
   mutable absl::Mutex mu_;
+  // Orders the changes to bytes_ with the tally's (NoteBytes may run under mu_ or not).
+  absl::Mutex tally_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::shared_ptr<ByteTally> tally_ ABSL_GUARDED_BY(tally_mu_);
   // Loads the whole store (warm = false) or what a read needs, under mu_ (released while the
   // loader runs); `loading_` and `evicting_` are false.
   absl::StatusOr<std::shared_ptr<Store>> LoadLocked(bool warm, bool* loaded_now)

@@ -87,8 +87,22 @@ StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std:
   return [this, tenant, name](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
              -> absl::StatusOr<std::shared_ptr<WarmStore>> {
     const absl::Time start = absl::Now();
-    // A store without a read-out (nothing published yet) is loaded whole instead: the
-    // journal keeps it, and the slot's loader finds it there.
+    // The read-out stored beside the state, read alone, with the slot's description of the
+    // stored state (written with it).
+    if (stored != nullptr) {
+      ASSIGN_OR_RETURN(std::shared_ptr<const LinearReadout> readout,
+                       journal_->LoadReadout(tenant, name));
+      if (readout != nullptr) {
+        if (metrics_ != nullptr) {
+          metrics_->RecordLoad(KindName(stored->spec().kind()),
+                               absl::ToDoubleSeconds(absl::Now() - start));
+        }
+        return std::make_shared<WarmStore>(stored, std::move(readout), backend_);
+      }
+    }
+    // Otherwise the state is read whole and its read-out kept. A store without a read-out
+    // (nothing published yet) is loaded whole instead: the journal keeps it, and the slot's
+    // loader finds it there.
     ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
                      journal_->Load(tenant, name, [](const Store& restored) {
                        return restored.Readout() != nullptr;

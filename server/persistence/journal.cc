@@ -11,6 +11,8 @@
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
 #include "server/stores/store_factory.h"
+#include "server/stores/store_kind.h"
+#include "server/stores/stored_readout.h"
 
 namespace adaptd {
 
@@ -83,21 +85,31 @@ absl::Status Journal::RestoreState(const std::string& where, const std::string& 
   return absl::OkStatus();
 }
 
+absl::Status Journal::Gone(const std::string& key) {
+  return absl::NotFoundError(absl::StrCat("store ", key, " does not exist"));
+}
+
+absl::StatusOr<std::shared_ptr<Journal::Entry>> Journal::Stored(
+    const std::string& key, adapt::v1::CatalogEntry* catalog,
+    std::shared_ptr<Store>* loaded) const {
+  std::shared_ptr<Entry> entry = FindEntry(key);
+  if (entry == nullptr) return Gone(key);
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->deleted) return Gone(key);
+  *loaded = entry->store;
+  if (*loaded == nullptr) *catalog = entry->catalog;
+  return entry;
+}
+
 absl::StatusOr<std::shared_ptr<Store>> Journal::Load(
     const std::string& tenant, const std::string& name,
     const std::function<bool(const Store&)>& keep_detached) {
   const std::string key = StoreKey(tenant, name);
-  const absl::Status gone =
-      absl::NotFoundError(absl::StrCat("store ", tenant, "/", name, " does not exist"));
-  std::shared_ptr<Entry> entry = FindEntry(key);
-  if (entry == nullptr) return gone;
   adapt::v1::CatalogEntry catalog;
-  {
-    absl::MutexLock entry_lock(&entry->mu);
-    if (entry->deleted) return gone;
-    if (entry->store != nullptr) return entry->store;
-    catalog = entry->catalog;
-  }
+  std::shared_ptr<Store> loaded;
+  ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Stored(key, &catalog, &loaded));
+  if (loaded != nullptr) return loaded;
+  const absl::Status gone = Gone(key);
   absl::StatusOr<std::string> file = state_db_->ReadState(key, catalog);
   if (!file.ok() && file.status().code() != absl::StatusCode::kDataLoss) return file.status();
   Restored restored;
@@ -126,6 +138,32 @@ absl::StatusOr<std::shared_ptr<Store>> Journal::Load(
     for (const auto& id : restored.ids) entry->ids.Add(id);
   }
   return store;
+}
+
+absl::StatusOr<std::shared_ptr<const LinearReadout>> Journal::LoadReadout(const std::string& tenant,
+                                                                          const std::string& name) {
+  const std::string key = StoreKey(tenant, name);
+  adapt::v1::CatalogEntry catalog;
+  std::shared_ptr<Store> loaded;
+  RETURN_IF_ERROR(Stored(key, &catalog, &loaded).status());
+  // Loaded (or failed): the store itself answers. No read-out stored: the state does.
+  if (loaded != nullptr || catalog.readout_bytes() == 0 || !catalog.failure().empty()) {
+    return nullptr;
+  }
+  absl::StatusOr<std::string> record = state_db_->ReadReadout(key, catalog);
+  if (!record.ok() && record.status().code() != absl::StatusCode::kDataLoss) {
+    return record.status();
+  }
+  absl::StatusOr<std::shared_ptr<const LinearReadout>> readout =
+      record.ok() ? DecodeReadout(*record, catalog.spec(), absl::StrCat("the read-out of ", key))
+                  : absl::StatusOr<std::shared_ptr<const LinearReadout>>(record.status());
+  if (!readout.ok()) {
+    // The read-out is a copy of what the state holds: the state, read whole, still answers.
+    std::fprintf(stderr, "adaptd: store %s: %s; its state is read instead\n", key.c_str(),
+                 std::string(readout.status().message()).c_str());
+    return nullptr;
+  }
+  return readout;
 }
 
 absl::StatusOr<bool> Journal::Unload(const std::string& tenant, const std::string& name,
@@ -404,6 +442,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
   const std::string key = StoreKey(entry->tenant, entry->name);
   adapt::v1::CatalogEntry& catalog = written->catalog;
   absl::StatusOr<std::string> file = absl::UnknownError("not taken");
+  std::string readout;
   {
     absl::MutexLock entry_lock(&entry->mu);
     // A store not loaded is clean: its stored state is current.
@@ -423,6 +462,14 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       *header.mutable_durable() = mark;
       spec = header.spec();
     });
+    // The published read-out goes beside the state, for reads of the store once it is cold
+    // (LoadReadout): it is the state's, taken under the same lock.
+    if (file.ok()) {
+      const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
+      std::shared_ptr<const LinearReadout> published =
+          kind != nullptr && kind->warm ? entry->store->Readout() : nullptr;
+      if (published != nullptr) readout = EncodeReadout(*published);
+    }
     if (file.ok()) {
       written->lsn = mark.lsn();
       *catalog.mutable_spec() = std::move(spec);
@@ -437,7 +484,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       return false;
     }
   }
-  RETURN_IF_ERROR(writer->PutStore(key, &catalog, *file));
+  RETURN_IF_ERROR(writer->PutStore(key, &catalog, *file, readout));
   return true;
 }
 

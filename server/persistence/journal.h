@@ -106,6 +106,13 @@ class Journal {
       const std::string& tenant, const std::string& name,
       const std::function<bool(const Store&)>& keep_detached = nullptr);
 
+  // The published read-out stored beside a cold store's state (what a read of the store
+  // needs: the warm tier), without reading the state. Null when the store is loaded, failed,
+  // or has no read-out stored (or a damaged one, logged: the state then answers); NotFound
+  // when it was deleted; Unavailable for an I/O error.
+  absl::StatusOr<std::shared_ptr<const LinearReadout>> LoadReadout(const std::string& tenant,
+                                                                   const std::string& name);
+
   // Lets `store` (tenant/name's loaded store) go cold: writes its state first if it changed
   // since its last checkpoint, then drops the journal's reference and its remembered ids
   // (both come back with Load). False, leaving it loaded, when it changed meanwhile or was
@@ -232,6 +239,13 @@ class Journal {
         env_(options_.env ? options_.env : Env::Default()),
         backend_(backend) {}
   std::shared_ptr<Entry> FindEntry(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
+  // `key`'s entry unless deleted (NotFound), with its loaded store (null when cold) and, when
+  // cold, a copy of its catalog entry, taken together.
+  absl::StatusOr<std::shared_ptr<Entry>> Stored(const std::string& key,
+                                                adapt::v1::CatalogEntry* catalog,
+                                                std::shared_ptr<Store>* loaded) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  static absl::Status Gone(const std::string& key);
   void MaybeCheckpointLater();
   // Takes `entry`'s state into `writer` when it changed since its last checkpoint: true when
   // it was taken, false when there was nothing to write or the store's own snapshot failed

@@ -1,6 +1,9 @@
 // Lazy start: a stored store stays on disk (cold) after a restart until a call loads it; only
 // stores the log tail touches are read at start-up; a load is exact, and a damaged state found
 // at load time fails its store for good, as it would at start-up.
+#include <algorithm>
+#include <cstring>
+
 #include "gtest/gtest.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/journal.h"
@@ -87,6 +90,74 @@ TEST_F(JournalLoadTest, ADamagedStateFoundAtLoadFailsItsStoreForGood) {
   auto recovered = Restart();
   ASSERT_NE(recovered["t/a"].store, nullptr);  // failed stores are never cold
   EXPECT_EQ(StoreFailure(*recovered["t/a"].store).message(), reason);
+}
+
+// A cold store's published read-out is stored beside its state and read alone, exactly as
+// it was published; the state is not read for it (a damaged state does not stop it).
+TEST_F(JournalLoadTest, AColdStoresReadOutLoadsAloneExactly) {
+  Open();
+  auto a = Create("a");
+  auto b = Create("b");
+  ASSERT_TRUE(Adapt("a", a.get(), 8, 1).ok());
+  ASSERT_TRUE(a->Compile(adapt::v1::CompileRequest()).ok());
+  ASSERT_TRUE(Adapt("a", a.get(), 3, 2).ok());  // pending: not in the read-out
+  ASSERT_TRUE(Adapt("b", b.get(), 4, 3).ok());  // never compiled: no read-out
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  const std::shared_ptr<const LinearReadout> want = a->Readout();
+  ASSERT_NE(want, nullptr);
+  ASSERT_EQ(b->Readout(), nullptr);
+  a.reset();
+  b.reset();
+  journal_.reset();
+  ASSERT_NO_FATAL_FAILURE(RewriteStored("t/a", [](std::string* state, std::string* readout) {
+    EXPECT_FALSE(readout->empty());
+    (*state)[state->size() - 7] ^= 0x01;  // the state is damaged; the read-out is intact
+  }));
+  Restart();
+
+  auto read = journal_->LoadReadout("t", "a");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_NE(*read, nullptr);
+  const LinearReadout& got = **read;
+  EXPECT_EQ(got.version, want->version);
+  EXPECT_EQ(got.dim, want->dim);
+  EXPECT_EQ(got.columns, want->columns);
+  EXPECT_EQ(got.labels, want->labels);
+  ASSERT_NE(got.label_names, nullptr);
+  EXPECT_EQ(*got.label_names, *want->label_names);
+  ASSERT_EQ(got.weights.size(), want->weights.size());
+  EXPECT_EQ(
+      std::memcmp(got.weights.data(), want->weights.data(), got.weights.size() * sizeof(float)), 0);
+  // The state was not read for it: read whole, it fails the store.
+  auto whole = journal_->Load("t", "a");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(StoreFailure(**whole).ok());
+  // Once loaded (here: failed), the store answers for itself.
+  EXPECT_EQ(journal_->LoadReadout("t", "a").value(), nullptr);
+  EXPECT_EQ(journal_->LoadReadout("t", "b").value(), nullptr);
+  EXPECT_EQ(journal_->LoadReadout("t", "zz").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(JournalLoadTest, ADamagedReadOutFallsBackToTheState) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 8, 1).ok());
+  ASSERT_TRUE(a->Compile(adapt::v1::CompileRequest()).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  a.reset();
+  journal_.reset();
+  ASSERT_NO_FATAL_FAILURE(RewriteStored("t/a", [](std::string*, std::string* readout) {
+    ASSERT_FALSE(readout->empty());
+    std::fill(readout->begin(), readout->end(), '\xff');  // same size, does not parse
+  }));
+  Restart();
+  auto read = journal_->LoadReadout("t", "a");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, nullptr);  // not a store failure: the state is read instead
+  auto whole = journal_->Load("t", "a");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(StoreFailure(**whole).ok());
+  EXPECT_NE((*whole)->Readout(), nullptr);
 }
 
 }  // namespace

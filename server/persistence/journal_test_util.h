@@ -105,9 +105,10 @@ class JournalFixture : public ::testing::Test {
         .status();
   }
 
-  // Flips one bit near the end of `key`'s stored state, as a failing disk would (the journal
+  // Rewrites `key`'s stored state and read-out (empty: none) through `change` (the journal
   // must be closed: one process opens the state database once).
-  void FlipStoredStateBit(const std::string& key) {
+  void RewriteStored(const std::string& key,
+                     const std::function<void(std::string* state, std::string* readout)>& change) {
     StateDbOptions options;
     options.dir = dir_ + "/state";
     auto db = StateDb::Open(options);
@@ -119,12 +120,23 @@ class JournalFixture : public ::testing::Test {
                       return absl::OkStatus();
                     })
                     .ok());
-    std::string data = (*db)->ReadState(key, entry).value();
-    data[data.size() - 7] ^= 0x01;
+    std::string state = (*db)->ReadState(key, entry).value();
+    std::string readout;
+    if (entry.readout_bytes() > 0) readout = (*db)->ReadReadout(key, entry).value();
+    change(&state, &readout);
     auto writer = (*db)->BeginWrite();
     ASSERT_TRUE(writer.ok());
-    ASSERT_TRUE(writer->PutStore(key, &entry, data).ok());
+    ASSERT_TRUE(writer->PutStore(key, &entry, state, readout).ok());
     ASSERT_TRUE(writer->Commit().ok());
+  }
+
+  // Flips one bit near the end of `key`'s stored state, as a failing disk would (the journal
+  // must be closed: one process opens the state database once). The read-out goes with it.
+  void FlipStoredStateBit(const std::string& key) {
+    RewriteStored(key, [](std::string* state, std::string* readout) {
+      (*state)[state->size() - 7] ^= 0x01;
+      readout->clear();
+    });
   }
 
   static adapt::v1::StoreInfo Info(const Store& store) {

@@ -43,6 +43,10 @@ std::string ChunkKey(std::string_view key, uint32_t chunk) {
   return out;
 }
 
+// The chunk number of a store's read-out: after every chunk of its state, so DeleteChunks
+// removes it with them.
+constexpr uint32_t kReadoutChunk = 0xFFFFFFFFu;
+
 // A read transaction, aborted when it goes out of scope.
 struct ReadTxn {
   MDB_txn* txn = nullptr;
@@ -168,6 +172,34 @@ absl::StatusOr<std::string> StateDb::ReadState(std::string_view key,
   return out;
 }
 
+absl::StatusOr<std::string> StateDb::ReadReadout(std::string_view key,
+                                                 const adapt::v1::CatalogEntry& entry) const {
+  if (entry.readout_bytes() == 0) {
+    return absl::NotFoundError(absl::StrCat("state database ", options_.dir, ": ", std::string(key),
+                                            " has no stored read-out"));
+  }
+  ReadTxn read;
+  if (int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &read.txn); rc != 0) {
+    return Error("mdb_txn_begin", rc);
+  }
+  const std::string readout_key = ChunkKey(key, kReadoutChunk);
+  MDB_val k = Val(readout_key), value;
+  const int rc = mdb_get(read.txn, state_, &k, &value);
+  if (rc == MDB_NOTFOUND) {
+    return absl::DataLossError(absl::StrCat("state database ", options_.dir, ": the read-out of ",
+                                            std::string(key), " is missing"));
+  }
+  if (rc != 0) return Error("mdb_get", rc);
+  if (value.mv_size != entry.readout_bytes()) {
+    return absl::DataLossError(absl::StrCat("state database ", options_.dir, ": the read-out of ",
+                                            std::string(key), " holds ", value.mv_size,
+                                            " bytes, its entry says ", entry.readout_bytes()));
+  }
+  std::string out(View(value));
+  DropPages(value);
+  return out;
+}
+
 absl::StatusOr<StateDb::Writer> StateDb::BeginWrite() {
   MDB_txn* txn = nullptr;
   if (int rc = mdb_txn_begin(env_, nullptr, 0, &txn); rc != 0) return Error("mdb_txn_begin", rc);
@@ -216,7 +248,7 @@ absl::Status StateDb::Writer::DeleteChunks(std::string_view key) {
 }
 
 absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
-                                       std::string_view state) {
+                                       std::string_view state, std::string_view readout) {
   RETURN_IF_ERROR(DeleteChunks(key));
   const size_t chunk_bytes = std::max<size_t>(1, db_->options_.chunk_bytes);
   uint32_t chunks = 0;
@@ -230,9 +262,17 @@ absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogE
     }
     std::memcpy(value.mv_data, state.data() + at, n);
   }
+  if (!readout.empty()) {
+    const std::string readout_key = ChunkKey(key, kReadoutChunk);
+    MDB_val k = Val(readout_key), value = Val(readout);
+    if (int rc = mdb_put(txn_, db_->state_, &k, &value, 0); rc != 0) {
+      return db_->Error("mdb_put", rc);
+    }
+  }
   entry->set_state_bytes(state.size());
   entry->set_state_chunks(chunks);
-  bytes_ += state.size();
+  entry->set_readout_bytes(readout.size());
+  bytes_ += state.size() + readout.size();
   return PutCatalog(key, *entry);
 }
 

@@ -4,8 +4,10 @@
 //            holds, a failure reason, the state's size, the store's description);
 //   state:   "tenant/store" '\0' <4-byte big-endian chunk number> → up to chunk_bytes of the
 //            store's snapshot file (server/core/snapshot_file.h), so a state has no size limit
-//            but the map's.
-// Start-up reads the catalog alone; a store's state is read when the store is loaded.
+//            but the map's; chunk number 0xFFFFFFFF holds the store's published read-out
+//            (an adapt.v1.StoredReadout), written with the state, when it has one.
+// Start-up reads the catalog alone; a store's state is read when the store is loaded, and
+// its read-out alone when a read needs only that (the warm tier).
 //
 // Thread-safety: every method may be called concurrently. Reads never block and never wait
 // for a writer. Writes go through a Writer, one at a time (BeginWrite waits for the previous
@@ -53,6 +55,10 @@ class StateDb {
   // is missing or the sizes disagree.
   absl::StatusOr<std::string> ReadState(std::string_view key,
                                         const adapt::v1::CatalogEntry& entry) const;
+  // The read-out stored for `key` under `entry`: NotFound when the entry has none
+  // (readout_bytes 0), DataLoss when it is missing or its size disagrees.
+  absl::StatusOr<std::string> ReadReadout(std::string_view key,
+                                          const adapt::v1::CatalogEntry& entry) const;
 
   // One write transaction: nothing it does is visible to readers or durable until Commit.
   // Destroying an uncommitted Writer discards it.
@@ -62,10 +68,10 @@ class StateDb {
     Writer(Writer&& other) noexcept;
     Writer& operator=(Writer&& other) noexcept;  // discards this one if uncommitted
 
-    // The catalog entry and state of `key`, replacing what was stored (fills the entry's
-    // state_bytes and state_chunks).
+    // The catalog entry, state and read-out (empty: none) of `key`, replacing what was
+    // stored (fills the entry's state_bytes, state_chunks and readout_bytes).
     absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
-                          std::string_view state);
+                          std::string_view state, std::string_view readout = {});
     // The catalog entry alone (the state, if any, stays).
     absl::Status PutCatalog(std::string_view key, const adapt::v1::CatalogEntry& entry);
     // Removes `key`'s entry and state, unless the stored entry belongs to a later incarnation

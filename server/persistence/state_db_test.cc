@@ -154,6 +154,47 @@ TEST_F(StateDbTest, DeleteSparesALaterIncarnation) {
   EXPECT_EQ(ReadBack("t/a"), "x");
 }
 
+TEST_F(StateDbTest, AReadOutIsStoredBesideTheStateAndGoesWithIt) {
+  auto put = [&](const std::string& key, uint64_t lsn, const std::string& state,
+                 const std::string& readout) {
+    auto writer = db_->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    adapt::v1::CatalogEntry entry = Entry(1, lsn);
+    ASSERT_TRUE(writer->PutStore(key, &entry, state, readout).ok());
+    EXPECT_EQ(entry.readout_bytes(), readout.size());
+    ASSERT_TRUE(writer->Commit().ok());
+  };
+  // A state of several chunks: the read-out is none of them.
+  ASSERT_NO_FATAL_FAILURE(put("t/a", 1, Bytes(2500, 1), Bytes(300, 2)));
+  adapt::v1::CatalogEntry entry = Catalog()["t/a"];
+  EXPECT_EQ(entry.readout_bytes(), 300u);
+  EXPECT_EQ(db_->ReadReadout("t/a", entry).value(), Bytes(300, 2));
+  EXPECT_EQ(ReadBack("t/a"), Bytes(2500, 1));
+  // An entry whose size disagrees: DataLoss naming the store.
+  adapt::v1::CatalogEntry wrong = entry;
+  wrong.set_readout_bytes(301);
+  const absl::Status mismatch = db_->ReadReadout("t/a", wrong).status();
+  EXPECT_EQ(mismatch.code(), absl::StatusCode::kDataLoss) << mismatch;
+  EXPECT_NE(mismatch.message().find("t/a"), std::string::npos) << mismatch;
+  // Written again without one: none is stored.
+  ASSERT_NO_FATAL_FAILURE(put("t/a", 2, Bytes(10, 3), ""));
+  entry = Catalog()["t/a"];
+  EXPECT_EQ(entry.readout_bytes(), 0u);
+  EXPECT_EQ(db_->ReadReadout("t/a", entry).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(db_->ReadReadout("t/a", wrong).status().code(), absl::StatusCode::kDataLoss);
+  // A delete takes it too.
+  ASSERT_NO_FATAL_FAILURE(put("t/a", 3, Bytes(10, 3), Bytes(50, 4)));
+  {
+    auto writer = db_->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->Delete("t/a", 1).ok());
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+  adapt::v1::CatalogEntry gone = Entry(1, 3);
+  gone.set_readout_bytes(50);
+  EXPECT_EQ(db_->ReadReadout("t/a", gone).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST_F(StateDbTest, AnUncommittedWriteLeavesNothing) {
   ASSERT_TRUE(Put("t/a", Entry(1, 1), "before").ok());
   {

@@ -18,6 +18,9 @@ StoreKind FalconKind() {
     return RestoreFalconStore(snapshot, StateArrays(), backend);
   };
   kind.restore_arrays = RestoreFalconStore;
+  kind.readout_prepare = [](const adapt::v1::StoreSpec& spec, int64_t dim) {
+    return ReadoutKeyNorm(FalconConfigOf(spec.falcon()).key_norm, dim);
+  };
   KindGauge residual;
   residual.name = "adaptd_falcon_residual_norm";
   residual.help = "falcon: moving average of the residual norm, mean and max over stores";

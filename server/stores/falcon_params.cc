@@ -1,6 +1,8 @@
 #include "server/stores/falcon_params.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -183,6 +185,15 @@ void NormalizeKeys(FalconKeyNorm norm, int64_t rows, int64_t dim, double* keys) 
     const double inv = 1.0 / std::sqrt(sq);
     for (int64_t i = 0; i < dim; ++i) x[i] *= inv;
   }
+}
+
+std::function<void(int64_t rows, float* keys)> ReadoutKeyNorm(FalconKeyNorm norm, int64_t dim) {
+  if (norm == FalconKeyNorm::kNone) return nullptr;
+  return [norm, dim](int64_t rows, float* keys) {
+    std::vector<double> x(keys, keys + rows * dim);
+    NormalizeKeys(norm, rows, dim, x.data());
+    std::copy(x.begin(), x.end(), keys);
+  };
 }
 
 }  // namespace adaptd

@@ -4,6 +4,7 @@
 #define ADAPTD_SERVER_STORES_FALCON_PARAMS_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -58,6 +59,10 @@ FalconConfig FalconConfigOf(const adapt::v1::FalconParams& params);
 
 // Applies the key normalisation in place to `rows` keys of `dim` values (zero keys stay zero).
 void NormalizeKeys(FalconKeyNorm norm, int64_t rows, int64_t dim, double* keys);
+
+// The read-out's key preparation (LinearReadout::prepare) for `norm` on float keys of `dim`
+// values: NormalizeKeys in float64. Empty for kNone.
+std::function<void(int64_t rows, float* keys)> ReadoutKeyNorm(FalconKeyNorm norm, int64_t dim);
 
 }  // namespace adaptd
 

@@ -257,13 +257,7 @@ std::shared_ptr<const LinearReadout> FalconStore::Readout() const {
     r->labels = labels_;
     r->weights.assign(mem.s.begin(), mem.s.end());
     if (labels_) r->label_names = v->labels;
-    if (config_.key_norm != FalconKeyNorm::kNone) {
-      r->prepare = [norm = config_.key_norm, dim = mem.dim](int64_t rows, float* keys) {
-        std::vector<double> x(keys, keys + rows * dim);
-        NormalizeKeys(norm, rows, dim, x.data());
-        std::copy(x.begin(), x.end(), keys);
-      };
-    }
+    r->prepare = ReadoutKeyNorm(config_.key_norm, mem.dim);
     return std::shared_ptr<const LinearReadout>(std::move(r));
   });
 }

@@ -57,6 +57,12 @@ struct StoreKind {
   // evicted store keeps it in memory (the warm tier, docs/RESIDENCY.md) and a read of a cold
   // one loads only that.
   bool warm = false;
+  // Optional, for kinds whose read-out prepares the keys (LinearReadout::prepare): the
+  // preparation a store of `spec` uses for keys of `dim` values, made again for a read-out
+  // read from the state database (stored_readout.h). Null, or an empty function back: none.
+  std::function<std::function<void(int64_t rows, float* keys)>(const adapt::v1::StoreSpec&,
+                                                               int64_t dim)>
+      readout_prepare;
   // Validates a spec of this kind and fills every default; errors name the field
   // ("spec.<name>.<param>: ..."). Runs after the shared checks (NormalizeSpec).
   std::function<absl::StatusOr<adapt::v1::StoreSpec>(const adapt::v1::StoreSpec&)> normalize;

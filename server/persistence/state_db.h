@@ -1,28 +1,44 @@
-// StateDb: the per-store durable state under data_dir/state, in one LMDB environment (why
-// LMDB: docs/DURABILITY.md, "The state database"). Two tables:
-//   catalog: "tenant/store" → adapt.v1.CatalogEntry (spec, incarnation, the LSN the state
-//            holds, a failure reason, the state's size, the store's description);
-//   state:   "tenant/store" '\0' <4-byte big-endian chunk number> → up to chunk_bytes of the
-//            store's snapshot file (server/core/snapshot_file.h), so a state has no size limit
-//            but the map's; chunk number 0xFFFFFFFF holds the store's published read-out
-//            (an adapt.v1.StoredReadout), written with the state, when it has one.
+// StateDb: the per-store durable state under data_dir/state (why LMDB: docs/DURABILITY.md,
+// "The state database"), in two LMDB environments, so that the catalog, which start-up reads
+// whole, sits in a small file of its own rather than scattered among the states' pages:
+//   data_dir/state/catalog: table `catalog`, "tenant/store" → adapt.v1.CatalogEntry (spec,
+//            incarnation, the LSN the state holds, a failure reason, the state's size and
+//            generation, the store's description); table `meta`: the last generation used.
+//   data_dir/state: table `state`, "tenant/store" '\0' <8-byte big-endian generation>
+//            <4-byte big-endian chunk number> → up to chunk_bytes of the store's snapshot
+//            file (server/core/snapshot_file.h), so a state has no size limit but the map's;
+//            chunk number 0xFFFFFFFF holds the store's published read-out (an
+//            adapt.v1.StoredReadout), written with the state, when it has one.
+// A write puts a state under a new generation and commits the states first, then the
+// catalog, whose entry names the generation: a crash between the two leaves the catalog on
+// the previous state, still whole; the superseded generation is removed by a later write.
+// Data directories written with one environment (the catalog as a table beside the states,
+// chunk keys without a generation: generation 0) are moved over at open: the catalog is
+// copied into its own environment, the states stay where they are until rewritten.
 // Start-up reads the catalog alone; a store's state is read when the store is loaded, and
 // its read-out alone when a read needs only that (the warm tier).
 //
 // Thread-safety: every method may be called concurrently. Reads never block and never wait
 // for a writer. Writes go through a Writer, one at a time (BeginWrite waits for the previous
-// one to end); a Writer belongs to the thread that began it.
+// one to end); a Writer belongs to the thread that began it. A superseded generation is
+// removed only by a write after the one that superseded it committed, so a reader holding
+// the entry it replaced may still read it meanwhile.
 #ifndef ADAPTD_SERVER_PERSISTENCE_STATE_DB_H_
 #define ADAPTD_SERVER_PERSISTENCE_STATE_DB_H_
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "adapt/v1/snapshot.pb.h"
 
 struct MDB_env;
@@ -31,10 +47,13 @@ struct MDB_txn;
 namespace adaptd {
 
 struct StateDbOptions {
-  std::string dir;                         // created when missing
+  std::string dir;                         // created when missing (the catalog: dir/catalog)
   uint64_t map_bytes = uint64_t{1} << 40;  // the largest the database may grow (virtual)
   size_t chunk_bytes = size_t{64} << 20;   // a state is stored in pieces of this size
   bool sync = true;                        // fsync at each commit (off only for tests)
+  // Tests: runs between a write's two commits (the states', then the catalog's); an error
+  // stops the write there, as a crash would, and Commit returns it.
+  std::function<absl::Status()> between_commits;
 };
 
 class StateDb {
@@ -69,7 +88,8 @@ class StateDb {
     Writer& operator=(Writer&& other) noexcept;  // discards this one if uncommitted
 
     // The catalog entry, state and read-out (empty: none) of `key`, replacing what was
-    // stored (fills the entry's state_bytes, state_chunks and readout_bytes).
+    // stored (fills the entry's state_bytes, state_chunks, readout_bytes and
+    // state_generation).
     absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                           std::string_view state, std::string_view readout = {});
     // The catalog entry alone (the state, if any, stays).
@@ -89,28 +109,50 @@ class StateDb {
 
    private:
     friend class StateDb;
-    Writer(const StateDb* db, MDB_txn* txn, uint64_t sequence)
-        : db_(db), txn_(txn), sequence_(sequence) {}
-    absl::Status DeleteChunks(std::string_view key);
-    const StateDb* db_;
-    MDB_txn* txn_;
+    Writer(StateDb* db, MDB_txn* catalog_txn, MDB_txn* state_txn, uint64_t sequence)
+        : db_(db), catalog_txn_(catalog_txn), state_txn_(state_txn), sequence_(sequence) {}
+    // Removes `key`'s chunks: of every generation but `generation` (kAllBut), of that one
+    // alone (kOnly), or all of them (kAll).
+    enum class Select { kAllBut, kOnly, kAll };
+    absl::Status DeleteChunks(std::string_view key, Select select, uint64_t generation);
+    // The generation `key`'s stored entry names (0: none, or the one-environment layout).
+    absl::StatusOr<uint64_t> StoredGeneration(std::string_view key);
+    StateDb* db_;
+    MDB_txn* catalog_txn_;
+    MDB_txn* state_txn_;
     uint64_t bytes_ = 0;
     uint64_t sequence_ = 0;
+    // Generations this write superseded, for a later write to remove once this one commits;
+    // the ones it put, to remove should its catalog commit fail.
+    std::vector<std::pair<std::string, uint64_t>> superseded_, written_;
+    size_t removed_garbage_ = 0;  // the first garbage entries, which this write removes
   };
   absl::StatusOr<Writer> BeginWrite();
 
   const std::string& dir() const { return options_.dir; }
+  // Records in the states' table (chunks and read-outs, of every generation).
+  absl::StatusOr<uint64_t> StateRecords() const;
 
  private:
   explicit StateDb(StateDbOptions options) : options_(std::move(options)) {}
   // `what` failed with LMDB code `rc`: a status naming the database, the call and the reason.
   absl::Status Error(const char* what, int rc) const;
+  // Opens both environments and their tables, moving a one-environment catalog over.
+  absl::Status OpenEnvironments();
+  absl::Status MoveLegacyCatalog();
 
   const StateDbOptions options_;
-  MDB_env* env_ = nullptr;
-  unsigned int catalog_ = 0;  // MDB_dbi
-  unsigned int state_ = 0;
+  MDB_env* env_ = nullptr;           // the states
+  MDB_env* catalog_env_ = nullptr;   // the catalog
+  unsigned int catalog_ = 0;         // MDB_dbi, in catalog_env_
+  unsigned int meta_ = 0;            // MDB_dbi, in catalog_env_
+  unsigned int state_ = 0;           // MDB_dbi, in env_
   std::atomic<uint64_t> writes_{0};  // Writers begun (counted under LMDB's write lock)
+  // The last generation used (under the catalog's write lock, a Writer's).
+  uint64_t generation_ = 0;
+  // Superseded generations that committed writes left for the next write to remove.
+  absl::Mutex garbage_mu_;
+  std::vector<std::pair<std::string, uint64_t>> garbage_ ABSL_GUARDED_BY(garbage_mu_);
 };
 
 }  // namespace adaptd

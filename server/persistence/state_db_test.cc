@@ -4,6 +4,8 @@
 // read maps do not stay in the reader's resident set.
 #include "server/persistence/state_db.h"
 
+#include <lmdb.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,6 +36,7 @@ class StateDbTest : public ::testing::Test {
     options.dir = dir_;
     options.map_bytes = map_bytes;
     options.chunk_bytes = chunk_bytes;
+    options.between_commits = [this] { return between_commits_; };
     auto opened = StateDb::Open(options);
     ASSERT_TRUE(opened.ok()) << opened.status();
     db_ = *std::move(opened);
@@ -77,8 +80,15 @@ class StateDbTest : public ::testing::Test {
     return state.ok() ? *state : std::string();
   }
 
+  uint64_t Records() {
+    absl::StatusOr<uint64_t> n = db_->StateRecords();
+    EXPECT_TRUE(n.ok()) << n.status();
+    return n.ok() ? *n : 0;
+  }
+
   std::string dir_;
   std::unique_ptr<StateDb> db_;
+  absl::Status between_commits_ = absl::OkStatus();  // an error: a crash between the commits
 };
 
 TEST_F(StateDbTest, StatesRoundTripInChunksOfAnySize) {
@@ -193,6 +203,109 @@ TEST_F(StateDbTest, AReadOutIsStoredBesideTheStateAndGoesWithIt) {
   adapt::v1::CatalogEntry gone = Entry(1, 3);
   gone.set_readout_bytes(50);
   EXPECT_EQ(db_->ReadReadout("t/a", gone).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(StateDbTest, TheCatalogHasItsOwnFile) {
+  ASSERT_TRUE(Put("t/a", Entry(1, 1), Bytes(5000, 1)).ok());
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/data.mdb"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/catalog/data.mdb"));
+  // The catalog's file holds no state: far smaller than the states'.
+  EXPECT_LT(std::filesystem::file_size(dir_ + "/catalog/data.mdb"),
+            std::filesystem::file_size(dir_ + "/data.mdb"));
+}
+
+// A state is written under a new generation and the catalog switched to it after: the
+// superseded generation stays readable until a later write removes it, and a crash between
+// the two commits leaves the catalog on the earlier state, whole.
+TEST_F(StateDbTest, ACrashBetweenTheCommitsKeepsTheEarlierStateWhole) {
+  ASSERT_TRUE(Put("t/a", Entry(1, 1), Bytes(2500, 1)).ok());  // 3 chunks
+  EXPECT_EQ(Records(), 3u);
+  ASSERT_TRUE(Put("t/a", Entry(1, 2), Bytes(1500, 2)).ok());  // 2 chunks
+  EXPECT_EQ(ReadBack("t/a"), Bytes(1500, 2));
+  EXPECT_EQ(Records(), 5u);  // the superseded generation waits for the next write
+  ASSERT_TRUE(Put("u/b", Entry(2, 3), "b").ok());
+  EXPECT_EQ(Records(), 3u);  // it went with that write
+
+  between_commits_ = absl::UnavailableError("crash");
+  EXPECT_EQ(Put("t/a", Entry(1, 4), Bytes(3500, 3)).code(), absl::StatusCode::kUnavailable);
+  between_commits_ = absl::OkStatus();
+  Open();
+  EXPECT_EQ(Catalog()["t/a"].lsn(), 2u);
+  EXPECT_EQ(ReadBack("t/a"), Bytes(1500, 2));  // the earlier state, whole
+  EXPECT_EQ(Records(), 3u + 4u);               // and the new one's chunks, orphaned
+  // The store's next write removes them; the one after, the state it replaced.
+  ASSERT_TRUE(Put("t/a", Entry(1, 5), Bytes(10, 4)).ok());
+  EXPECT_EQ(ReadBack("t/a"), Bytes(10, 4));
+  ASSERT_TRUE(Put("u/b", Entry(2, 6), "b").ok());
+  EXPECT_EQ(Records(), 3u);  // t/a's and u/b's, and u/b's superseded one, for the next write
+  // Generations go on rising across reopens: a new one never meets an old one's chunks.
+  const uint64_t before = Catalog()["t/a"].state_generation();
+  Open();
+  ASSERT_TRUE(Put("t/a", Entry(1, 7), Bytes(20, 5)).ok());
+  EXPECT_GT(Catalog()["t/a"].state_generation(), before);
+  EXPECT_EQ(ReadBack("t/a"), Bytes(20, 5));
+}
+
+// A data directory of the one-environment layout (the catalog a table beside the states,
+// chunk keys without a generation) opens with its catalog moved into its own file; its
+// states read as they are until rewritten, and then leave nothing behind.
+TEST_F(StateDbTest, TheOneEnvironmentLayoutIsMovedOver) {
+  db_.reset();
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  adapt::v1::CatalogEntry a = Entry(1, 3), b = Entry(2, 4);
+  const std::string a_state = Bytes(2100, 7);  // 3 chunks of 1000
+  a.set_state_bytes(a_state.size());
+  a.set_state_chunks(3);
+  a.set_readout_bytes(5);
+  b.set_state_bytes(1);
+  b.set_state_chunks(1);
+  {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 2);
+    ASSERT_EQ(mdb_env_open(env, dir_.c_str(), MDB_NOTLS, 0640), 0);
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi catalog = 0, state = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "catalog", MDB_CREATE, &catalog), 0);
+    ASSERT_EQ(mdb_dbi_open(txn, "state", MDB_CREATE, &state), 0);
+    auto put = [&](MDB_dbi dbi, const std::string& key, const std::string& value) {
+      MDB_val k{key.size(), const_cast<char*>(key.data())};
+      MDB_val v{value.size(), const_cast<char*>(value.data())};
+      ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+    };
+    const auto chunk = [](const std::string& key, uint32_t n) {
+      std::string out = key;
+      out.push_back('\0');
+      for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(n >> shift));
+      return out;
+    };
+    put(catalog, "t/a", a.SerializeAsString());
+    put(catalog, "t/b", b.SerializeAsString());
+    for (uint32_t i = 0; i < 3; ++i) put(state, chunk("t/a", i), a_state.substr(i * 1000, 1000));
+    put(state, chunk("t/a", 0xFFFFFFFFu), "ro-ut");
+    put(state, chunk("t/b", 0), "B");
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+  Open();
+  auto catalog = Catalog();
+  ASSERT_EQ(catalog.size(), 2u);
+  EXPECT_EQ(catalog["t/a"].lsn(), 3u);
+  EXPECT_EQ(catalog["t/a"].state_generation(), 0u);
+  EXPECT_EQ(ReadBack("t/a"), a_state);
+  EXPECT_EQ(db_->ReadReadout("t/a", catalog["t/a"]).value(), "ro-ut");
+  EXPECT_EQ(ReadBack("t/b"), "B");
+  EXPECT_EQ(Records(), 5u);
+  Open();  // moved once: a second open finds it in place
+  EXPECT_EQ(Catalog().size(), 2u);
+  // Rewritten, a state takes a generation; the old chunks go with the next write.
+  ASSERT_TRUE(Put("t/a", Entry(1, 8), "new").ok());
+  EXPECT_EQ(ReadBack("t/a"), "new");
+  ASSERT_TRUE(Put("t/c", Entry(3, 9), "c").ok());
+  EXPECT_EQ(Records(), 3u);  // t/a, t/b, t/c
+  EXPECT_EQ(ReadBack("t/b"), "B");
 }
 
 TEST_F(StateDbTest, AnUncommittedWriteLeavesNothing) {

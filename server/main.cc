@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/synchronization/mutex.h"
 #include "grpc/support/log.h"
 #include "server/auth/security_flags.h"
 #include "server/config/config.h"
@@ -46,6 +47,10 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // abseil's mutex deadlock detection (on in this abseil build) keeps a graph of every mutex
+  // the process ever locked: with a mutex per store it took a third of the start-up at 10^5
+  // stores (bench/RESULTS.md, "Residency at 10^5 stores, again"). The tests keep it on.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"adaptd: a gRPC service for test-time adaptation (FAAST, Falcon, FwPKM stores)",
                "adaptd"};
   std::string config_path, listen, metrics_listen, data_dir;
@@ -122,6 +127,9 @@ int main(int argc, char** argv) {
                    : ((*server)->metrics_address() + "/metrics").c_str(),
                config.data_dir().c_str());
   std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
+  if (!(*server)->recovery_report().empty()) {
+    std::fprintf(stderr, "adaptd: %s\n", (*server)->recovery_report().c_str());
+  }
 
   int signal = 0;
   sigwait(&stop_signals, &signal);

@@ -124,6 +124,9 @@ class Engine {
   // Makes every acknowledged change part of a store snapshot and drops the log they cover
   // (graceful shutdown; engine_journal.cc). A no-op without a data directory.
   absl::Status Flush();
+  // What start-up recovery did, and how long each step took ("recovered N stores in ...";
+  // empty without a data directory).
+  const std::string& recovery_report() const { return recovery_report_; }
 
  private:
   friend class WriteSession;
@@ -206,6 +209,7 @@ class Engine {
   absl::Mutex pin_mu_;  // pin changes, one at a time, so the pinned total holds
   // Null without a memory budget. Declared last: stopped first (its thread calls Evict).
   std::unique_ptr<Residency> residency_;
+  std::string recovery_report_;
 };
 
 }  // namespace adaptd

@@ -8,6 +8,9 @@
 #endif
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "server/core/engine.h"
 #include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
@@ -37,6 +40,7 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   }
   std::vector<RecoveredStore> recovered;
   ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
+  const absl::Time opened = absl::Now();
   for (auto& r : recovered) {
     // A cold store is read from the state database by the first call that needs it.
     const adapt::v1::StoreKind kind =
@@ -64,6 +68,8 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   // warm store").
   malloc_trim(0);
 #endif
+  recovery_report_ = absl::StrFormat("recovered %s; slots %.3f s", journal_->recovery_report(),
+                                     absl::ToDoubleSeconds(absl::Now() - opened));
   return absl::OkStatus();
 }
 

@@ -106,6 +106,9 @@ class Journal {
       const std::string& tenant, const std::string& name,
       const std::function<bool(const Store&)>& keep_detached = nullptr);
 
+  // How start-up recovery went: the stores, and the time each step took (for the log).
+  const std::string& recovery_report() const { return recovery_report_; }
+
   // The published read-out stored beside a cold store's state (what a read of the store
   // needs: the warm tier), without reading the state. Null when the store is loaded, failed,
   // or has no read-out stored (or a damaged one, logged: the state then answers); NotFound
@@ -278,6 +281,7 @@ class Journal {
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex checkpoint_mu_;
   std::thread checkpointer_;
+  std::string recovery_report_;  // set by Open
 
   friend class Recovery;
 };

@@ -13,6 +13,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
@@ -406,7 +409,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     entry->store = state.cold && state.failure.empty() ? nullptr : state.store;
     {
       absl::MutexLock entry_lock(&entry->mu);
-      entry->catalog = state.catalog;
+      entry->catalog = std::move(state.catalog);
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
       entry->pinned = state.pinned;
@@ -417,11 +420,11 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       journal->entries_[key] = entry;
     }
     RecoveredStore& r = recovered->emplace_back();
-    r.tenant = state.tenant;
-    r.name = state.name;
+    r.tenant = std::move(state.tenant);
+    r.name = std::move(state.name);
     r.store = entry->store;
-    if (stored_info != nullptr) r.info = *stored_info;
-    *r.info.mutable_spec() = state.spec;
+    if (stored_info != nullptr) r.info.Swap(stored_info.get());
+    *r.info.mutable_spec() = std::move(state.spec);
     r.pinned = state.pinned;
   }
   absl::MutexLock lock(&journal->mu_);
@@ -438,11 +441,14 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
   db_options.sync = options.sync;
   ASSIGN_OR_RETURN(journal->state_db_, StateDb::Open(db_options));
   Recovery recovery(journal->options_, journal->env_, backend, journal->state_db_.get());
+  const absl::Time start = absl::Now();
   RETURN_IF_ERROR(recovery.LoadCatalog());
+  const absl::Time catalog_read = absl::Now();
   ASSIGN_OR_RETURN(const bool legacy, recovery.LoadLegacySnapshots());
   bool had_segments = false;
   RETURN_IF_ERROR(recovery.ReplayLog(&had_segments));
   recovery.MarkDamage();
+  const absl::Time replayed = absl::Now();
   WalOptions wal_options;
   wal_options.dir = (fs::path(options.data_dir) / "wal").string();
   wal_options.sync = options.sync;
@@ -450,6 +456,7 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
   wal_options.env = journal->env_;
   ASSIGN_OR_RETURN(journal->wal_, Wal::Open(std::move(wal_options), recovery.max_lsn() + 1));
   recovery.Finish(journal.get(), recovered);
+  const absl::Time finished = absl::Now();
   // What was replayed (or read from snapshot files) goes into the state database now, so the
   // next start replays only new records. A failure here leaves the log (and the files) for
   // the next checkpoint: the server starts anyway.
@@ -463,6 +470,12 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
       fs::remove_all(fs::path(options.data_dir) / "snapshots", ec);
     }
   }
+  const absl::Time checkpointed = absl::Now();
+  journal->recovery_report_ = absl::StrFormat(
+      "%zu stores in %.3f s (catalog %.3f s, log %.3f s, entries %.3f s, checkpoint %.3f s)",
+      recovered->size(), absl::ToDoubleSeconds(checkpointed - start),
+      absl::ToDoubleSeconds(catalog_read - start), absl::ToDoubleSeconds(replayed - catalog_read),
+      absl::ToDoubleSeconds(finished - replayed), absl::ToDoubleSeconds(checkpointed - finished));
   journal->checkpointer_ = std::thread([j = journal.get()] { j->CheckpointLoop(); });
   return journal;
 }

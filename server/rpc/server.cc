@@ -154,4 +154,6 @@ void AdaptdServer::Wait() {
 
 AdaptdServer::~AdaptdServer() { Shutdown(absl::ZeroDuration()); }
 
+const std::string& AdaptdServer::recovery_report() const { return engine_->recovery_report(); }
+
 }  // namespace adaptd

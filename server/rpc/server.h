@@ -33,6 +33,8 @@ class AdaptdServer {
   const std::string& address() const { return address_; }
   // The bound metrics address, empty when metrics are off.
   const std::string& metrics_address() const { return metrics_address_; }
+  // What start-up recovery did and how long each step took (empty without a data directory).
+  const std::string& recovery_report() const;
 
   // Whether calls must carry a token (the config lists tokens).
   bool auth_enabled() const { return auth_ != nullptr && auth_->enabled(); }

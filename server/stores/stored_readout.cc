@@ -22,8 +22,9 @@ std::string EncodeReadout(const LinearReadout& readout) {
   return record.SerializeAsString();
 }
 
-absl::StatusOr<std::shared_ptr<const LinearReadout>> DecodeReadout(
-    absl::string_view record, const adapt::v1::StoreSpec& spec, absl::string_view where) {
+absl::StatusOr<std::shared_ptr<const LinearReadout>> DecodeReadout(absl::string_view record,
+                                                                   const adapt::v1::StoreSpec& spec,
+                                                                   absl::string_view where) {
   const auto damaged = [&](absl::string_view why) {
     return absl::DataLossError(absl::StrCat(where, ": ", why));
   };

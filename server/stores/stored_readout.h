@@ -21,8 +21,9 @@ std::string EncodeReadout(const LinearReadout& readout);
 // The read-out a record holds, for a store of `spec` (whose kind makes the keys' preparation
 // again, StoreKind::readout_prepare). DataLoss naming `where` when the record does not parse
 // or does not hold together (its weights not dim × columns, fewer label names than columns).
-absl::StatusOr<std::shared_ptr<const LinearReadout>> DecodeReadout(
-    absl::string_view record, const adapt::v1::StoreSpec& spec, absl::string_view where);
+absl::StatusOr<std::shared_ptr<const LinearReadout>> DecodeReadout(absl::string_view record,
+                                                                   const adapt::v1::StoreSpec& spec,
+                                                                   absl::string_view where);
 
 }  // namespace adaptd
 

@@ -123,7 +123,8 @@ absl::Status Recovery::LoadCatalog() {
     state.pinned = entry.pinned();
     state.catalog = std::move(entry);
     max_lsn_ = std::max(max_lsn_, state.last_lsn);
-    states_[std::string(key)] = std::move(state);
+    // The scan is in key order: each entry goes at the end, found without a search.
+    states_.insert_or_assign(states_.end(), std::string(key), std::move(state));
     return absl::OkStatus();
   });
 }
@@ -417,7 +418,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     }
     {
       absl::MutexLock lock(&journal->mu_);
-      journal->entries_[key] = entry;
+      journal->entries_.insert_or_assign(journal->entries_.end(), key, entry);  // in key order
     }
     RecoveredStore& r = recovered->emplace_back();
     r.tenant = std::move(state.tenant);

@@ -89,7 +89,9 @@ class StateDb {
 
     // The catalog entry, state and read-out (empty: none) of `key`, replacing what was
     // stored (fills the entry's state_bytes, state_chunks, readout_bytes and
-    // state_generation).
+    // state_generation). At most once per key in one Writer: a second put would take the
+    // first one's generation for the stored one and remove the state the catalog still
+    // names until the commit.
     absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                           std::string_view state, std::string_view readout = {});
     // The catalog entry alone (the state, if any, stays).

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Times one adaptd start on an existing data directory: from the exec to its "serving gRPC"
-# line, then stops it with SIGTERM. Prints the time and the server's own "recovered ..." line.
+# line, then stops it with SIGTERM. Prints the time, the server's own "recovered ..." line and
+# its anonymous resident memory then (RssAnon).
 #   bench/residency/start_to_serving.sh ADAPTD DATA_DIR [--drop-caches] [ADAPTD ARGS...]
 # --drop-caches (root) empties the page cache first, for a start from disk.
 set -euo pipefail
@@ -31,5 +32,6 @@ done
 end=$(date +%s.%N)
 python3 -c "print(f'start to SERVING: {$end - $start:.3f} s')"
 grep "recovered" "$log" || true
+grep RssAnon "/proc/$pid/status" || true
 kill -TERM "$pid"
 wait "$pid" || true

@@ -155,8 +155,8 @@ absl::Status Engine::CheckBudget(uint64_t store_bytes) const {
 void Engine::WatchTier(StoreSlot& slot) {
   if (metrics_ == nullptr) return;
   // Captures the kind's enum, not its name: small enough for std::function to keep inline.
-  slot.SetTierHook([m = metrics_, kind = slot.spec().kind()](
-                       adapt::v1::Tier from, adapt::v1::Tier to, uint64_t warm_bytes) {
+  slot.SetTierHook([m = metrics_, kind = slot.kind()](adapt::v1::Tier from, adapt::v1::Tier to,
+                                                      uint64_t warm_bytes) {
     m->MoveStore(KindName(kind), from, to, warm_bytes);
   });
 }

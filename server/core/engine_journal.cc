@@ -43,15 +43,13 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   const absl::Time opened = absl::Now();
   for (auto& r : recovered) {
     // A cold store is read from the state database by the first call that needs it.
-    const adapt::v1::StoreKind kind =
-        r.store != nullptr ? r.store->spec().kind() : r.info.spec().kind();
     auto slot =
         r.store != nullptr
             ? std::make_shared<StoreSlot>(r.tenant, r.name, r.store, LoaderOf(r.tenant, r.name),
-                                          WarmLoaderOf(r.tenant, r.name, kind))
-            : std::make_shared<StoreSlot>(r.tenant, r.name, std::move(r.info),
+                                          WarmLoaderOf(r.tenant, r.name, r.kind))
+            : std::make_shared<StoreSlot>(r.tenant, r.name, r.kind, std::move(r.info),
                                           LoaderOf(r.tenant, r.name),
-                                          WarmLoaderOf(r.tenant, r.name, kind));
+                                          WarmLoaderOf(r.tenant, r.name, r.kind));
     slot->set_pinned(r.pinned);
     RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, slot));
     WatchTier(*slot);

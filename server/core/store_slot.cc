@@ -19,6 +19,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store
                      Loader loader, WarmLoader warm_loader)
     : tenant_(std::move(tenant)),
       name_(std::move(name)),
+      kind_(store->spec().kind()),
       store_(std::move(store)),
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {
@@ -30,9 +31,30 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo 
                      WarmLoader warm_loader)
     : tenant_(std::move(tenant)),
       name_(std::move(name)),
+      kind_(info.spec().kind()),
       info_(std::make_shared<const adapt::v1::StoreInfo>(std::move(info))),
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {}
+
+StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreKind kind,
+                     std::string stored_info, Loader loader, WarmLoader warm_loader)
+    : tenant_(std::move(tenant)),
+      name_(std::move(name)),
+      kind_(kind),
+      packed_info_(std::move(stored_info)),
+      loader_(std::move(loader)),
+      warm_loader_(std::move(warm_loader)) {}
+
+std::shared_ptr<const adapt::v1::StoreInfo> StoreSlot::ColdInfoLocked() const {
+  if (info_ != nullptr || store_ != nullptr) return info_;
+  auto parsed = std::make_shared<adapt::v1::StoreInfo>();
+  if (!parsed->ParseFromString(packed_info_)) {
+    parsed->Clear();
+    parsed->mutable_spec()->set_kind(kind_);
+    parsed->set_failure("the description stored in the catalog does not parse");
+  }
+  return parsed;
+}
 
 StoreSlot::~StoreSlot() {
   absl::MutexLock lock(&tally_mu_);
@@ -92,7 +114,8 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   const adapt::v1::Tier from = TierLocked();
   loading_ = true;
   if (warm) {
-    const std::shared_ptr<const adapt::v1::StoreInfo> stored = info_;
+    std::shared_ptr<const adapt::v1::StoreInfo> stored = ColdInfoLocked();
+    if (stored != nullptr && !stored->failure().empty()) stored = nullptr;  // the state answers
     mu_.Unlock();
     absl::StatusOr<std::shared_ptr<WarmStore>> read = warm_loader_(stored);
     mu_.Lock();
@@ -104,6 +127,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
       loading_ = false;
       warm_ = *std::move(read);
       info_ = warm_->info();  // the description it was read with, held once
+      std::string().swap(packed_info_);
       NoteBytes(warm_->bytes());
       if (hook_) hook_(from, adapt::v1::TIER_WARM, warm_->bytes());
       if (loaded_now != nullptr) *loaded_now = true;
@@ -119,6 +143,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   const uint64_t warm_bytes = warm_ != nullptr ? warm_->bytes() : 0;
   warm_.reset();
   info_.reset();
+  std::string().swap(packed_info_);
   NoteBytes(MemoryOf(*store_));
   if (hook_) hook_(from, adapt::v1::TIER_HOT, warm_bytes);
   if (loaded_now != nullptr) *loaded_now = true;
@@ -146,7 +171,7 @@ adapt::v1::StoreSpec StoreSlot::spec() const {
   {
     absl::MutexLock lock(&mu_);
     store = store_;
-    info = info_;
+    info = ColdInfoLocked();
   }
   return store != nullptr ? store->spec() : info->spec();  // a hot store's spec takes its lock
 }
@@ -162,8 +187,12 @@ adapt::v1::StoreInfo StoreSlot::Describe() const {
       store = store_;
     } else if (warm_ != nullptr) {
       store = warm_;
-    } else {
+    } else if (info_ != nullptr) {
       info = *info_;
+    } else if (!info.ParseFromString(packed_info_)) {
+      info.Clear();
+      info.mutable_spec()->set_kind(kind_);
+      info.set_failure("the description stored in the catalog does not parse");
     }
   }
   if (store != nullptr) {
@@ -180,7 +209,7 @@ uint64_t StoreSlot::loaded_bytes() const {
   std::shared_ptr<Store> store;
   {
     absl::MutexLock lock(&mu_);
-    if (store_ == nullptr) return info_->memory_bytes();
+    if (store_ == nullptr) return ColdInfoLocked()->memory_bytes();
     store = store_;
   }
   return MemoryOf(*store);

@@ -45,12 +45,20 @@ class StoreSlot {
   // loaded), and the loaders that read it back.
   StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo info, Loader loader,
             WarmLoader warm_loader = nullptr);
+  // The same with the description as stored (a serialized StoreInfo, spec included): it is
+  // parsed by each call that describes the store while it is cold, and kept once the store
+  // is read warm. A cold store so holds its description's bytes, not its parsed form (what
+  // start-up makes for every store: docs/RESIDENCY.md, "Start-up"). A description that does
+  // not parse is described by its failure, and reads load the whole store.
+  StoreSlot(std::string tenant, std::string name, adapt::v1::StoreKind kind,
+            std::string stored_info, Loader loader, WarmLoader warm_loader = nullptr);
   ~StoreSlot();
   StoreSlot(const StoreSlot&) = delete;
   StoreSlot& operator=(const StoreSlot&) = delete;
 
   const std::string& tenant() const { return tenant_; }
   const std::string& name() const { return name_; }
+  adapt::v1::StoreKind kind() const { return kind_; }
 
   // The whole store, loaded first when warm or cold; `loaded` (optional) says whether this
   // call loaded it.
@@ -115,6 +123,7 @@ class StoreSlot {
 
  private:
   const std::string tenant_, name_;
+  const adapt::v1::StoreKind kind_;
   mutable absl::Mutex mu_;
   // Orders the changes to bytes_ with the tally's (NoteBytes may run under mu_ or not).
   absl::Mutex tally_mu_ ABSL_ACQUIRED_AFTER(mu_);
@@ -129,6 +138,11 @@ class StoreSlot {
   // The last description when warm or cold (memory_bytes: the whole store's); a warm store
   // shares its own (WarmStore::info), so it is held once. Null while hot.
   std::shared_ptr<const adapt::v1::StoreInfo> info_ ABSL_GUARDED_BY(mu_);
+  // Instead of info_ while cold and never described since start-up: its serialized form.
+  std::string packed_info_ ABSL_GUARDED_BY(mu_);
+  // info_, or packed_info_ parsed (not kept); null when neither is there (hot).
+  std::shared_ptr<const adapt::v1::StoreInfo> ColdInfoLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const Loader loader_;
   const WarmLoader warm_loader_;
   bool loading_ ABSL_GUARDED_BY(mu_) = false;

@@ -114,6 +114,76 @@ TEST(StoreSlotTest, DescribingAColdSlotNeverLoadsIt) {
   EXPECT_EQ(loads, 0);
 }
 
+// A slot made at start-up holds its description as stored (serialized): each description
+// of the cold slot parses it, and a read that makes it warm keeps it parsed, once.
+TEST(StoreSlotTest, AStoredDescriptionIsParsedWhenNeeded) {
+  adapt::v1::StoreInfo cold = ColdInfo();
+  cold.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  cold.add_labels("a");
+  cold.add_labels("b");
+  std::shared_ptr<const adapt::v1::StoreInfo> given;
+  int loads = 0;
+  StoreSlot slot(
+      "t", "s", adapt::v1::STORE_KIND_FAAST, cold.SerializeAsString(),
+      [&]() -> absl::StatusOr<std::shared_ptr<Store>> {
+        ++loads;
+        return MakeStore();
+      },
+      [&](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+        given = stored;
+        return std::make_shared<WarmStore>(stored, MakeWarm()->Readout(), Backend());
+      });
+  EXPECT_EQ(slot.kind(), adapt::v1::STORE_KIND_FAAST);
+  const adapt::v1::StoreInfo info = slot.Describe();
+  EXPECT_EQ(info.tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(info.examples(), 7u);
+  EXPECT_EQ(info.memory_bytes(), 0u);
+  EXPECT_EQ(Labels(info), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(slot.loaded_bytes(), 1234u);
+  EXPECT_EQ(slot.spec().dim(), 4u);
+  auto read = slot.GetForRead();
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_NE(given, nullptr);
+  EXPECT_EQ(given->examples(), 7u);
+  EXPECT_EQ(Labels(*given), (std::vector<std::string>{"a", "b"}));
+  const auto* warm = dynamic_cast<const WarmStore*>(read->get());
+  ASSERT_NE(warm, nullptr);
+  EXPECT_EQ(warm->info().get(), given.get());
+  read = absl::InternalError("released");
+  ASSERT_NE(slot.BeginEvict(/*holders=*/0), nullptr);
+  slot.FinishEvict(true, adapt::v1::StoreInfo());
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(Labels(slot.Describe()), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(loads, 0);
+}
+
+// A stored description that does not parse: the slot says so, and a read loads the whole
+// store (whose state answers) instead of the read-out that description goes with.
+TEST(StoreSlotTest, AStoredDescriptionThatDoesNotParseIsReportedAndReadsLoadWhole) {
+  const std::shared_ptr<Store> store = MakeStore();
+  int warm_calls = 0;
+  StoreSlot slot(
+      "t", "s", adapt::v1::STORE_KIND_FAAST, std::string(12, '\xff'),
+      [&]() -> absl::StatusOr<std::shared_ptr<Store>> { return store; },
+      [&](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
+          -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+        ++warm_calls;
+        EXPECT_EQ(stored, nullptr);
+        return nullptr;  // as the engine's: no description, the state is read; none here
+      });
+  const adapt::v1::StoreInfo info = slot.Describe();
+  EXPECT_EQ(info.tier(), adapt::v1::TIER_COLD);
+  EXPECT_EQ(info.spec().kind(), adapt::v1::STORE_KIND_FAAST);
+  EXPECT_EQ(info.failure(), "the description stored in the catalog does not parse");
+  auto read = slot.GetForRead();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->get(), store.get());
+  EXPECT_EQ(warm_calls, 1);
+  EXPECT_EQ(slot.tier(), adapt::v1::TIER_HOT);
+  EXPECT_TRUE(slot.Describe().failure().empty());
+}
+
 TEST(StoreSlotTest, AReadOfAColdSlotLoadsOnlyTheWarmForm) {
   int loads = 0, warm_loads = 0;
   const std::shared_ptr<Store> store = MakeStore();

@@ -97,7 +97,10 @@ absl::StatusOr<std::shared_ptr<Journal::Entry>> Journal::Stored(
   absl::MutexLock entry_lock(&entry->mu);
   if (entry->deleted) return Gone(key);
   *loaded = entry->store;
-  if (*loaded == nullptr) *catalog = entry->catalog;
+  if (*loaded == nullptr && !catalog->ParseFromString(entry->catalog)) {
+    return absl::DataLossError(
+        absl::StrCat("store ", key, ": its catalog entry in the state database does not parse"));
+  }
   return entry;
 }
 
@@ -507,8 +510,9 @@ absl::Status Journal::CommitGroup(StateDb::Writer* writer, uint64_t covered,
     }
     written.entry->stored_by = sequence;
     written.entry->checkpoint_error.clear();
-    written.entry->catalog = written.catalog;
-    written.entry->catalog.clear_info();
+    adapt::v1::CatalogEntry bare = written.catalog;
+    bare.clear_info();
+    written.entry->catalog = bare.SerializeAsString();
     // Records after the stored LSN (writes logged meanwhile) are still only in the log.
     written.entry->dirty_since =
         written.entry->last_lsn > written.lsn ? written.lsn + 1 : uint64_t{0};

@@ -70,8 +70,17 @@ struct RecoveredStore {
   // A FailedStore when it could not be recovered; null for a store left on disk (cold),
   // which Journal::Load reads back.
   std::shared_ptr<Store> store;
-  adapt::v1::StoreInfo info;  // a cold store's description when it was stored
+  // A cold store's kind, and its description when it was stored: a serialized StoreInfo
+  // (spec included), parsed when the store is described (catalog_row.h).
+  adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;
+  std::string info;
   bool pinned = false;
+
+  adapt::v1::StoreInfo Info() const {
+    adapt::v1::StoreInfo parsed;
+    (void)parsed.ParseFromString(info);
+    return parsed;
+  }
 };
 
 class Journal {
@@ -188,9 +197,11 @@ class Journal {
     // The first record not in the state database yet (0: the stored state is current).
     uint64_t dirty_since ABSL_GUARDED_BY(mu) = 0;
     std::string checkpoint_error ABSL_GUARDED_BY(mu);  // the last checkpoint's failure
-    // The entry of the stored state (what Load reads), without its `info` (the engine's slot
-    // keeps the description); empty before the first checkpoint.
-    adapt::v1::CatalogEntry catalog ABSL_GUARDED_BY(mu);
+    // The entry of the stored state (what Load reads), serialized, without its `info` (the
+    // engine's slot keeps the description); empty before the first checkpoint. Kept as bytes
+    // and parsed by the load that needs it: a cold store costs its record's size, not a
+    // parsed spec (catalog_row.h).
+    std::string catalog ABSL_GUARDED_BY(mu);
     // The state-database write that stored `catalog` (StateDb::Writer::sequence). Two
     // checkpoints of one store (the background one and an eviction's) may finish out of
     // order: the entry keeps the record of the later write.
@@ -243,7 +254,7 @@ class Journal {
         backend_(backend) {}
   std::shared_ptr<Entry> FindEntry(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
   // `key`'s entry unless deleted (NotFound), with its loaded store (null when cold) and, when
-  // cold, a copy of its catalog entry, taken together.
+  // cold, its catalog entry, taken together. DataLoss when the entry kept does not parse.
   absl::StatusOr<std::shared_ptr<Entry>> Stored(const std::string& key,
                                                 adapt::v1::CatalogEntry* catalog,
                                                 std::shared_ptr<Store>* loaded) const

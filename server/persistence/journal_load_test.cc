@@ -44,8 +44,10 @@ TEST_F(JournalLoadTest, StoredStoresStartColdAndLoadExactly) {
   ASSERT_EQ(recovered.size(), 2u);
   // t/a is cold, described from its catalog entry; t/b was read to replay its last write.
   EXPECT_EQ(recovered["t/a"].store, nullptr);
-  EXPECT_EQ(recovered["t/a"].info.examples(), 6u);
-  EXPECT_EQ(recovered["t/a"].info.spec().dim(), 4u);
+  EXPECT_EQ(recovered["t/a"].Info().examples(), 6u);
+  EXPECT_EQ(recovered["t/a"].Info().spec().dim(), 4u);
+  EXPECT_EQ(recovered["t/a"].Info().labels_size(), 2);
+  EXPECT_EQ(recovered["t/a"].kind, adapt::v1::STORE_KIND_FAAST);
   ASSERT_NE(recovered["t/b"].store, nullptr);
   EXPECT_EQ(Info(*recovered["t/b"].store).examples(), 6u);
 
@@ -60,6 +62,38 @@ TEST_F(JournalLoadTest, StoredStoresStartColdAndLoadExactly) {
   ASSERT_TRUE(Adapt("a", loaded->get(), 2, 4).ok());
   auto stores = Open();
   EXPECT_EQ(Info(*stores["t/a"]).examples(), 8u);
+}
+
+// Start-up reads catalog entries at the wire level (catalog_row.h); an entry in another form
+// (here one without its description) is parsed whole instead and starts cold all the same.
+TEST_F(JournalLoadTest, AnEntryWithoutItsDescriptionStartsColdAndLoads) {
+  Open();
+  auto a = Create("a");
+  ASSERT_TRUE(Adapt("a", a.get(), 6, 1).ok());
+  ASSERT_TRUE(journal_->Checkpoint().ok());
+  const std::string a_state = a->Snapshot()->SerializeAsString();
+  a.reset();
+  journal_.reset();
+  {
+    std::unique_ptr<StateDb> db;
+    adapt::v1::CatalogEntry entry;
+    ASSERT_NO_FATAL_FAILURE(OpenStored("t/a", &db, &entry));
+    ASSERT_TRUE(entry.has_info());
+    entry.clear_info();
+    auto writer = db->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->PutCatalog("t/a", entry).ok());
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+  auto recovered = Restart();
+  ASSERT_EQ(recovered.count("t/a"), 1u);
+  EXPECT_EQ(recovered["t/a"].store, nullptr);
+  EXPECT_EQ(recovered["t/a"].kind, adapt::v1::STORE_KIND_FAAST);
+  EXPECT_EQ(recovered["t/a"].Info().spec().dim(), 4u);  // the description is the spec alone
+  EXPECT_EQ(recovered["t/a"].Info().examples(), 0u);
+  auto loaded = journal_->Load("t", "a");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ((*loaded)->Snapshot()->SerializeAsString(), a_state);
 }
 
 TEST_F(JournalLoadTest, LoadOfADeletedOrUnknownStoreIsNotFound) {

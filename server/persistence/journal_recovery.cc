@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 #include "absl/time/time.h"
 #include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
+#include "server/persistence/catalog_row.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
 #include "server/persistence/journal.h"
@@ -39,6 +41,8 @@ class Recovery {
   absl::Status ReplayLog(bool* had_segments);
   void MarkDamage();
   uint64_t max_lsn() const { return max_lsn_; }
+  // After Finish: whether any store's state, or a deletion, is only in the log.
+  bool left_in_log() const { return left_in_log_; }
   void Finish(Journal* journal, std::vector<RecoveredStore>* recovered);
 
  private:
@@ -51,9 +55,11 @@ class Recovery {
     bool marked = false;  // the failure is in the state database
     std::vector<std::string> ids;
     uint64_t dirty_since = 0;  // the first record not in the state database (0: none)
-    // From the state database: its entry, and whether the state is still only there (a cold
-    // store; it is read when a log record needs it, or when a call does).
-    adapt::v1::CatalogEntry catalog;
+    // From the state database: its entry as stored (a serialized CatalogEntry, read by
+    // ReadCatalogRow, parsed only when needed), and whether the state is still only there (a
+    // cold store; it is read when a log record needs it, or when a call does).
+    std::string record;
+    adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;
     bool cold = false;
     bool pinned = false;
   };
@@ -64,6 +70,12 @@ class Recovery {
 
   void Fail(State* state, std::string reason) {
     if (state->failure.empty()) state->failure = std::move(reason);
+  }
+  // The stored entry of a store from the catalog (empty for one only in the log).
+  static adapt::v1::CatalogEntry CatalogOf(const State& state) {
+    adapt::v1::CatalogEntry entry;
+    (void)entry.ParseFromString(state.record);  // it parsed when the catalog was read
+    return entry;
   }
   void Apply(const LogFrame& frame);
   // Decodes and restores a stored state (file) into `state`, or fails it naming `where`.
@@ -84,6 +96,7 @@ class Recovery {
   // LSN ranges the log could not attribute to a store.
   std::vector<std::pair<uint64_t, uint64_t>> damage_;
   uint64_t max_lsn_ = 0;
+  bool left_in_log_ = false;
 };
 
 void Recovery::Restore(State* state, const std::string& where, absl::StatusOr<std::string> file) {
@@ -105,23 +118,42 @@ void Recovery::Restore(State* state, const std::string& where, absl::StatusOr<st
 }
 
 absl::Status Recovery::LoadCatalog() {
-  return db_->ScanCatalog([&](std::string_view key, adapt::v1::CatalogEntry entry) {
+  return db_->ScanCatalogRecords([&](std::string_view key, std::string_view record) {
     const size_t slash = key.find('/');
     if (slash == std::string_view::npos) return absl::OkStatus();
     State state;
     state.tenant = std::string(key.substr(0, slash));
     state.name = std::string(key.substr(slash + 1));
-    state.incarnation = entry.incarnation();
-    state.last_lsn = entry.lsn();
-    state.spec = entry.spec();
-    if (!entry.failure().empty()) {
-      Fail(&state, entry.failure());
-      state.marked = true;
-    } else {
+    // A healthy entry in the server's form is read at the wire level alone: its spec and
+    // description are parsed when a call or a log record needs them.
+    const std::optional<CatalogRow> row = ReadCatalogRow(record);
+    if (row.has_value() && row->failure.empty()) {
+      state.incarnation = row->incarnation;
+      state.last_lsn = row->lsn;
+      state.pinned = row->pinned;
+      state.kind = row->kind;
       state.cold = true;  // read when needed: start-up reads the catalog alone
+      state.record = std::string(record);
+    } else {
+      adapt::v1::CatalogEntry entry;
+      if (!entry.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
+        return absl::DataLossError(absl::StrCat("state database ", db_->dir(),
+                                                ": the catalog entry of ", std::string(key),
+                                                " does not parse"));
+      }
+      state.incarnation = entry.incarnation();
+      state.last_lsn = entry.lsn();
+      state.spec = entry.spec();
+      state.kind = entry.spec().kind();
+      state.pinned = entry.pinned();
+      if (!entry.failure().empty()) {
+        Fail(&state, entry.failure());
+        state.marked = true;
+      } else {
+        state.cold = true;
+      }
+      state.record = entry.SerializeAsString();
     }
-    state.pinned = entry.pinned();
-    state.catalog = std::move(entry);
     max_lsn_ = std::max(max_lsn_, state.last_lsn);
     // The scan is in key order: each entry goes at the end, found without a search.
     states_.insert_or_assign(states_.end(), std::string(key), std::move(state));
@@ -294,7 +326,7 @@ void Recovery::Apply(const LogFrame& frame) {
   if (state.cold && !record.has_delete_()) {  // the record applies after the stored state
     state.cold = false;
     Restore(&state, absl::StrCat("the stored state of ", frame.key),
-            db_->ReadState(frame.key, state.catalog));
+            db_->ReadState(frame.key, CatalogOf(state)));
   }
   state.last_lsn = lsn;
   if (state.dirty_since == 0) state.dirty_since = lsn;
@@ -374,7 +406,13 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     marked = writer.status();
   } else {
     for (auto& [key, state] : states_) {
-      if (state.failure.empty() || state.marked || !marked.ok()) continue;
+      if (state.failure.empty()) continue;
+      // A cold store failed by damage in the log: its spec, for the FailedStore, is in its
+      // stored entry.
+      if (state.store == nullptr && state.cold && !state.record.empty()) {
+        state.spec = CatalogOf(state).spec();
+      }
+      if (state.marked || !marked.ok()) continue;
       adapt::v1::CatalogEntry entry;
       *entry.mutable_spec() = state.store != nullptr ? state.store->spec() : state.spec;
       entry.set_incarnation(state.incarnation);
@@ -388,13 +426,29 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     std::fprintf(stderr, "adaptd: recording failed stores: %s (their log is kept)\n",
                  std::string(marked.message()).c_str());
   }
-  // Each store's description is copied once, for its slot: the journal's entry keeps none.
-  // Copying it for the entry and clearing it there left a hole of its size between what
-  // stays, about 2 KiB a store (bench/RESULTS.md, "Heap per cold and warm store").
+  // Each cold store's description goes to its slot as the bytes it was stored as, and the
+  // rest of its stored entry to the journal's entry, both parsed when needed (catalog_row.h).
   recovered->reserve(recovered->size() + states_.size());
   for (auto& [key, state] : states_) {
-    std::unique_ptr<adapt::v1::StoreInfo> stored_info(state.catalog.release_info());
-    if (stored_info != nullptr) stored_info->clear_spec();  // the slot's comes from state.spec
+    const bool cold = state.cold && state.failure.empty();
+    std::string info, catalog;
+    if (!state.record.empty()) {
+      if (const std::optional<CatalogRow> row = ReadCatalogRow(state.record); row.has_value()) {
+        if (cold) info = std::string(row->info);
+        catalog = CatalogRecordWithoutInfo(state.record, *row);
+      } else {
+        // An entry not in the server's usual form (say, without a description).
+        adapt::v1::CatalogEntry stored = CatalogOf(state);
+        if (cold) {
+          adapt::v1::StoreInfo description = stored.info();
+          *description.mutable_spec() = stored.spec();
+          info = description.SerializeAsString();
+        }
+        stored.clear_info();
+        catalog = stored.SerializeAsString();
+      }
+      std::string().swap(state.record);
+    }
     auto entry = std::make_shared<Journal::Entry>(options_.max_ids_per_store);
     entry->tenant = state.tenant;
     entry->name = state.name;
@@ -407,10 +461,11 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       if (state.store != nullptr) state.spec = state.store->spec();
       state.store = std::make_shared<FailedStore>(state.spec, state.failure);
     }
-    entry->store = state.cold && state.failure.empty() ? nullptr : state.store;
+    entry->store = cold ? nullptr : state.store;
+    if (dirty_since != 0) left_in_log_ = true;
     {
       absl::MutexLock entry_lock(&entry->mu);
-      entry->catalog = std::move(state.catalog);
+      entry->catalog = std::move(catalog);
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
       entry->pinned = state.pinned;
@@ -424,10 +479,11 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     r.tenant = std::move(state.tenant);
     r.name = std::move(state.name);
     r.store = entry->store;
-    if (stored_info != nullptr) r.info.Swap(stored_info.get());
-    *r.info.mutable_spec() = std::move(state.spec);
+    r.kind = r.store != nullptr ? r.store->spec().kind() : state.kind;
+    r.info = std::move(info);
     r.pinned = state.pinned;
   }
+  if (!deletes_.empty()) left_in_log_ = true;
   absl::MutexLock lock(&journal->mu_);
   journal->pending_deletes_ = std::move(deletes_);
 }
@@ -461,7 +517,15 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
   // What was replayed (or read from snapshot files) goes into the state database now, so the
   // next start replays only new records. A failure here leaves the log (and the files) for
   // the next checkpoint: the server starts anyway.
-  if (had_segments || legacy) {
+  if (had_segments && !legacy && !recovery.left_in_log()) {
+    // Every record in the log is in the state database already: the old segments go, as a
+    // checkpoint would remove them, without its pass over every store.
+    absl::Status removed = journal->wal_->RemoveSegmentsBefore(journal->wal_->next_lsn());
+    if (!removed.ok()) {
+      std::fprintf(stderr, "adaptd: removing the log segments a checkpoint covers: %s\n",
+                   std::string(removed.message()).c_str());
+    }
+  } else if (had_segments || legacy) {
     absl::Status checkpoint = journal->Checkpoint();
     if (!checkpoint.ok()) {
       std::fprintf(stderr, "adaptd: the start-up checkpoint failed: %s\n",

@@ -105,26 +105,34 @@ class JournalFixture : public ::testing::Test {
         .status();
   }
 
+  // Opens the state database (the journal must be closed) and reads `key`'s catalog entry.
+  void OpenStored(const std::string& key, std::unique_ptr<StateDb>* db,
+                  adapt::v1::CatalogEntry* entry) {
+    StateDbOptions options;
+    options.dir = dir_ + "/state";
+    auto opened = StateDb::Open(options);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    *db = *std::move(opened);
+    ASSERT_TRUE((*db)
+                    ->ScanCatalog([&](std::string_view k, adapt::v1::CatalogEntry e) {
+                      if (k == key) *entry = std::move(e);
+                      return absl::OkStatus();
+                    })
+                    .ok());
+  }
+
   // Rewrites `key`'s stored state and read-out (empty: none) through `change` (the journal
   // must be closed: one process opens the state database once).
   void RewriteStored(const std::string& key,
                      const std::function<void(std::string* state, std::string* readout)>& change) {
-    StateDbOptions options;
-    options.dir = dir_ + "/state";
-    auto db = StateDb::Open(options);
-    ASSERT_TRUE(db.ok()) << db.status();
+    std::unique_ptr<StateDb> db;
     adapt::v1::CatalogEntry entry;
-    ASSERT_TRUE((*db)
-                    ->ScanCatalog([&](std::string_view k, adapt::v1::CatalogEntry e) {
-                      if (k == key) entry = std::move(e);
-                      return absl::OkStatus();
-                    })
-                    .ok());
-    std::string state = (*db)->ReadState(key, entry).value();
+    ASSERT_NO_FATAL_FAILURE(OpenStored(key, &db, &entry));
+    std::string state = db->ReadState(key, entry).value();
     std::string readout;
-    if (entry.readout_bytes() > 0) readout = (*db)->ReadReadout(key, entry).value();
+    if (entry.readout_bytes() > 0) readout = db->ReadReadout(key, entry).value();
     change(&state, &readout);
-    auto writer = (*db)->BeginWrite();
+    auto writer = db->BeginWrite();
     ASSERT_TRUE(writer.ok());
     ASSERT_TRUE(writer->PutStore(key, &entry, state, readout).ok());
     ASSERT_TRUE(writer->Commit().ok());

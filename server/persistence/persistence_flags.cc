@@ -16,8 +16,9 @@ void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags) {
                  "Example ids each store remembers for idempotent resends; 0 turns the check "
                  "off [default 65536]");
   app.add_option("--state-map-bytes", flags->state_map_bytes,
-                 "The largest the state database (data_dir/state) may grow: address space, "
-                 "not disk [default 1099511627776]")
+                 "The largest the state database may grow, for its states (data_dir/state) "
+                 "and its catalog (data_dir/state/catalog) each: address space, not disk "
+                 "[default 1099511627776]")
       ->check(CLI::PositiveNumber);
   app.add_option("--memory-budget-bytes", flags->memory_budget_bytes,
                  "The memory loaded stores may hold; past it the least recently used stores "

@@ -218,6 +218,19 @@ StateDb::~StateDb() {
 absl::Status StateDb::ScanCatalog(
     absl::FunctionRef<absl::Status(std::string_view key, adapt::v1::CatalogEntry entry)> visit)
     const {
+  return ScanCatalogRecords([&](std::string_view key, std::string_view record) {
+    adapt::v1::CatalogEntry entry;
+    if (!entry.ParseFromArray(record.data(), static_cast<int>(record.size()))) {
+      return absl::DataLossError(absl::StrCat("state database ", options_.dir,
+                                              ": the catalog entry of ", std::string(key),
+                                              " does not parse"));
+    }
+    return visit(key, std::move(entry));
+  });
+}
+
+absl::Status StateDb::ScanCatalogRecords(
+    absl::FunctionRef<absl::Status(std::string_view key, std::string_view record)> visit) const {
   ReadTxn read;
   if (int rc = mdb_txn_begin(catalog_env_, nullptr, MDB_RDONLY, &read.txn); rc != 0) {
     return Error("mdb_txn_begin", rc);
@@ -230,14 +243,7 @@ absl::Status StateDb::ScanCatalog(
   MDB_val key, value;
   int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
   for (; rc == 0 && status.ok(); rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    adapt::v1::CatalogEntry entry;
-    if (!entry.ParseFromArray(value.mv_data, static_cast<int>(value.mv_size))) {
-      status = absl::DataLossError(absl::StrCat("state database ", options_.dir,
-                                                ": the catalog entry of ", std::string(View(key)),
-                                                " does not parse"));
-      break;
-    }
-    status = visit(View(key), std::move(entry));
+    status = visit(View(key), View(value));
   }
   mdb_cursor_close(cursor);
   if (status.ok() && rc != MDB_NOTFOUND) status = Error("mdb_cursor_get", rc);
@@ -405,6 +411,13 @@ absl::StatusOr<uint64_t> StateDb::Writer::StoredGeneration(std::string_view key)
 
 absl::Status StateDb::Writer::PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                                        std::string_view state, std::string_view readout) {
+  for (const auto& [written, generation] : written_) {
+    if (written == key) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "state database ", db_->options_.dir, ": ", std::string(key),
+          " is put twice in one write (the second would remove the state the first names)"));
+    }
+  }
   // The stored generation stays whole until the catalog names the new one; any other (one
   // a crash left before its catalog commit) goes now.
   ASSIGN_OR_RETURN(const uint64_t live, StoredGeneration(key));

@@ -69,6 +69,9 @@ class StateDb {
   absl::Status ScanCatalog(
       absl::FunctionRef<absl::Status(std::string_view key, adapt::v1::CatalogEntry entry)> visit)
       const;
+  // The same, each entry as its stored bytes (valid during the call), unparsed.
+  absl::Status ScanCatalogRecords(
+      absl::FunctionRef<absl::Status(std::string_view key, std::string_view record)> visit) const;
 
   // The state stored for `key` under `entry` (its size and chunk count): DataLoss when a chunk
   // is missing or the sizes disagree.
@@ -89,9 +92,9 @@ class StateDb {
 
     // The catalog entry, state and read-out (empty: none) of `key`, replacing what was
     // stored (fills the entry's state_bytes, state_chunks, readout_bytes and
-    // state_generation). At most once per key in one Writer: a second put would take the
+    // state_generation). At most once per key in one Writer (a second put would take the
     // first one's generation for the stored one and remove the state the catalog still
-    // names until the commit.
+    // names until the commit): a second is refused, FailedPrecondition, and changes nothing.
     absl::Status PutStore(std::string_view key, adapt::v1::CatalogEntry* entry,
                           std::string_view state, std::string_view readout = {});
     // The catalog entry alone (the state, if any, stays).

@@ -323,6 +323,21 @@ TEST_F(StateDbTest, AnUncommittedWriteLeavesNothing) {
   EXPECT_EQ(ReadBack("t/a"), "before");
 }
 
+TEST_F(StateDbTest, ASecondPutOfAKeyInOneWriteIsRefusedAndChangesNothing) {
+  ASSERT_TRUE(Put("t/a", Entry(1, 1), "before").ok());
+  auto writer = db_->BeginWrite();
+  ASSERT_TRUE(writer.ok());
+  adapt::v1::CatalogEntry first = Entry(1, 5), second = Entry(1, 9);
+  ASSERT_TRUE(writer->PutStore("t/a", &first, "first").ok());
+  const absl::Status again = writer->PutStore("t/a", &second, "second");
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition) << again;
+  EXPECT_NE(again.message().find("t/a is put twice in one write"), std::string::npos) << again;
+  ASSERT_TRUE(writer->Commit().ok());
+  auto catalog = Catalog();
+  EXPECT_EQ(catalog["t/a"].lsn(), 5u);
+  EXPECT_EQ(ReadBack("t/a"), "first");
+}
+
 TEST_F(StateDbTest, AFullMapIsResourceExhaustedAndChangesNothing) {
   Open(/*map_bytes=*/uint64_t{1} << 20, /*chunk_bytes=*/64 << 10);
   ASSERT_TRUE(Put("t/a", Entry(1, 1), Bytes(100 << 10, 1)).ok());

@@ -11,6 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpc/support/log.h"
 #include "server/auth/security_flags.h"
+#include "server/cluster/membership.h"
 #include "server/config/config.h"
 #include "server/persistence/persistence_flags.h"
 #include "server/rpc/server.h"
@@ -79,6 +80,13 @@ int main(int argc, char** argv) {
   adaptd::AddSecurityFlags(app, &security_flags);
   adaptd::PersistenceFlags persistence_flags;
   adaptd::AddPersistenceFlags(app, &persistence_flags);
+  std::string cluster_self, cluster_members;
+  app.add_option("--cluster-self", cluster_self,
+                 "This server's name among the cluster's members (docs/CLUSTER.md)");
+  app.add_option("--cluster-members", cluster_members,
+                 "Every member of the cluster, this one included: NAME=HOST:PORT[,NAME=HOST:PORT"
+                 "...]; each store belongs to one member and any member answers any call, "
+                 "forwarding it to the owner [default: none, a single server]");
   app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
   try {
     app.parse(NormalizeFlagSpelling(argc, argv));
@@ -110,6 +118,17 @@ int main(int argc, char** argv) {
   if (!device.empty()) config.set_device(device);
   adaptd::ApplySecurityFlags(security_flags, &config);
   adaptd::ApplyPersistenceFlags(persistence_flags, &config);
+  if (!cluster_self.empty()) config.mutable_cluster()->set_self(cluster_self);
+  if (!cluster_members.empty()) {
+    auto members = adaptd::cluster::ParseMembers(cluster_members);
+    if (!members.ok()) return Fail(std::string(members.status().message()));
+    config.mutable_cluster()->clear_members();
+    for (const auto& m : *members) {
+      adapt::v1::ClusterMember* member = config.mutable_cluster()->add_members();
+      member->set_name(m.name);
+      member->set_address(m.address);
+    }
+  }
 
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t stop_signals;
@@ -127,6 +146,12 @@ int main(int argc, char** argv) {
                    : ((*server)->metrics_address() + "/metrics").c_str(),
                config.data_dir().c_str());
   std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
+  if (config.has_cluster()) {
+    std::fprintf(stderr,
+                 "adaptd: cluster member %s of %d; calls for other members' stores are "
+                 "forwarded to them\n",
+                 config.cluster().self().c_str(), config.cluster().members_size());
+  }
   if (!(*server)->recovery_report().empty()) {
     std::fprintf(stderr, "adaptd: %s\n", (*server)->recovery_report().c_str());
   }

@@ -11,6 +11,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels/device_name.h"
+#include "server/cluster/membership.h"
 
 namespace adaptd {
 namespace {
@@ -100,6 +101,7 @@ adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
                                     const adapt::v1::ServerConfig& override) {
   adapt::v1::ServerConfig merged = base;
   if (override.encoders_size() > 0) merged.clear_encoders();
+  if (override.has_cluster()) merged.clear_cluster();  // a member list replaces, never appends
   merged.MergeFrom(override);
   return merged;
 }
@@ -137,6 +139,13 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   }
   if (config.encoders().empty()) {
     return absl::InvalidArgumentError("encoders: at least one encoder is required");
+  }
+  if (config.has_cluster()) {
+    std::vector<cluster::Member> members;
+    for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
+    absl::StatusOr<cluster::Membership> membership =
+        cluster::Membership::Create(config.cluster().self(), std::move(members));
+    if (!membership.ok()) return membership.status();
   }
   return absl::OkStatus();
 }

@@ -68,5 +68,35 @@ TEST(ConfigTest, ValidationNamesTheField) {
   EXPECT_FALSE(ValidateConfig(config).ok());
 }
 
+TEST(ConfigTest, AClusterIsCheckedAndItsMemberListReplacedNotAppended) {
+  auto config = DefaultConfig();
+  EXPECT_FALSE(config.has_cluster());  // a single server
+  auto file = ParseConfigFile(WriteTemp("cluster.json", R"({"cluster": {"self": "b",
+      "members": [{"name": "a", "address": "10.0.0.1:50051"},
+                  {"name": "b", "address": "10.0.0.2:50051"}]}})"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  config = MergeConfig(config, *file);
+  EXPECT_TRUE(ValidateConfig(config).ok());
+  adapt::v1::ServerConfig flags;
+  flags.mutable_cluster()->set_self("c");
+  auto* c = flags.mutable_cluster()->add_members();
+  c->set_name("c");
+  c->set_address("10.0.0.3:50051");
+  const auto merged = MergeConfig(config, flags);
+  ASSERT_EQ(merged.cluster().members_size(), 1);
+  EXPECT_EQ(merged.cluster().members(0).name(), "c");
+  EXPECT_TRUE(ValidateConfig(merged).ok());
+
+  auto bad = config;
+  bad.mutable_cluster()->set_self("z");
+  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.self: \"z\" is not among cluster.members");
+  bad = config;
+  bad.mutable_cluster()->mutable_members(1)->set_name("a");
+  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.members[1].name: \"a\" is listed twice");
+  bad = config;
+  bad.mutable_cluster()->mutable_members(0)->set_address("nowhere");
+  EXPECT_EQ(ValidateConfig(bad).message().substr(0, 26), "cluster.members[0].address");
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -150,6 +150,11 @@ Metrics::Metrics(TenantPolicy policy)
                      .Name("adaptd_store_evictions_total")
                      .Help("Stores evicted from memory to keep within the memory budget")
                      .Register(*registry_)),
+      forwarded_(prometheus::BuildCounter()
+                     .Name("adaptd_forwarded_calls_total")
+                     .Help("Calls passed to the cluster member that owns their store, by "
+                           "method and the owner's status code")
+                     .Register(*registry_)),
       resident_bytes_(prometheus::BuildGauge()
                           .Name("adaptd_resident_bytes")
                           .Help("Memory loaded stores hold (with a memory budget)")
@@ -293,6 +298,10 @@ void Metrics::RecordLoad(const std::string& kind, double seconds) {
 
 void Metrics::RecordEviction(const std::string& kind) {
   evictions_.Add({{"kind", kind}}).Increment();
+}
+
+void Metrics::RecordForwarded(const std::string& method, const std::string& code) {
+  forwarded_.Add({{"method", method}, {"code", code}}).Increment();
 }
 
 void Metrics::SetResidentBytes(double bytes) { resident_bytes_.Add({}).Set(bytes); }

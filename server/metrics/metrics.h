@@ -75,6 +75,9 @@ class Metrics {
   // and the bytes loaded stores hold against the budget.
   void RecordLoad(const std::string& kind, double seconds);
   void RecordEviction(const std::string& kind);
+  // Cluster (docs/CLUSTER.md): a call passed to its store's owner, by method and the owner's
+  // status code (adaptd_forwarded_calls_total).
+  void RecordForwarded(const std::string& method, const std::string& code);
   void SetResidentBytes(double bytes);
   void SetMemoryBudget(double bytes);
   // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
@@ -127,6 +130,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& loads_;
   prometheus::Family<prometheus::Histogram>& load_seconds_;
   prometheus::Family<prometheus::Counter>& evictions_;
+  prometheus::Family<prometheus::Counter>& forwarded_;
   prometheus::Family<prometheus::Gauge>& resident_bytes_;
   prometheus::Family<prometheus::Gauge>& memory_budget_;
   prometheus::Family<prometheus::Counter>& examples_;

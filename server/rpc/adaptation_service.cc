@@ -1,5 +1,11 @@
 #include "server/rpc/adaptation_service.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/core/list_page.h"
 #include "server/rpc/predict_batch.h"
 #include "server/rpc/stream_reactors.h"
 
@@ -57,6 +63,28 @@ grpc::Status AdaptationService::Open(grpc::CallbackServerContext* context, const
   return ctx_.Admit(*context, TenantOf(call->request), &call->admitted);
 }
 
+template <typename Call>
+bool AdaptationService::Forwarded(grpc::CallbackServerContext* context, const char* method,
+                                  const Raw* request, Call* call) {
+  if (ctx_.forwarder == nullptr) return false;
+  grpc::Status refusal;
+  const cluster::Member* owner =
+      ctx_.forwarder->Route(*context, call->request.tenant(), call->request.store(), &refusal);
+  if (owner == nullptr) {
+    if (refusal.ok()) return false;  // ours
+    Refuse(ctx_, call, method, refusal);
+    return true;
+  }
+  const absl::Time start = absl::Now();
+  const ServiceContext ctx = ctx_;
+  ctx_.forwarder->Unary(*owner, method, context, *request, call->reply_buffer(),
+                        [ctx, call, method, start](const grpc::Status& status) {
+                          ctx.Record(method, status, start);
+                          call->Finish(status);
+                        });
+  return true;
+}
+
 template <typename Call, typename Fn>
 grpc::ServerUnaryReactor* AdaptationService::Unary(grpc::CallbackServerContext* context,
                                                    const char* method, Call* call, Fn fn) {
@@ -79,6 +107,7 @@ grpc::ServerUnaryReactor* AdaptationService::CreateStore(grpc::CallbackServerCon
                                                          const Raw* request, Raw* response) {
   auto* call = new UnaryCall<CreateStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "CreateStore", s);
+  if (Forwarded(context, "CreateStore", request, call)) return call;
   return Unary(context, "CreateStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->CreateStore(call->request);
     if (!info.ok()) return info.status();
@@ -91,6 +120,7 @@ grpc::ServerUnaryReactor* AdaptationService::GetStore(grpc::CallbackServerContex
                                                       const Raw* request, Raw* response) {
   auto* call = new UnaryCall<GetStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "GetStore", s);
+  if (Forwarded(context, "GetStore", request, call)) return call;
   return Unary(context, "GetStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->GetStore(call->request);
     if (!info.ok()) return info.status();
@@ -103,6 +133,9 @@ grpc::ServerUnaryReactor* AdaptationService::ListStores(grpc::CallbackServerCont
                                                         const Raw* request, Raw* response) {
   auto* call = new UnaryCall<ListStoresRequest, ListStoresResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "ListStores", s);
+  if (ctx_.forwarder != nullptr && !Forwarder::IsForwarded(*context)) {
+    return ClusterListStores(context, request, call);
+  }
   return Unary(context, "ListStores", call, [this, call]() -> absl::Status {
     auto list = ctx_.engine->ListStores(call->request);
     if (!list.ok()) return list.status();
@@ -111,10 +144,123 @@ grpc::ServerUnaryReactor* AdaptationService::ListStores(grpc::CallbackServerCont
   });
 }
 
+namespace {
+
+// A cluster listing being gathered: this member's page and every other member's.
+struct ListFanIn {
+  absl::Mutex mu;
+  size_t pending ABSL_GUARDED_BY(mu) = 0;
+  std::vector<ListStoresResponse> pages ABSL_GUARDED_BY(mu);
+  grpc::Status local ABSL_GUARDED_BY(mu);                  // this member's error, which wins
+  grpc::Status remote ABSL_GUARDED_BY(mu);                 // the first other member's error
+  std::vector<std::unique_ptr<grpc::ByteBuffer>> replies;  // one per other member
+};
+
+// Merges the members' pages of one listing: stores in name order, at most `limit`, and a
+// token resuming after the last one when any member has more.
+grpc::Status MergePages(const ListStoresRequest& request, std::vector<ListStoresResponse>* pages,
+                        ListStoresResponse* out) {
+  absl::StatusOr<PageQuery> page = ParseListPage(request);
+  if (!page.ok()) return ToGrpc(page.status());
+  std::vector<StoreInfo> stores;
+  bool more = false;
+  for (ListStoresResponse& p : *pages) {
+    more = more || !p.next_page_token().empty();
+    for (StoreInfo& info : *p.mutable_stores()) stores.push_back(std::move(info));
+  }
+  std::sort(stores.begin(), stores.end(),
+            [](const StoreInfo& a, const StoreInfo& b) { return a.store() < b.store(); });
+  if (stores.size() > page->limit) {
+    stores.resize(page->limit);
+    more = true;
+  }
+  if (more && !stores.empty()) {
+    out->set_next_page_token(ListPageToken(request.tenant(), stores.back().store()));
+  }
+  for (StoreInfo& info : stores) *out->add_stores() = std::move(info);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* AdaptationService::ClusterListStores(
+    grpc::CallbackServerContext* context, const Raw* request,
+    UnaryCall<ListStoresRequest, ListStoresResponse>* call) {
+  const absl::Time start = absl::Now();
+  const ServiceContext ctx = ctx_;
+  const std::vector<cluster::Member>& members = ctx_.forwarder->membership().members();
+  auto fan = std::make_shared<ListFanIn>();
+  {
+    absl::MutexLock lock(&fan->mu);
+    fan->pending = members.size();
+  }
+  // The last part in finishes the call.
+  auto arrived = [ctx, call, start, fan] {
+    std::vector<ListStoresResponse> pages;
+    grpc::Status status;
+    {
+      absl::MutexLock lock(&fan->mu);
+      if (--fan->pending > 0) return;
+      pages = std::move(fan->pages);
+      status = !fan->local.ok() ? fan->local : fan->remote;
+    }
+    if (status.ok()) status = MergePages(call->request, &pages, &call->response);
+    ctx.Record("ListStores", status, start);
+    call->Reply(status);
+  };
+  for (const cluster::Member& member : members) {
+    if (member.name == ctx_.forwarder->membership().self().name) continue;
+    fan->replies.push_back(std::make_unique<grpc::ByteBuffer>());
+    grpc::ByteBuffer* reply = fan->replies.back().get();
+    ctx_.forwarder->Unary(
+        member, "ListStores", context, *request, reply,
+        [fan, reply, arrived, name = member.name](const grpc::Status& status) {
+          ListStoresResponse page;
+          grpc::Status got = status.ok() ? ParseMessage(*reply, &page) : status;
+          {
+            absl::MutexLock lock(&fan->mu);
+            if (got.ok()) {
+              fan->pages.push_back(std::move(page));
+            } else if (fan->remote.ok()) {
+              fan->remote = grpc::Status(
+                  got.error_code() == grpc::StatusCode::UNIMPLEMENTED
+                      ? grpc::StatusCode::UNAVAILABLE
+                      : got.error_code(),
+                  absl::StrCat("ListStores: member ", name, ": ", got.error_message()));
+            }
+          }
+          arrived();
+        });
+  }
+  Task task = CallTask(context, call->request.tenant());
+  task.run = [ctx, call, fan, arrived](const absl::Status& wanted) {
+    absl::StatusOr<ListStoresResponse> list =
+        wanted.ok() ? ctx.engine->ListStores(call->request) : wanted;
+    {
+      absl::MutexLock lock(&fan->mu);
+      if (list.ok()) {
+        fan->pages.push_back(*std::move(list));
+      } else {
+        fan->local = ToGrpc(list.status());
+      }
+    }
+    arrived();
+  };
+  if (const absl::Status queued = ctx.scheduler->Submit(std::move(task)); !queued.ok()) {
+    {
+      absl::MutexLock lock(&fan->mu);
+      fan->local = ToGrpc(queued);
+    }
+    arrived();
+  }
+  return call;
+}
+
 grpc::ServerUnaryReactor* AdaptationService::DeleteStore(grpc::CallbackServerContext* context,
                                                          const Raw* request, Raw* response) {
   auto* call = new UnaryCall<DeleteStoreRequest, DeleteStoreResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "DeleteStore", s);
+  if (Forwarded(context, "DeleteStore", request, call)) return call;
   return Unary(context, "DeleteStore", call,
                [this, call]() -> absl::Status { return ctx_.engine->DeleteStore(call->request); });
 }
@@ -123,6 +269,7 @@ grpc::ServerUnaryReactor* AdaptationService::PinStore(grpc::CallbackServerContex
                                                       const Raw* request, Raw* response) {
   auto* call = new UnaryCall<adapt::v1::PinStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "PinStore", s);
+  if (Forwarded(context, "PinStore", request, call)) return call;
   return Unary(context, "PinStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->PinStore(call->request);
     if (!info.ok()) return info.status();
@@ -135,6 +282,7 @@ grpc::ServerUnaryReactor* AdaptationService::Predict(grpc::CallbackServerContext
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<PredictRequest, PredictResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "Predict", s);
+  if (Forwarded(context, "Predict", request, call)) return call;
   // Batchable: the scheduler hands it to RunPredictBatch with other predicts.
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
@@ -181,6 +329,7 @@ grpc::ServerUnaryReactor* AdaptationService::Compile(grpc::CallbackServerContext
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<CompileRequest, CompileResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "Compile", s);
+  if (Forwarded(context, "Compile", request, call)) return call;
   // The compile pool, not the scheduler, runs the work; the call finishes from there.
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
@@ -232,6 +381,16 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* AdaptationService::ExportStore(
   grpc::Status s = ParseMessage(*request, &parsed);
   if (s.ok()) s = ctx_.Admit(*context, parsed.tenant(), &admitted);
   if (!s.ok()) return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", s);
+  if (ctx_.forwarder != nullptr) {
+    grpc::Status refusal;
+    if (const cluster::Member* owner =
+            ctx_.forwarder->Route(*context, parsed.tenant(), parsed.store(), &refusal)) {
+      return new ExportReactor(ctx_, context, std::move(admitted), *owner, *request);
+    }
+    if (!refusal.ok()) {
+      return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", refusal);
+    }
+  }
   return new ExportReactor(ctx_, context, std::move(admitted), std::move(parsed));
 }
 

@@ -67,6 +67,16 @@ class AdaptationService final : public internal::RawAdaptationService {
   template <typename Call>
   grpc::Status Open(grpc::CallbackServerContext* context, const Raw* request, Call* call);
 
+  // In a cluster, when another member owns `call`'s store: passes the call to it (or refuses
+  // a forwarded call that is not ours) and returns true; the call finishes from there.
+  template <typename Call>
+  bool Forwarded(grpc::CallbackServerContext* context, const char* method, const Raw* request,
+                 Call* call);
+  // ListStores of a cluster: this member's page merged with every other member's.
+  grpc::ServerUnaryReactor* ClusterListStores(
+      grpc::CallbackServerContext* context, const Raw* request,
+      UnaryCall<adapt::v1::ListStoresRequest, adapt::v1::ListStoresResponse>* call);
+
   // Queues `fn` (returning absl::Status) on the scheduler in `call`'s tenant queue and finishes
   // `call` with its status (or with the reason it did not run).
   template <typename Call, typename Fn>

@@ -88,6 +88,10 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   ctx.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
   ctx.auth = s->auth_.get();
   ctx.gate = &s->gate_;
+  if (config.has_cluster()) {
+    ASSIGN_OR_RETURN(s->forwarder_, Forwarder::Create(config, s->metrics_.get()));
+    ctx.forwarder = s->forwarder_.get();
+  }
   s->service_ = std::make_unique<AdaptationService>(ctx);
 
   grpc::EnableDefaultHealthCheckService(true);

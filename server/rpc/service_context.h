@@ -12,6 +12,7 @@
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/call_gate.h"
+#include "server/rpc/forwarding.h"
 #include "server/rpc/status.h"
 #include "server/scheduler/scheduler.h"
 
@@ -30,6 +31,9 @@ struct ServiceContext {
   size_t export_chunk_bytes = 1 << 20;
   const TokenAuthorizer* auth = nullptr;  // nullable: authentication off
   CallGate* gate = nullptr;               // nullable; closed once shutdown began
+  // In a cluster, passes calls for stores another member owns to it (forwarding.h); null for
+  // a single server.
+  Forwarder* forwarder = nullptr;
 
   // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
   // `*admitted` holds the call's place in the gate until the call object is destroyed.

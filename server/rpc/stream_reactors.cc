@@ -27,6 +27,29 @@ absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& reques
   return session.Add(request.tenant(), request.store(), request.examples());
 }
 
+// A client stream (Adapt, Forget, ImportStore) relayed to its store's owner from its first
+// message, `*incoming` (forwarding.h): the caller's next message is read once the owner took
+// the last, the owner's reply lands in `*reply`, and its status finishes `reactor`. Not
+// started: the caller keeps the Stream, then calls Start last.
+template <typename Reactor>
+std::shared_ptr<Forwarder::Stream> OpenClientStreamRelay(
+    const ServiceContext& ctx, grpc::CallbackServerContext* context, const cluster::Member& owner,
+    const char* method, absl::Time start, Reactor* reactor, grpc::ByteBuffer* incoming,
+    grpc::ByteBuffer* reply) {
+  Forwarder::StreamCallbacks callbacks;
+  callbacks.sent = [reactor, incoming] { reactor->StartRead(incoming); };
+  callbacks.received = [reply](const grpc::ByteBuffer& message) {
+    *reply = message;
+    return true;
+  };
+  callbacks.done = [ctx, reactor, method, start](const grpc::Status& status) {
+    ctx.Record(method, status, start);
+    reactor->Finish(status);
+  };
+  return ctx.forwarder->OpenStream(owner, method, context, *incoming, /*last=*/false,
+                                   std::move(callbacks));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -54,7 +77,23 @@ void WriteReactor<Request, Response>::Complete(const grpc::Status& status) {
 }
 
 template <typename Request, typename Response>
+void WriteReactor<Request, Response>::Relay(const cluster::Member& owner) {
+  upstream_ =
+      OpenClientStreamRelay(ctx_, context_, owner, method_, start_, this, &incoming_, reply_);
+  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+  upstream->Start();  // may finish this call: nothing after it
+}
+
+template <typename Request, typename Response>
 void WriteReactor<Request, Response>::OnReadDone(bool ok) {
+  if (upstream_ != nullptr) {  // relaying to the owner: each message as it came
+    if (ok) {
+      upstream_->Send(incoming_);
+    } else {
+      upstream_->Close();
+    }
+    return;
+  }
   if (!ok) {
     // End of the client's stream (or a broken one: then the commit is moot but harmless to
     // skip). Commit only when the call is still wanted.
@@ -82,6 +121,18 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
     return;
   }
   if (tenant_.empty() && !request_.tenant().empty() && !request_.store().empty()) {
+    if (ctx_.forwarder != nullptr) {  // a cluster: the first message names the owner
+      grpc::Status refusal;
+      if (const cluster::Member* owner =
+              ctx_.forwarder->Route(*context_, request_.tenant(), request_.store(), &refusal)) {
+        Relay(*owner);
+        return;
+      }
+      if (!refusal.ok()) {
+        Complete(refusal);
+        return;
+      }
+    }
     tenant_ = request_.tenant();
     lane_ = absl::StrCat(request_.tenant(), "/", request_.store());
   }
@@ -144,6 +195,26 @@ void PredictStreamReactor::OnReadDone(bool ok) {
     Complete(denied);
     return;
   }
+  if (ctx_.forwarder != nullptr) {  // a cluster: a message for another member's store goes there
+    grpc::Status refusal;
+    if (const cluster::Member* owner =
+            ctx_.forwarder->Route(*context_, request_.tenant(), request_.store(), &refusal)) {
+      ctx_.forwarder->Unary(*owner, "Predict", context_, incoming_, &forwarded_,
+                            [this](const grpc::Status& status) {
+                              if (!status.ok()) {
+                                Complete(status);
+                                return;
+                              }
+                              outgoing_ = forwarded_;
+                              StartWrite(&outgoing_);
+                            });
+      return;
+    }
+    if (!refusal.ok()) {
+      Complete(refusal);
+      return;
+    }
+  }
   // Batchable, like a unary Predict; the next read starts once the answer is written.
   Task task = CallTask(context_, request_.tenant());
   task.run = [this](const absl::Status& dropped) { Complete(ToGrpc(dropped)); };
@@ -196,6 +267,23 @@ ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* co
   }
 }
 
+ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+                             AdmittedCall admitted, const cluster::Member& owner,
+                             const grpc::ByteBuffer& request)
+    : ctx_(ctx), admitted_(std::move(admitted)), start_(absl::Now()) {
+  Forwarder::StreamCallbacks callbacks;
+  callbacks.received = [this](const grpc::ByteBuffer& chunk) {
+    outgoing_ = chunk;
+    StartWrite(&outgoing_);
+    return false;  // the next chunk once this one is written (OnWriteDone)
+  };
+  callbacks.done = [this](const grpc::Status& status) { Complete(status); };
+  upstream_ = ctx_.forwarder->OpenStream(owner, "ExportStore", context, request, /*last=*/true,
+                                         std::move(callbacks));
+  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+  upstream->Start();  // may finish this call: nothing after it
+}
+
 void ExportReactor::Complete(const grpc::Status& status) {
   ctx_.Record("ExportStore", status, start_);
   Finish(status);
@@ -218,6 +306,12 @@ void ExportReactor::WriteNext() {
 }
 
 void ExportReactor::OnWriteDone(bool ok) {
+  if (upstream_ != nullptr) {
+    // Relaying: the next chunk from the owner. A failed write means the caller is gone; the
+    // cancellation reaches the owner's call, which then ends (and Complete runs).
+    if (ok) upstream_->Resume();
+    return;
+  }
   if (!ok) {
     Complete(grpc::Status(grpc::StatusCode::CANCELLED, "the client stopped reading"));
     return;
@@ -243,7 +337,22 @@ void ImportReactor::Complete(const grpc::Status& status) {
   Finish(answer);
 }
 
+void ImportReactor::Relay(const cluster::Member& owner) {
+  upstream_ =
+      OpenClientStreamRelay(ctx_, context_, owner, "ImportStore", start_, this, &incoming_, reply_);
+  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+  upstream->Start();  // may finish this call: nothing after it
+}
+
 void ImportReactor::OnReadDone(bool ok) {
+  if (upstream_ != nullptr) {  // relaying to the owner: each chunk as it came
+    if (ok) {
+      upstream_->Send(incoming_);
+    } else {
+      upstream_->Close();
+    }
+    return;
+  }
   if (ok) {
     if (grpc::Status parsed = ParseMessage(incoming_, &chunk_); !parsed.ok()) {
       Complete(parsed);
@@ -254,6 +363,18 @@ void ImportReactor::OnReadDone(bool ok) {
       return;
     }
     if (tenant_.empty() && store_.empty()) {
+      if (ctx_.forwarder != nullptr) {  // a cluster: the first chunk names the owner
+        grpc::Status refusal;
+        if (const cluster::Member* owner =
+                ctx_.forwarder->Route(*context_, chunk_.tenant(), chunk_.store(), &refusal)) {
+          Relay(*owner);
+          return;
+        }
+        if (!refusal.ok()) {
+          Complete(refusal);
+          return;
+        }
+      }
       tenant_ = chunk_.tenant();
       store_ = chunk_.store();
     } else if ((!chunk_.tenant().empty() && chunk_.tenant() != tenant_) ||

@@ -27,6 +27,8 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  private:
   void Complete(const grpc::Status& status);
   void Commit();
+  // Passes the stream, from its first message on, to the store's owner (forwarding.h).
+  void Relay(const cluster::Member& owner);
 
   ServiceContext ctx_;
   grpc::CallbackServerContext* context_;
@@ -40,6 +42,7 @@ class WriteReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   Response response_;
   // From the first message: the queue the stream's work waits in, and the store's lane.
   std::string tenant_, lane_;
+  std::shared_ptr<Forwarder::Stream> upstream_;  // set when relaying to the owner
 };
 
 class PredictStreamReactor final
@@ -60,12 +63,16 @@ class PredictStreamReactor final
   absl::Time start_;
   grpc::ByteBuffer incoming_, outgoing_;
   adapt::v1::PredictRequest request_;
+  grpc::ByteBuffer forwarded_;  // the owner's reply to a message passed on (forwarding.h)
 };
 
 class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context, AdmittedCall admitted,
                 adapt::v1::ExportStoreRequest request);
+  // Passes the export to the store's owner and writes its chunks on (forwarding.h).
+  ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context, AdmittedCall admitted,
+                const cluster::Member& owner, const grpc::ByteBuffer& request);
   void OnWriteDone(bool ok) override;
   void OnDone() override { delete this; }
 
@@ -79,6 +86,7 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   std::string file_;
   size_t offset_ = 0;
   grpc::ByteBuffer outgoing_;
+  std::shared_ptr<Forwarder::Stream> upstream_;  // set when relaying from the owner
 };
 
 class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
@@ -90,6 +98,7 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
 
  private:
   void Complete(const grpc::Status& status);
+  void Relay(const cluster::Member& owner);
 
   ServiceContext ctx_;
   grpc::CallbackServerContext* context_;
@@ -97,6 +106,7 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::ByteBuffer* reply_;
   absl::Time start_;
   std::string tenant_, store_, file_;
+  std::shared_ptr<Forwarder::Stream> upstream_;  // set when relaying to the owner
   grpc::ByteBuffer incoming_;
   adapt::v1::StoreChunk chunk_;
   adapt::v1::StoreInfo response_;

@@ -25,6 +25,9 @@ class UnaryCall final : public grpc::ServerUnaryReactor {
     Finish(SerializeMessage(response, reply_));
   }
   void OnDone() override { delete this; }
+  // gRPC's reply buffer, for a reply that arrives serialized (a forwarded call's): fill it,
+  // then Finish.
+  grpc::ByteBuffer* reply_buffer() { return reply_; }
 
   Request request;
   Response response;

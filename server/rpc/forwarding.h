@@ -1,0 +1,110 @@
+// Forwarding (docs/CLUSTER.md, "Calls"): in a cluster, a member that does not own a call's
+// store passes the call to the owner, once, and answers with the owner's reply. A forwarded
+// call carries the caller's deadline (and cancellation), its metadata (credentials included:
+// the owner authenticates and authorizes again) and `adaptd-forwarded: <this member>`; a
+// member that receives a forwarded call for a store it does not own either answers
+// UNAVAILABLE (retryable: the two members' lists disagree, as during a change of members)
+// rather than forward it again.
+//
+// Messages travel raw (the bytes the caller sent), so forwarding parses nothing it does not
+// need. Thread-safe.
+#ifndef ADAPTD_SERVER_RPC_FORWARDING_H_
+#define ADAPTD_SERVER_RPC_FORWARDING_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "adapt/v1/config.pb.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/server_context.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "server/cluster/membership.h"
+#include "server/metrics/metrics.h"
+
+namespace adaptd {
+
+// The metadata key that marks a forwarded call; its value names the member that forwarded it.
+inline constexpr char kForwardedHeader[] = "adaptd-forwarded";
+
+class Forwarder {
+ public:
+  // From the config's `cluster` (which ValidateConfig checked); channels to the other members
+  // use TLS when the server does (docs/CLUSTER.md, "Security between members").
+  static absl::StatusOr<std::unique_ptr<Forwarder>> Create(const adapt::v1::ServerConfig& config,
+                                                           Metrics* metrics);
+
+  const cluster::Membership& membership() const { return membership_; }
+
+  // Where a call for tenant/store goes: null when this member owns the store (serve it
+  // here); otherwise the owner. A call that was itself forwarded (from another member) and
+  // is not ours gets `*refusal` set (UNAVAILABLE naming both members) instead.
+  const cluster::Member* Route(const grpc::ServerContextBase& context, const std::string& tenant,
+                               const std::string& store, grpc::Status* refusal) const;
+  // Whether `context`'s call came from another member.
+  static bool IsForwarded(const grpc::ServerContextBase& context);
+
+  // Passes a unary call to `owner`. `done` runs once, on a gRPC thread, with the owner's
+  // status; `response` then holds the owner's reply.
+  void Unary(const cluster::Member& owner, const char* method, grpc::CallbackServerContext* context,
+             const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
+             std::function<void(const grpc::Status&)> done);
+
+  // A streaming call passed to `owner`, message by message (the caller's stream drives it):
+  // Send writes one message (`sent` runs when it is out; send the next only then), Close
+  // half-closes; each message the owner sends runs `received` (the buffer is valid during the
+  // call), which returns true to read the next at once or false to pause until Resume; `done`
+  // runs once with the owner's status, after which nothing else runs and Send, Close and
+  // Resume do nothing. Every method may be called from any thread.
+  class Stream {
+   public:
+    virtual ~Stream() = default;
+    virtual void Send(const grpc::ByteBuffer& message) = 0;
+    virtual void Close() = 0;
+    virtual void Resume() = 0;
+    // Begins the call, which OpenStream only prepares: the caller holds the Stream before
+    // any callback can run. A callback may finish the caller's call at once: call it last.
+    virtual void Start() = 0;
+  };
+  struct StreamCallbacks {
+    std::function<void()> sent;
+    std::function<bool(const grpc::ByteBuffer&)> received;
+    std::function<void(const grpc::Status&)> done;
+  };
+  // Prepares the stream with `first` as its first message (with `last`, the only one: the
+  // stream is half-closed with it); Stream::Start begins it.
+  std::shared_ptr<Stream> OpenStream(const cluster::Member& owner, const char* method,
+                                     grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer& first, bool last,
+                                     StreamCallbacks callbacks);
+
+  // Counts a forwarded call's outcome (adaptd_forwarded_calls_total).
+  void Record(const char* method, const grpc::Status& status) const;
+
+ private:
+  Forwarder(cluster::Membership membership, std::shared_ptr<grpc::ChannelCredentials> credentials,
+            int max_message_bytes, Metrics* metrics)
+      : membership_(std::move(membership)),
+        credentials_(std::move(credentials)),
+        max_message_bytes_(max_message_bytes),
+        metrics_(metrics) {}
+  grpc::GenericStub* StubFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
+  // A client context for the call to the owner: the caller's deadline, cancellation and
+  // metadata, and the forwarded mark.
+  std::unique_ptr<grpc::ClientContext> ContextFor(grpc::CallbackServerContext* context) const;
+
+  const cluster::Membership membership_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  const int max_message_bytes_;
+  Metrics* const metrics_;  // nullable
+  absl::Mutex mu_;
+  std::map<std::string, std::unique_ptr<grpc::GenericStub>> stubs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_RPC_FORWARDING_H_

@@ -148,6 +148,7 @@ def check_default(docs):
     check(cfg.get("maxMessageBytes") == "67108864",
           "default: maxMessageBytes %r" % cfg.get("maxMessageBytes"))
     check("memoryBudgetBytes" not in cfg, "default: a memory budget %r" % cfg)
+    check("cluster" not in cfg and "env" not in c, "default: one replica is a single server")
     ports = {p["name"] for s in k["Service"] for p in s["spec"]["ports"]}
     check(ports == {"grpc", "metrics"}, "service ports %s" % ports)
 
@@ -156,15 +157,24 @@ def check_custom(docs):
     k = by_kind(docs)
     check("ServiceMonitor" not in k and "PodDisruptionBudget" not in k
           and "ServiceAccount" not in k, "custom: disabled parts still rendered")
-    hpa = k.get("HorizontalPodAutoscaler", [None])[0]
-    if check(hpa is not None, "custom: no HPA"):
-        metric = hpa["spec"]["metrics"][0]["pods"]
-        check(metric["metric"]["name"] == "adaptd_queue_time_seconds_p99", "HPA metric")
-        check(metric["target"]["averageValue"] == "20m", "HPA target")
-        check(hpa["spec"]["scaleTargetRef"]["kind"] == "StatefulSet", "HPA target kind")
+    check("HorizontalPodAutoscaler" not in k, "custom: an HPA")
     sts = k["StatefulSet"][0]
-    check("replicas" not in sts["spec"], "replicas left to the HPA")
+    check(sts["spec"]["replicas"] == 3, "custom: replicas %r" % sts["spec"].get("replicas"))
     c = container(docs)
+    # Three replicas: a cluster of the three pods, each naming itself.
+    check("--cluster-self=$(POD_NAME)" in c["args"], "custom: --cluster-self %s" % c["args"])
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") ==
+          "metadata.name", "custom: POD_NAME from the pod's name: %s" % env)
+    members = json.loads(k["ConfigMap"][0]["data"]["config.json"]).get("cluster", {})
+    want = [{"name": "demo-adaptd-%d" % i,
+             "address": "demo-adaptd-%d.demo-adaptd-headless.ml.svc.cluster.local:50051" % i}
+            for i in range(3)]
+    check(members == {"members": want}, "custom: cluster members %r" % members)
+    headless = [s for s in k["Service"] if s["spec"].get("clusterIP") == "None"]
+    check(len(headless) == 1 and headless[0]["metadata"]["name"] == "demo-adaptd-headless" and
+          sts["spec"]["serviceName"] == "demo-adaptd-headless",
+          "custom: the members' addresses are the headless Service's")
     check(c["resources"]["limits"].get("nvidia.com/gpu") == 2, "GPU limit")
     check(c["image"] == "registry.example.com/adaptd-cuda:1.2.3", "image")
     check("--compile-threads=2" in c["args"], "extraArgs rendered through tpl: %s" % c["args"])
@@ -184,7 +194,7 @@ def check_custom(docs):
           "custom: 64-bit numbers in the server config: %r" % cfg)
 
 
-def check_config_starts(config_text):
+def check_config_starts(config_text, *flags):
     """adaptd accepts the rendered config (flags move it to loopback and a temp dir)."""
     binary = os.environ.get("ADAPTD_BIN")
     if not binary:
@@ -195,7 +205,8 @@ def check_config_starts(config_text):
     log_path = os.path.join(WORK, "adaptd.log")
     with open(log_path, "w") as log:
         p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
-                              "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")],
+                              "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")]
+                             + list(flags),
                              stdout=log, stderr=subprocess.STDOUT)
     # Serving means the config was accepted; poll for it (or an exit) up to a deadline.
     deadline = time.monotonic() + 60
@@ -236,6 +247,11 @@ def main():
         check_no_float_notation(name, text)
         if name == "default":
             check_config_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+        else:  # the cluster's member list, as the first pod reads it
+            config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+            config.pop("encoders", None)  # the custom encoders' files are not here
+            check_config_starts(json.dumps({"cluster": config["cluster"]}),
+                                "--cluster-self", "demo-adaptd-0")
 
     # The validator really validates: an unknown field and a wrong type fail.
     _, docs = render(renderer)
@@ -244,6 +260,14 @@ def main():
     sts["spec"]["template"]["spec"]["containers"][0]["livenessProb"] = {}
     rc, out = validate("broken", yaml.safe_dump(sts))
     check(rc != 0, "kubernetes-validate accepted a broken StatefulSet:\n" + out)
+
+    # An HPA is refused with the reason (a cluster's members are fixed by replicas).
+    hpa = os.path.join(WORK, "hpa-values.yaml")
+    with open(hpa, "w") as f:
+        f.write("autoscaling:\n  enabled: true\n")
+    r = render(renderer, hpa, expect_ok=False)
+    check(r.returncode != 0 and "an HPA cannot scale adaptd" in r.stderr,
+          "autoscaling.enabled was not refused: rc=%d %s" % (r.returncode, r.stderr))
 
     # required: GPUs on without a count stop the render with the message.
     bad = os.path.join(WORK, "bad-values.yaml")

@@ -44,6 +44,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
        or 67108864 would render as 6.7108864e+07. */ -}}
 {{- if $c.memoryBudgetBytes }}{{- $_ := set $cfg "memoryBudgetBytes" (int64 $c.memoryBudgetBytes | toString) -}}{{- end -}}
 {{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
+{{- /* More than one replica: a cluster (docs/CLUSTER.md) whose members are the StatefulSet's
+       pods, reached through the headless Service; each pod names itself (--cluster-self). */ -}}
+{{- if gt (int .Values.replicas) 1 }}
+{{- $name := include "adaptd.fullname" . -}}
+{{- $members := list -}}
+{{- range $i := until (int .Values.replicas) }}
+{{- $pod := printf "%s-%d" $name $i -}}
+{{- $members = append $members (dict "name" $pod "address" (printf "%s.%s-headless.%s.svc.cluster.local:%v" $pod $name $.Release.Namespace $.Values.ports.grpc)) -}}
+{{- end }}
+{{- $_ := set $cfg "cluster" (dict "members" $members) -}}
+{{- end -}}
 {{- if $c.tokens }}{{- $_ := set $cfg "tokens" $c.tokens -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}
 {{- end -}}

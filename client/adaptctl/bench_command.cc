@@ -1,6 +1,7 @@
 // adaptctl bench: a load generator. It creates and fills stores (compiling faast ones), drives
 // Predict calls from concurrent clients for a duration, then the no-op Ping the same way as
 // the transport's baseline, prints one JSON line and deletes the stores it created.
+// With --store it queries existing stores instead and leaves them as they were.
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,8 @@ struct BenchOptions {
   double duration = 10;
   int examples = 0;  // per store; 0: max(4 × labels, 64)
   std::string address;
+  // --store: existing stores to query; none are then created, filled or deleted.
+  std::vector<std::string> existing;
 };
 
 struct BenchStore {
@@ -143,20 +146,29 @@ absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
   const absl::Duration timeout =
       globals.timeout_seconds > 0 ? absl::Seconds(globals.timeout_seconds) : absl::Seconds(30);
 
-  std::vector<BenchStore> stores(o.stores);
-  const std::string run = absl::StrCat(getpid(), "-", absl::ToUnixMicros(absl::Now()) % 1000000);
-  for (int j = 0; j < o.stores; ++j) {
-    stores[j] = {absl::StrCat("bench", j % o.tenants), absl::StrCat("s", j, "-", run)};
+  const bool own = o.existing.empty();
+  std::vector<BenchStore> stores;
+  if (own) {
+    const std::string run = absl::StrCat(getpid(), "-", absl::ToUnixMicros(absl::Now()) % 1000000);
+    for (int j = 0; j < o.stores; ++j) {
+      stores.push_back({absl::StrCat("bench", j % o.tenants), absl::StrCat("s", j, "-", run)});
+    }
+  } else {
+    for (const std::string& name : o.existing) {
+      absl::StatusOr<StoreRef> ref = ParseStoreRef(name);
+      if (!ref.ok()) return UsageError(absl::StrCat("--store: ", ref.status().message()));
+      stores.push_back({ref->tenant, ref->store});
+    }
   }
+  const int store_count = static_cast<int>(stores.size());
   constexpr int setup_threads = 8;
-  std::atomic<int> created{0};
-  absl::Status setup = ParallelFor(o.stores, setup_threads, [&](int j) {
-    absl::Status s = FillStore(**client, o, stores[j], 1000 + j);
-    if (s.ok()) created.fetch_add(1);
-    return s;
-  });
+  absl::Status setup =
+      own ? ParallelFor(store_count, setup_threads,
+                        [&](int j) { return FillStore(**client, o, stores[j], 1000 + j); })
+          : absl::OkStatus();
   auto cleanup = [&] {
-    return ParallelFor(o.stores, setup_threads, [&](int j) {
+    if (!own) return absl::OkStatus();
+    return ParallelFor(store_count, setup_threads, [&](int j) {
       absl::Status s = (*client)->DeleteStore(stores[j].tenant, stores[j].store);
       return s.code() == absl::StatusCode::kNotFound ? absl::OkStatus() : s;
     });
@@ -203,7 +215,7 @@ absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
   const absl::Duration duration = absl::Seconds(o.duration);
   const LoadSummary predict = RunLoad(o.concurrency, duration, [&](int t, uint64_t n) {
     adapt::v1::PredictRequest& request = pools[t][n % kPool];
-    const BenchStore& s = stores[(t + n * o.concurrency) % o.stores];
+    const BenchStore& s = stores[(t + n * o.concurrency) % store_count];
     request.set_tenant(s.tenant);
     request.set_store(s.store);
     grpc::ClientContext context;
@@ -228,7 +240,7 @@ absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
       {"kind", o.kind},
       {"concurrency", o.concurrency},
       {"tenants", o.tenants},
-      {"stores", o.stores},
+      {"stores", store_count},
       {"dim", o.dim},
       {"labels", o.labels},
       {"inputs_per_request", o.inputs_per_request},
@@ -293,6 +305,11 @@ void AddBenchCommand(CLI::App& app, Action* action) {
       ->add_option("--examples", options->examples,
                    "Examples adapted into each store [default max(4 × labels, 64)]")
       ->check(CLI::Range(1, 1000000));
+  bench
+      ->add_option("--store", options->existing,
+                   "An existing store to query instead of creating any (repeatable): nothing "
+                   "is created, filled or deleted; --dim must be the stores' dimension")
+      ->type_name("TENANT/STORE");
   bench->add_option("--address", options->address, "Server address HOST:PORT (same as --addr)")
       ->type_name("HOST:PORT");
   bench->callback([options, action] {

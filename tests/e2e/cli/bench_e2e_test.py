@@ -111,6 +111,36 @@ class BenchTest(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_existing_stores_are_queried_and_kept(self):
+        server = Server()
+        try:
+            created = server.adaptctl("store", "create", "mine/s", "--kind", "falcon", "--set",
+                                      "variant=1", "--set", "dim=8")
+            self.assertEqual(created.returncode, 0, created.stderr)
+            examples = os.path.join(server.tmp, "examples.csv")
+            with open(examples, "w") as f:
+                f.write(",".join("x%d" % j for j in range(8)) + ",label\n")
+                for i in range(6):
+                    f.write(",".join(str((i * 7 + j) % 5 - 2) for j in range(8)) +
+                            ",%s\n" % ("even" if i % 2 == 0 else "odd"))
+            adapted = server.adaptctl("adapt", "mine/s", "--input", examples)
+            self.assertEqual(adapted.returncode, 0, adapted.stderr)
+            result = server.adaptctl("bench", "--store", "mine/s", "--dim", "8",
+                                     "--concurrency", "2", "--duration", "1")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            summary = json.loads(result.stdout.strip())
+            self.assertEqual(summary["stores"], 1)
+            self.assertEqual(summary["errors"], 0, summary.get("first_error"))
+            self.assertGreater(summary["calls"], 0)
+            kept = server.adaptctl("store", "get", "mine/s")
+            self.assertEqual(kept.returncode, 0, kept.stderr)
+            self.assertIn('"examples":6', kept.stdout.replace(" ", ""))  # the bench added none
+            bad = server.adaptctl("bench", "--store", "no-slash", "--duration", "1")
+            self.assertEqual(bad.returncode, 2, bad.stderr)
+            self.assertIn("--store", bad.stderr)
+        finally:
+            server.stop()
+
     def test_bad_kind_is_a_usage_error(self):
         result = subprocess.run([ADAPTCTL, "bench", "--kind", "nope"], capture_output=True,
                                 text=True, timeout=60)

@@ -104,8 +104,8 @@ void AddUpperTriangle(const std::vector<double>& src, double sign, int64_t dim,
 void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_column, double decay,
                 FaastStatistics* stats) {
   const int64_t dim = stats->dim;
-  if (decay != 1.0 && delta.batches > 0) {
-    const double factor = std::pow(decay, static_cast<double>(delta.batches));
+  if (decay != 1.0 && delta.decayed > 0) {
+    const double factor = std::pow(decay, static_cast<double>(delta.decayed));
     Scale(stats->g, factor);
     Scale(stats->ct, factor);
     stats->weighted_examples *= factor;

@@ -61,7 +61,7 @@ struct FaastDelta {
   std::vector<double> ct;  // columns × dim
   double weighted_examples = 0;
   uint64_t examples = 0;
-  int64_t batches = 0;       // decayed batches k: the store's statistics scale by decay^k
+  int64_t decayed = 0;       // examples adapted, k: the store's statistics scale by decay^k
   bool raw_complete = true;  // every staged example is in `raw`
   FaastRawPairs raw;         // label_ids are transaction columns
 };

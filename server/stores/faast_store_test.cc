@@ -289,7 +289,8 @@ TEST(FaastStoreTest, TwoTxnsCommittingTheSameNewLabelShareOneColumn) {
             kTol);
 }
 
-// Batches b_1..b_T: example of batch t weighs γ^(T−t), whatever the transactions.
+// Decay per example: the k-th of n examples (from 0) weighs γ^(n−1−k), however the stream is
+// cut into batches and transactions.
 void CheckDecay(int64_t d, bool expect_few_shot) {
   const int64_t m = 2;
   const double gamma = 0.7;
@@ -305,13 +306,14 @@ void CheckDecay(int64_t d, bool expect_few_shot) {
   auto store = MakeStore(spec, backend.get());
   std::vector<double> w;
   int64_t row = 0;
-  const int64_t batches = static_cast<int64_t>(batch_rows.size());
   // Transactions: {b1, b2}, {b3}, {b4, b5}.
   for (std::vector<int> group : {std::vector<int>{0, 1}, {2}, {3, 4}}) {
     std::vector<ExampleBatch> txn;
     for (int t : group) {
       txn.push_back(VectorBatch(keys, d, targets, m, row, batch_rows[t]));
-      for (int64_t r = 0; r < batch_rows[t]; ++r) w.push_back(std::pow(gamma, batches - 1 - t));
+      for (int64_t r = 0; r < batch_rows[t]; ++r) {
+        w.push_back(std::pow(gamma, static_cast<double>(n - 1 - (row + r))));
+      }
       row += batch_rows[t];
     }
     ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, txn).ok());
@@ -329,6 +331,64 @@ void CheckDecay(int64_t d, bool expect_few_shot) {
       PinvReference(faast_test::ToDoubles(keys), n, d, faast_test::ToDoubles(targets), m, w,
                     std::pow(weighted, -0.9));
   EXPECT_LT(RelError(Weights(*store), want), kTol);
+
+  // The same stream in one batch, and one example per batch and per transaction: the same
+  // weights.
+  for (bool one_by_one : {false, true}) {
+    auto other = MakeStore(spec, backend.get());
+    if (one_by_one) {
+      for (int64_t r = 0; r < n; ++r) {
+        ASSERT_TRUE(Apply(*other, TxnKind::kAdapt, {VectorBatch(keys, d, targets, m, r, 1)}).ok());
+      }
+    } else {
+      ASSERT_TRUE(Apply(*other, TxnKind::kAdapt, {VectorBatch(keys, d, targets, m, 0, n)}).ok());
+    }
+    ASSERT_TRUE(CompileNow(*other).ok());
+    EXPECT_LT(RelError(Weights(*other), want), kTol) << (one_by_one ? "one by one" : "one batch");
+    adapt::v1::StoreInfo described;
+    other->Describe(&described);
+    EXPECT_NEAR(described.weighted_examples(), weighted, 1e-12);
+  }
+}
+
+// Label stores take the one-hot path for C: each example's key is added with its weight.
+// Forget is refused on a decaying store, and changes nothing.
+TEST(FaastStoreTest, DecayPerExampleOnALabelStoreAndForgetRefused) {
+  const int64_t n = 40, d = 6;
+  const double gamma = 0.9;
+  std::mt19937_64 rng(21);
+  const std::vector<float> keys = faast_test::RandomFloats(rng, n * d);
+  const std::vector<std::string> labels = RandomLabels(rng, n, 3);
+  adapt::v1::StoreSpec spec = LabelSpec();
+  spec.mutable_faast()->set_decay(gamma);
+  auto backend = kernels::MakeCpuBackend();
+  auto store = MakeStore(spec, backend.get());
+  for (int64_t from = 0; from < n; from += 7) {
+    const int64_t rows = std::min<int64_t>(7, n - from);
+    const std::vector<float> k(keys.begin() + from * d, keys.begin() + (from + rows) * d);
+    const std::vector<std::string> l(labels.begin() + from, labels.begin() + from + rows);
+    ASSERT_TRUE(Apply(*store, TxnKind::kAdapt, {LabelBatch(k, d, l)}).ok());
+  }
+  std::vector<double> w;
+  double weighted = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    w.push_back(std::pow(gamma, static_cast<double>(n - 1 - k)));
+    weighted += w.back();
+  }
+  ASSERT_TRUE(CompileNow(*store).ok());
+  std::vector<std::string> order;
+  const std::vector<double> v = FirstSeenOneHot(labels, &order);
+  const std::vector<double> want = PinvReference(
+      faast_test::ToDoubles(keys), n, d, v, static_cast<int64_t>(order.size()), w, 1.0 / weighted);
+  EXPECT_LT(RelError(Weights(*store), want), kTol);
+
+  const std::string before = store->Snapshot()->SerializeAsString();
+  const std::vector<float> first(keys.begin(), keys.begin() + 2 * d);
+  const absl::Status forgot =
+      Apply(*store, TxnKind::kForget, {LabelBatch(first, d, {labels[0], labels[1]})}).status();
+  EXPECT_EQ(forgot.code(), absl::StatusCode::kFailedPrecondition) << forgot;
+  EXPECT_NE(forgot.message().find("spec.faast.decay = 0.9"), std::string::npos) << forgot;
+  EXPECT_EQ(store->Snapshot()->SerializeAsString(), before);
 }
 
 TEST(FaastStoreTest, DecayMatchesWeightedReferenceOnGramPath) { CheckDecay(8, false); }

@@ -136,26 +136,51 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
     delta_.columns = static_cast<int64_t>(labels_.size());
     delta_.ct.resize(delta_.columns * d, 0.0);
   }
-  if (adapt && store_->decay_ != 1.0 && delta_.batches > 0) {
-    ScaleAll(delta_.g, store_->decay_);
-    ScaleAll(delta_.ct, store_->decay_);
-    delta_.weighted_examples *= store_->decay_;
-    delta_.raw.ScaleWeights(store_->decay_);
+  // Decay is per example (docs/ALGORITHMS.md, 1.1): what is staged already decays by γ once
+  // per example added, and example r of this batch weighs γ^(rows−1−r), the newest 1. So the
+  // weights follow the stream alone, however it is cut into messages and calls.
+  std::vector<double> weights;  // per row, when the store decays
+  std::vector<double> weighted_keys;
+  if (adapt && store_->decay_ != 1.0) {
+    const double factor = std::pow(store_->decay_, static_cast<double>(rows));
+    if (delta_.g_written) ScaleAll(delta_.g, factor);
+    ScaleAll(delta_.ct, factor);
+    delta_.weighted_examples *= factor;
+    delta_.raw.ScaleWeights(factor);
+    weights.resize(rows);
+    double w = 1.0;
+    for (int64_t r = rows - 1; r >= 0; --r) {
+      weights[r] = w;
+      w *= store_->decay_;
+    }
+    weighted_keys = keys;  // row r times √w_r, for G = Σ w·x xᵀ
+    for (int64_t r = 0; r < rows; ++r) {
+      const double root = std::sqrt(weights[r]);
+      for (int64_t i = 0; i < d; ++i) weighted_keys[r * d + i] *= root;
+    }
   }
-  if (adapt) ++delta_.batches;
+  if (adapt) delta_.decayed += rows;
+  const std::vector<double>& gram_keys = weights.empty() ? keys : weighted_keys;
+  const auto weight = [&](int64_t r) { return weights.empty() ? 1.0 : weights[r]; };
 
-  absl::Status s = store_->backend_->SyrkUpper(d, rows, 1.0, keys.data(), d,
+  absl::Status s = store_->backend_->SyrkUpper(d, rows, 1.0, gram_keys.data(), d,
                                                delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d);
   delta_.g_written = delta_.g_written || s.ok();
   if (s.ok() && store_->one_hot_) {
     for (int64_t r = 0; r < rows; ++r) {
       double* dst = delta_.ct.data() + plan.row_column[r] * d;
       const double* x = keys.data() + r * d;
-      for (int64_t i = 0; i < d; ++i) dst[i] += x[i];
+      const double w = weight(r);
+      for (int64_t i = 0; i < d; ++i) dst[i] += w * x[i];
     }
   } else if (s.ok()) {
     const int64_t m = store_->out_dim_;
-    const std::vector<double> y = ToDouble(b.targets.data(), rows * m);
+    std::vector<double> y = ToDouble(b.targets.data(), rows * m);
+    if (!weights.empty()) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < m; ++j) y[r * m + j] *= weights[r];
+      }
+    }
     s = store_->backend_->Gemm(kernels::Trans::kYes, kernels::Trans::kNo, m, d, rows, 1.0, y.data(),
                                m, keys.data(), d, 1.0, delta_.ct.data(), d);
   }
@@ -163,7 +188,9 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
     broken_ = true;
     return s;
   }
-  delta_.weighted_examples += static_cast<double>(rows);
+  double added = 0;
+  for (int64_t r = 0; r < rows; ++r) added += weight(r);
+  delta_.weighted_examples += added;
   delta_.examples += rows;
 
   if (!keep_raw) {
@@ -178,7 +205,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   } else {
     raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
   }
-  raw.weights.insert(raw.weights.end(), rows, 1.0);
+  for (int64_t r = 0; r < rows; ++r) raw.weights.push_back(weight(r));
   raw.rows += rows;
   return absl::OkStatus();
 }
@@ -191,6 +218,14 @@ absl::Status FaastTxn::Add(const ExampleBatch& b) {
   if (absl::Status open = CheckOpen(); !open.ok()) return open;
   if (broken_) {
     return absl::FailedPreconditionError("the transaction failed earlier and cannot go on");
+  }
+  if (kind_ == TxnKind::kForget && store_->decay_ != 1.0) {
+    // Each example's weight is γ to the number of examples adapted after it, which the store
+    // does not keep per example: a removal could only be approximate.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "forget: the store decays (spec.faast.decay = ", store_->decay_,
+        "), so an example's weight depends on how many examples came after it, which the store "
+        "does not keep: it cannot be removed exactly; Forget needs decay 1"));
   }
   if (b.rows == 0) return absl::OkStatus();
   RETURN_IF_ERROR(CheckShape(b));

@@ -11,7 +11,6 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels/device_name.h"
-#include "server/cluster/membership.h"
 
 namespace adaptd {
 namespace {
@@ -141,13 +140,17 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
     return absl::InvalidArgumentError("encoders: at least one encoder is required");
   }
   if (config.has_cluster()) {
-    std::vector<cluster::Member> members;
-    for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
-    absl::StatusOr<cluster::Membership> membership =
-        cluster::Membership::Create(config.cluster().self(), std::move(members));
-    if (!membership.ok()) return membership.status();
+    if (absl::StatusOr<cluster::Membership> m = ClusterMembership(config); !m.ok()) {
+      return m.status();
+    }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config) {
+  std::vector<cluster::Member> members;
+  for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
+  return cluster::Membership::Create(config.cluster().self(), std::move(members));
 }
 
 }  // namespace adaptd

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "adapt/v1/config.pb.h"
+#include "server/cluster/membership.h"
 
 namespace adaptd {
 
@@ -26,6 +27,9 @@ adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
 
 // Checks addresses (HOST:PORT), sizes and the encoder list.
 absl::Status ValidateConfig(const adapt::v1::ServerConfig& config);
+
+// The config's `cluster` as a checked member list (InvalidArgument naming the field).
+absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config);
 
 }  // namespace adaptd
 

@@ -7,6 +7,15 @@
 namespace adaptd {
 namespace {
 
+// A description stored in the catalog, parsed; one that does not parse is described by that.
+void ParseStoredInfo(const std::string& packed, adapt::v1::StoreKind kind,
+                     adapt::v1::StoreInfo* info) {
+  if (info->ParseFromString(packed)) return;
+  info->Clear();
+  info->mutable_spec()->set_kind(kind);
+  info->set_failure("the description stored in the catalog does not parse");
+}
+
 uint64_t MemoryOf(const Store& store) {
   adapt::v1::StoreInfo info;
   store.Describe(&info);
@@ -48,11 +57,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreKind 
 std::shared_ptr<const adapt::v1::StoreInfo> StoreSlot::ColdInfoLocked() const {
   if (info_ != nullptr || store_ != nullptr) return info_;
   auto parsed = std::make_shared<adapt::v1::StoreInfo>();
-  if (!parsed->ParseFromString(packed_info_)) {
-    parsed->Clear();
-    parsed->mutable_spec()->set_kind(kind_);
-    parsed->set_failure("the description stored in the catalog does not parse");
-  }
+  ParseStoredInfo(packed_info_, kind_, parsed.get());
   return parsed;
 }
 
@@ -189,10 +194,8 @@ adapt::v1::StoreInfo StoreSlot::Describe() const {
       store = warm_;
     } else if (info_ != nullptr) {
       info = *info_;
-    } else if (!info.ParseFromString(packed_info_)) {
-      info.Clear();
-      info.mutable_spec()->set_kind(kind_);
-      info.set_failure("the description stored in the catalog does not parse");
+    } else {
+      ParseStoredInfo(packed_info_, kind_, &info);
     }
   }
   if (store != nullptr) {

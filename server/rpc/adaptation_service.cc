@@ -66,15 +66,14 @@ grpc::Status AdaptationService::Open(grpc::CallbackServerContext* context, const
 template <typename Call>
 bool AdaptationService::Forwarded(grpc::CallbackServerContext* context, const char* method,
                                   const Raw* request, Call* call) {
-  if (ctx_.forwarder == nullptr) return false;
-  grpc::Status refusal;
-  const cluster::Member* owner =
-      ctx_.forwarder->Route(*context, call->request.tenant(), call->request.store(), &refusal);
-  if (owner == nullptr) {
-    if (refusal.ok()) return false;  // ours
-    Refuse(ctx_, call, method, refusal);
+  const cluster::Member* owner = nullptr;
+  if (grpc::Status routed =
+          ctx_.Route(*context, call->request.tenant(), call->request.store(), &owner);
+      !routed.ok()) {
+    Refuse(ctx_, call, method, routed);
     return true;
   }
+  if (owner == nullptr) return false;  // ours
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
   ctx_.forwarder->Unary(*owner, method, context, *request, call->reply_buffer(),
@@ -212,25 +211,22 @@ grpc::ServerUnaryReactor* AdaptationService::ClusterListStores(
     if (member.name == ctx_.forwarder->membership().self().name) continue;
     fan->replies.push_back(std::make_unique<grpc::ByteBuffer>());
     grpc::ByteBuffer* reply = fan->replies.back().get();
-    ctx_.forwarder->Unary(
-        member, "ListStores", context, *request, reply,
-        [fan, reply, arrived, name = member.name](const grpc::Status& status) {
-          ListStoresResponse page;
-          grpc::Status got = status.ok() ? ParseMessage(*reply, &page) : status;
-          {
-            absl::MutexLock lock(&fan->mu);
-            if (got.ok()) {
-              fan->pages.push_back(std::move(page));
-            } else if (fan->remote.ok()) {
-              fan->remote = grpc::Status(
-                  got.error_code() == grpc::StatusCode::UNIMPLEMENTED
-                      ? grpc::StatusCode::UNAVAILABLE
-                      : got.error_code(),
-                  absl::StrCat("ListStores: member ", name, ": ", got.error_message()));
-            }
-          }
-          arrived();
-        });
+    ctx_.forwarder->Unary(member, "ListStores", context, *request, reply,
+                          [fan, reply, arrived, name = member.name](const grpc::Status& status) {
+                            ListStoresResponse page;
+                            grpc::Status got = status.ok() ? ParseMessage(*reply, &page) : status;
+                            {
+                              absl::MutexLock lock(&fan->mu);
+                              if (got.ok()) {
+                                fan->pages.push_back(std::move(page));
+                              } else if (fan->remote.ok()) {
+                                fan->remote = grpc::Status(got.error_code(),
+                                                           absl::StrCat("ListStores: member ", name,
+                                                                        ": ", got.error_message()));
+                              }
+                            }
+                            arrived();
+                          });
   }
   Task task = CallTask(context, call->request.tenant());
   task.run = [ctx, call, fan, arrived](const absl::Status& wanted) {
@@ -381,15 +377,12 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* AdaptationService::ExportStore(
   grpc::Status s = ParseMessage(*request, &parsed);
   if (s.ok()) s = ctx_.Admit(*context, parsed.tenant(), &admitted);
   if (!s.ok()) return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", s);
-  if (ctx_.forwarder != nullptr) {
-    grpc::Status refusal;
-    if (const cluster::Member* owner =
-            ctx_.forwarder->Route(*context, parsed.tenant(), parsed.store(), &refusal)) {
-      return new ExportReactor(ctx_, context, std::move(admitted), *owner, *request);
-    }
-    if (!refusal.ok()) {
-      return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", refusal);
-    }
+  const cluster::Member* owner = nullptr;
+  if (s = ctx_.Route(*context, parsed.tenant(), parsed.store(), &owner); !s.ok()) {
+    return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", s);
+  }
+  if (owner != nullptr) {
+    return new ExportReactor(ctx_, context, std::move(admitted), *owner, *request);
   }
   return new ExportReactor(ctx_, context, std::move(admitted), std::move(parsed));
 }

@@ -9,6 +9,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_callback.h"
+#include "server/config/config.h"
 #include "server/rpc/status.h"
 
 namespace adaptd {
@@ -155,10 +156,7 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
 
 absl::StatusOr<std::unique_ptr<Forwarder>> Forwarder::Create(const adapt::v1::ServerConfig& config,
                                                              Metrics* metrics) {
-  std::vector<cluster::Member> members;
-  for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
-  absl::StatusOr<cluster::Membership> membership =
-      cluster::Membership::Create(config.cluster().self(), std::move(members));
+  absl::StatusOr<cluster::Membership> membership = ClusterMembership(config);
   if (!membership.ok()) return membership.status();
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!config.tls_cert_file().empty()) {

@@ -53,6 +53,17 @@ struct ServiceContext {
     return AuthorizeCall(auth, context, tenant);
   }
 
+  // Where a call for tenant/store runs: `*owner` null (here) or the member to pass it to
+  // (a cluster's, forwarding.h); an error to answer instead (a forwarded call not ours).
+  grpc::Status Route(const grpc::ServerContextBase& context, const std::string& tenant,
+                     const std::string& store, const cluster::Member** owner) const {
+    *owner = nullptr;
+    if (forwarder == nullptr) return grpc::Status::OK;
+    grpc::Status refusal;
+    *owner = forwarder->Route(context, tenant, store, &refusal);
+    return refusal;
+  }
+
   void Record(const char* method, const grpc::Status& status, absl::Time start) const {
     if (metrics != nullptr) {
       metrics->RecordRequest(method, CodeName(status.error_code()),

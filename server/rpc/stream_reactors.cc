@@ -121,17 +121,16 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
     return;
   }
   if (tenant_.empty() && !request_.tenant().empty() && !request_.store().empty()) {
-    if (ctx_.forwarder != nullptr) {  // a cluster: the first message names the owner
-      grpc::Status refusal;
-      if (const cluster::Member* owner =
-              ctx_.forwarder->Route(*context_, request_.tenant(), request_.store(), &refusal)) {
-        Relay(*owner);
-        return;
-      }
-      if (!refusal.ok()) {
-        Complete(refusal);
-        return;
-      }
+    // In a cluster, the first message names the owner.
+    const cluster::Member* owner = nullptr;
+    if (grpc::Status routed = ctx_.Route(*context_, request_.tenant(), request_.store(), &owner);
+        !routed.ok()) {
+      Complete(routed);
+      return;
+    }
+    if (owner != nullptr) {
+      Relay(*owner);
+      return;
     }
     tenant_ = request_.tenant();
     lane_ = absl::StrCat(request_.tenant(), "/", request_.store());
@@ -195,25 +194,24 @@ void PredictStreamReactor::OnReadDone(bool ok) {
     Complete(denied);
     return;
   }
-  if (ctx_.forwarder != nullptr) {  // a cluster: a message for another member's store goes there
-    grpc::Status refusal;
-    if (const cluster::Member* owner =
-            ctx_.forwarder->Route(*context_, request_.tenant(), request_.store(), &refusal)) {
-      ctx_.forwarder->Unary(*owner, "Predict", context_, incoming_, &forwarded_,
-                            [this](const grpc::Status& status) {
-                              if (!status.ok()) {
-                                Complete(status);
-                                return;
-                              }
-                              outgoing_ = forwarded_;
-                              StartWrite(&outgoing_);
-                            });
-      return;
-    }
-    if (!refusal.ok()) {
-      Complete(refusal);
-      return;
-    }
+  // In a cluster, a message for another member's store goes there.
+  const cluster::Member* owner = nullptr;
+  if (grpc::Status routed = ctx_.Route(*context_, request_.tenant(), request_.store(), &owner);
+      !routed.ok()) {
+    Complete(routed);
+    return;
+  }
+  if (owner != nullptr) {
+    ctx_.forwarder->Unary(*owner, "Predict", context_, incoming_, &forwarded_,
+                          [this](const grpc::Status& status) {
+                            if (!status.ok()) {
+                              Complete(status);
+                              return;
+                            }
+                            outgoing_ = forwarded_;
+                            StartWrite(&outgoing_);
+                          });
+    return;
   }
   // Batchable, like a unary Predict; the next read starts once the answer is written.
   Task task = CallTask(context_, request_.tenant());
@@ -363,17 +361,16 @@ void ImportReactor::OnReadDone(bool ok) {
       return;
     }
     if (tenant_.empty() && store_.empty()) {
-      if (ctx_.forwarder != nullptr) {  // a cluster: the first chunk names the owner
-        grpc::Status refusal;
-        if (const cluster::Member* owner =
-                ctx_.forwarder->Route(*context_, chunk_.tenant(), chunk_.store(), &refusal)) {
-          Relay(*owner);
-          return;
-        }
-        if (!refusal.ok()) {
-          Complete(refusal);
-          return;
-        }
+      // In a cluster, the first chunk names the owner.
+      const cluster::Member* owner = nullptr;
+      if (grpc::Status routed = ctx_.Route(*context_, chunk_.tenant(), chunk_.store(), &owner);
+          !routed.ok()) {
+        Complete(routed);
+        return;
+      }
+      if (owner != nullptr) {
+        Relay(*owner);
+        return;
       }
       tenant_ = chunk_.tenant();
       store_ = chunk_.store();

@@ -78,7 +78,7 @@ class EngineBatchTest : public ::testing::Test {
     ASSERT_TRUE(session->Add(tenant, store, examples).ok());
     auto done = session->Finish();
     ASSERT_TRUE(done.ok()) << done.status();
-    if (kind != adapt::v1::STORE_KIND_FALCON) {  // fwpkm: applies its partial chunk
+    if (kind != adapt::v1::STORE_KIND_FALCON) {  // faast: publishes; fwpkm: nothing queued
       adapt::v1::CompileRequest compile;
       compile.set_tenant(tenant);
       compile.set_store(store);

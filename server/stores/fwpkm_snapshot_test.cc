@@ -1,5 +1,6 @@
-// FwpkmStore snapshots: a round trip keeps every bit of state (pending queue and carried item
-// included) and the restored store goes on exactly like the original; broken snapshots fail.
+// FwpkmStore snapshots: a round trip keeps every bit of state (the carried item included) and
+// the restored store goes on exactly like the original; a queue that an older version left is
+// applied; broken snapshots fail.
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +64,40 @@ TEST(FwpkmSnapshotTest, LabelStoreRoundTrip) {
   std::unique_ptr<Store> copy = RoundTrip(*store);
   ASSERT_NE(copy, nullptr);
   EXPECT_EQ(Fingerprint(*copy), Fingerprint(*store));
+}
+
+// A snapshot taken when a commit could leave a partial chunk queued: restored with its queue,
+// which Compile, or the next commit with its own items, applies.
+TEST(FwpkmSnapshotTest, QueuedItemsOfAnOlderStateAreApplied) {
+  std::mt19937_64 rng(16);
+  adapt::v1::StoreSpec spec = fwpkm_test::Spec(OutputSpec::KIND_VECTOR, 3, 8);
+  spec.mutable_fwpkm()->set_sub_keys(16);
+  spec.mutable_fwpkm()->set_chunk(4);
+  std::unique_ptr<FwpkmStore> store = fwpkm_test::Make(spec);
+  ASSERT_TRUE(
+      Apply(*store, fwpkm_test::VectorBatch(Gaussian(rng, 4 * 8), 8, Gaussian(rng, 4 * 3))).ok());
+  adapt::v1::StoreSnapshot snapshot = *store->Snapshot();
+  for (float q : Gaussian(rng, 2 * 8)) snapshot.mutable_fwpkm()->add_pending_queries(q);
+  for (float t : Gaussian(rng, 2 * 3)) snapshot.mutable_fwpkm()->add_pending_targets(t);
+  for (bool by_compile : {true, false}) {
+    absl::StatusOr<std::unique_ptr<Store>> restored =
+        RestoreStore(snapshot, &kernels::HostBackend());
+    ASSERT_TRUE(restored.ok()) << restored.status();
+    adapt::v1::StoreInfo info;
+    (*restored)->Describe(&info);
+    EXPECT_EQ(info.fwpkm().pending(), 2u);
+    EXPECT_EQ(info.version(), 1u);
+    if (by_compile) {
+      ASSERT_TRUE((*restored)->Compile(adapt::v1::CompileRequest()).ok());
+    } else {
+      ASSERT_TRUE(
+          Apply(**restored, fwpkm_test::VectorBatch(Gaussian(rng, 1 * 8), 8, Gaussian(rng, 1 * 3)))
+              .ok());
+    }
+    (*restored)->Describe(&info);
+    EXPECT_EQ(info.fwpkm().pending(), 0u);
+    EXPECT_EQ(info.version(), 2u);
+  }
 }
 
 TEST(FwpkmSnapshotTest, BrokenSnapshotsAreRejected) {

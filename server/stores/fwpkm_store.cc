@@ -154,7 +154,11 @@ void FwpkmStore::ApplyLocked(int64_t begin, int64_t count) {
   } else {
     view.targets = queue_.targets.data() + begin * width();
   }
-  FwpkmApplyChunk(params_, view, &keys_, &values_, &usage_, *backend_);
+  // A partial chunk writes values only: its few items are no estimate of the chunk's address
+  // marginal, and a step on them would move the sub-keys away from the items just written.
+  FwpkmChunkParams params = params_;
+  if (count < chunk_) params.addressing_lr = 0;
+  FwpkmApplyChunk(params, view, &keys_, &values_, &usage_, *backend_);
   ++chunks_;
   ++version_;
 }
@@ -231,6 +235,8 @@ absl::StatusOr<CommitResult> FwpkmStore::Commit(Txn& txn) {
       }
       for (int pass = 0; pass < seg.passes; ++pass) FeedLocked(items, seg.passes > 1);
     }
+    // The call's partial chunk is applied at its end, so a read after the call sees all of it.
+    if (queue_.items > 0) FeedLocked(FwpkmQueue(), /*flush=*/true);
     examples_ += t->staged_;
     prequential_.evaluated += t->prequential_.evaluated;
     prequential_.correct += t->prequential_.correct;
@@ -248,9 +254,16 @@ absl::StatusOr<Predictions> FwpkmStore::Predict(const float* keys, int64_t rows,
                                                 int top_k) const {
   absl::ReaderMutexLock lock(&mu_);
   if (version_ == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the store has applied no chunk yet: ", queue_.items, " of ", chunk_,
-        " queued items; adapt more examples or call Compile to apply a partial chunk"));
+    if (queue_.items > 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the store has applied none of its ", queue_.items,
+                       " queued items yet: adapt more examples or call Compile"));
+    }
+    return absl::FailedPreconditionError(
+        next_ && examples_ > 0
+            ? "the store has learned no pair yet: a next store pairs each item with the one "
+              "after it, so adapt a sequence of at least two items"
+            : "the store holds no examples yet: adapt some examples first");
   }
   RETURN_IF_ERROR(CheckReadShape(dim_, rows, dim));
   Predictions out;

@@ -3,19 +3,22 @@
 // the gate in fwpkm_params.h).
 //
 // Writes: a Txn validates, projects and stages its batches; Commit appends them to the store's
-// queue and applies every full chunk of C items, in order, under the write lock, so readers see
-// the state between commits. With passes = n > 1 a batch is queued n times and the queue is
-// applied after each pass even when short of C ("update after each pass"). `next` stores pair
-// each item's query with the following item's encoder output (y_t = v_{t+1}); the last item is
-// carried to the next message. Compile applies the partial chunk at once (a flush) and
-// publishes it; it answers FailedPrecondition only when the store holds nothing.
-// Reads: Predict reads the current state: top-k readout v̂, output g·v̂, and a confidence: the
-// share of the read weight on slots that were ever written. FailedPrecondition before the first
-// chunk was applied. The version grows by one per chunk applied.
-// Thread safety: every public method may be called concurrently. One reader/writer mutex: Predict,
-// Describe, Snapshot, WriteState (while its sink runs) and Txn::Add share it; Commit and Compile
-// hold it exclusively. Layout: queued queries items × key_dim; queued targets items × width
-// (row-major).
+// queue and applies them in chunks of C items, in order, under the write lock: every full
+// chunk, then what is left (a partial chunk, which writes values but takes no addressing
+// step), so nothing waits once the call has ended and readers see the state between commits. Within
+// a call, a chunk's items read the state the previous chunks left and do not see each other
+// (causality per chunk); the prequential figures of a call are taken against the state before it.
+// With passes = n > 1 a batch is queued n times and the queue is applied after each pass even when
+// short of C ("update after each pass"). `next` stores pair each item's query with the following
+// item's encoder output (y_t = v_{t+1}); the last item is carried to the next call. Compile applies
+// any queued items (a state restored from before partial chunks were applied at commit may hold
+// some); it answers FailedPrecondition only when the store holds nothing. Reads: Predict reads the
+// current state: top-k readout v̂, output g·v̂, and a confidence: the share of the read weight on
+// slots that were ever written. FailedPrecondition before the first chunk was applied. The version
+// grows by one per chunk applied. Thread safety: every public method may be called concurrently.
+// One reader/writer mutex: Predict, Describe, Snapshot, WriteState (while its sink runs) and
+// Txn::Add share it; Commit and Compile hold it exclusively. Layout: queued queries items ×
+// key_dim; queued targets items × width (row-major).
 #ifndef ADAPTD_SERVER_STORES_FWPKM_STORE_H_
 #define ADAPTD_SERVER_STORES_FWPKM_STORE_H_
 

@@ -63,7 +63,7 @@ TEST(FwpkmStoreTest, CapacityRecallAtOneSixteenth) {
               static_cast<unsigned long long>(Stats(*store).slots_used()));
 }
 
-TEST(FwpkmStoreTest, WritesApplyPerChunkAndCompileFlushes) {
+TEST(FwpkmStoreTest, ACallAppliesItsFullChunksAndThenItsPartialChunk) {
   std::mt19937_64 rng(9);
   adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, 3, 8);
   spec.mutable_fwpkm()->set_sub_keys(16);
@@ -74,29 +74,73 @@ TEST(FwpkmStoreTest, WritesApplyPerChunkAndCompileFlushes) {
     return VectorBatch(std::vector<float>(k.begin() + from * 8, k.begin() + to * 8), 8,
                        std::vector<float>(y.begin() + from * 3, y.begin() + to * 3));
   };
+  EXPECT_EQ(store->Predict(k.data(), 1, 8, 1).status().code(), StatusCode::kFailedPrecondition);
+  // Three items, short of a chunk: applied when the call ends, readable at once.
   auto r = Apply(*store, batch(0, 3));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->version, 0u);
-  EXPECT_EQ(Stats(*store).pending(), 3u);
-  EXPECT_EQ(store->Predict(k.data(), 1, 8, 1).status().code(), StatusCode::kFailedPrecondition);
-  r = Apply(*store, batch(3, 5));
-  ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->version, 1u);
-  EXPECT_EQ(Stats(*store).pending(), 1u);
+  EXPECT_EQ(Stats(*store).pending(), 0u);
   EXPECT_EQ(Stats(*store).chunks(), 1u);
+  ASSERT_TRUE(store->Predict(k.data(), 1, 8, 1).ok());
+  // Five items: one full chunk and a partial one.
+  r = Apply(*store, batch(3, 8));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->version, 3u);
+  EXPECT_EQ(Stats(*store).pending(), 0u);
+  // Compile has nothing queued to apply: the version stays.
   auto c = store->Compile(adapt::v1::CompileRequest());
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->version(), 2u);
-  EXPECT_EQ(Stats(*store).pending(), 0u);
+  EXPECT_EQ(c->version(), 3u);
   // Passes: each pass is applied before the next one is read.
   r = Apply(*store, VectorBatch(std::vector<float>(k.begin(), k.begin() + 16), 8,
                                 std::vector<float>(y.begin(), y.begin() + 6), /*passes=*/3));
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->version, 5u);
-  EXPECT_EQ(Stats(*store).chunks(), 5u);
+  EXPECT_EQ(r->version, 6u);
+  EXPECT_EQ(Stats(*store).chunks(), 6u);
   adapt::v1::StoreInfo info;
   store->Describe(&info);
-  EXPECT_EQ(info.examples(), 7u);
+  EXPECT_EQ(info.examples(), 10u);
+}
+
+// Chunks are cut per call, in the call's order: one call of two messages (3 + 3 items, C = 4)
+// applies chunks of 4 and 2, exactly as a call of 4 followed by a call of 2 does; two calls of
+// 3 apply chunks of 3 and 3, which reads back differently.
+TEST(FwpkmStoreTest, ChunksAreCutWithinACallAndEndWithIt) {
+  std::mt19937_64 rng(19);
+  adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, 3, 8);
+  spec.mutable_fwpkm()->set_sub_keys(4);
+  spec.mutable_fwpkm()->set_top_k(2);
+  spec.mutable_fwpkm()->set_chunk(4);
+  const std::vector<float> k = Gaussian(rng, 6 * 8), y = Gaussian(rng, 6 * 3);
+  const std::vector<float> probe = Gaussian(rng, 32 * 8);
+  auto batch = [&](int from, int to) {
+    return VectorBatch(std::vector<float>(k.begin() + from * 8, k.begin() + to * 8), 8,
+                       std::vector<float>(y.begin() + from * 3, y.begin() + to * 3));
+  };
+  auto read = [&](const FwpkmStore& store) {
+    auto p = store.Predict(probe.data(), 32, 8, 1);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->vectors : std::vector<float>();
+  };
+  std::unique_ptr<FwpkmStore> one_call = Make(spec);
+  {
+    std::unique_ptr<Txn> txn = one_call->Begin(TxnKind::kAdapt);
+    ASSERT_TRUE(txn->Add(batch(0, 3)).ok());
+    ASSERT_TRUE(txn->Add(batch(3, 6)).ok());
+    auto r = one_call->Commit(*txn);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->version, 2u);
+  }
+  std::unique_ptr<FwpkmStore> four_then_two = Make(spec);
+  ASSERT_TRUE(Apply(*four_then_two, batch(0, 4)).ok());
+  ASSERT_TRUE(Apply(*four_then_two, batch(4, 6)).ok());
+  std::unique_ptr<FwpkmStore> three_and_three = Make(spec);
+  ASSERT_TRUE(Apply(*three_and_three, batch(0, 3)).ok());
+  ASSERT_TRUE(Apply(*three_and_three, batch(3, 6)).ok());
+  EXPECT_EQ(read(*one_call), read(*four_then_two));
+  EXPECT_NE(read(*one_call), read(*three_and_three));
+  EXPECT_EQ(Stats(*one_call).chunks(), 2u);
+  EXPECT_EQ(Stats(*three_and_three).chunks(), 2u);
 }
 
 TEST(FwpkmStoreTest, LabelStoreReturnsTopLabelsAndConfidence) {
@@ -214,9 +258,9 @@ TEST(FwpkmStoreTest, AddressesOnTheConfiguredBackend) {
     ASSERT_TRUE(got.ok()) << got.status();
     EXPECT_EQ(got->vectors, want->vectors);
     EXPECT_EQ(Fingerprint(**store), Fingerprint(*on_cpu));
-    // Two full chunks of 4 and one read.
+    // Two full chunks of 4, the partial chunk of 2, and one read.
     const int64_t calls = backend.impl_calls(kernels::Op::kProductKeyScores);
-    EXPECT_EQ(calls, supported ? 3 : 0);
+    EXPECT_EQ(calls, supported ? 4 : 0);
     auto snapshot = (*store)->Snapshot();
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
     auto restored = RestoreStore(*snapshot, &backend);

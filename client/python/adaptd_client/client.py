@@ -237,7 +237,7 @@ class Client:
                      for part in _batches(examples, batch)])
 
     def compile(self, tenant, store, **overrides):
-        """Solves and publishes a new version (faast; fwpkm applies its partial chunk). overrides
+        """Solves and publishes a new version (faast; fwpkm applies any queued items). overrides
         (faast): rcond, alpha, ridge, kept for later compiles too. Returns {version, stats}."""
         request = pb.CompileRequest(tenant=tenant, store=store)
         if overrides:

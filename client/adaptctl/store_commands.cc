@@ -6,9 +6,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "client/adaptctl/commands.h"
+#include "client/adaptctl/files.h"
 #include "client/adaptctl/settings.h"
 
 namespace adaptctl {
@@ -21,6 +25,9 @@ struct CreateOptions {
   std::string output = "labels";
   std::vector<std::string> settings;
   bool pinned = false;
+  std::string label_encoder;
+  std::vector<std::string> labels;
+  std::string labels_file;
 };
 
 absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& globals) {
@@ -40,6 +47,16 @@ absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& global
   absl::Status settings = ApplyStoreSettings(options.settings, spec);
   if (!settings.ok()) return UsageError(settings.message());
   spec.set_pinned(options.pinned);
+  spec.mutable_output()->set_label_encoder(options.label_encoder);
+  for (const std::string& name : options.labels) spec.mutable_output()->add_labels(name);
+  if (!options.labels_file.empty()) {
+    absl::StatusOr<std::string> text = ReadBytes(options.labels_file);
+    if (!text.ok()) return text.status();
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      line = absl::StripTrailingAsciiWhitespace(line);
+      if (!line.empty()) spec.mutable_output()->add_labels(std::string(line));
+    }
+  }
 
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
@@ -123,6 +140,20 @@ void AddCreate(CLI::App& store, Action* action) {
                    "variant=1a, beta=0.5,0.5), or dim=D; repeatable")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  create
+      ->add_option("--label-encoder", options->label_encoder,
+                   "faast labels: a text encoder that embeds the label names (label-embedding "
+                   "mode)")
+      ->type_name("NAME");
+  create
+      ->add_option("--label", options->labels,
+                   "A label declared at creation (with --label-encoder; zero-shot with "
+                   "--set prior_examples=N0); repeatable")
+      ->type_name("NAME");
+  create
+      ->add_option("--labels-file", options->labels_file,
+                   "Labels declared at creation, one per line (as --label)")
+      ->type_name("FILE");
   create->add_flag("--pinned", options->pinned,
                    "Keep the store loaded: never evicted under the server's memory budget");
   create->callback([options, action] {

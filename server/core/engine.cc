@@ -309,6 +309,17 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   store_spec.clear_pinned();
   ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(store_spec, backend_));
   std::shared_ptr<Store> store = std::move(created);
+  // Declared labels are embedded now: the new store starts with a state of its own, stored
+  // like an import's before the creation is acknowledged.
+  const bool seeded = spec.output().labels_size() > 0;
+  if (seeded) {
+    const Encoder* label_encoder = encoders_->Find(spec.output().label_encoder());
+    if (label_encoder == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.output.label_encoder: unknown encoder '",
+                                                     spec.output().label_encoder(), "'"));
+    }
+    RETURN_IF_ERROR(SeedDeclaredLabels(*label_encoder, store.get()));
+  }
   RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
   absl::StatusOr<std::shared_ptr<StoreSlot>> slot = absl::InternalError("not added");
@@ -317,9 +328,9 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
     adapt::v1::StoreInfo sized;
     store->Describe(&sized);
     RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
-    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/false);
+    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/seeded);
   } else {
-    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/false);
+    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/seeded);
   }
   if (!slot.ok()) return slot.status();
   adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), **slot);

@@ -354,6 +354,54 @@ TEST_F(EncodersEngineTest, LabelEmbeddingModeMatchesAFloat64Reference) {
   EXPECT_FALSE(session->Add("acme", "emb", forget).ok() && session->Finish().ok());
 }
 
+// Declared labels: embedded when the store is created, so it answers at once (zero-shot,
+// the text itself decoded against the label texts), durably: a restart finds the store as it
+// was acknowledged. Examples then move the read-out by r = N / (N₀ + N).
+TEST_F(EncodersEngineTest, DeclaredLabelsAnswerZeroShotFromCreationAndAfterARestart) {
+  adapt::v1::CreateStoreRequest create = TextStore("zs");
+  auto* spec = create.mutable_spec();
+  spec->mutable_output()->set_label_encoder("text");
+  for (const char* name : {"sports", "weather", "markets"})
+    spec->mutable_output()->add_labels(name);
+  spec->mutable_faast()->set_prior_examples(6);
+  {
+    auto engine = Engine::Create(Config(dir_), backend_.get(), nullptr);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    auto created = (*engine)->CreateStore(create);
+    ASSERT_TRUE(created.ok()) << created.status();
+    EXPECT_EQ(created->version(), 1u);
+    EXPECT_EQ(created->labels_size(), 3);
+    EXPECT_EQ(created->faast().solver(), "zero_shot");
+    auto predicted = PredictTexts(**engine, "zs", {"weather", "markets", "sports"});
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    EXPECT_EQ(predicted->predictions(0).labels(0).label(), "weather");
+    EXPECT_EQ(predicted->predictions(1).labels(0).label(), "markets");
+    EXPECT_EQ(predicted->predictions(2).labels(0).label(), "sports");
+    EXPECT_NEAR(predicted->predictions(0).labels(0).score(), 1.0, 1e-5);
+    // Declared labels need a label encoder of the keys' width (here: another width).
+    adapt::v1::CreateStoreRequest bad = create;
+    bad.set_store("bad");
+    bad.mutable_spec()->set_encoder("identity");
+    bad.mutable_spec()->set_dim(5);
+    absl::Status s = (*engine)->CreateStore(bad).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message().substr(0, 28), "spec.faast.prior_examples: n") << s;
+  }
+  auto engine = Engine::Create(Config(dir_), backend_.get(), nullptr);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto predicted = PredictTexts(**engine, "zs", {"weather"});
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(predicted->predictions(0).labels(0).label(), "weather");
+  ASSERT_TRUE(Adapt(**engine, "zs", TextExamples(kTraining)).ok());
+  auto compiled = Compile(**engine, "zs");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  EXPECT_NEAR(compiled->faast().fast_weight_share(), 6.0 / 12.0, 1e-12);
+  predicted = PredictTexts(**engine, "zs", {"a goal in the match", "rain and wind"});
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(predicted->predictions(0).labels(0).label(), "sports");
+  EXPECT_EQ(predicted->predictions(1).labels(0).label(), "weather");
+}
+
 TEST(FaastLabelEmbeddingSnapshotTest, RejectsInconsistentLabelVectors) {
   adapt::v1::StoreSpec spec;
   spec.set_kind(adapt::v1::STORE_KIND_FAAST);

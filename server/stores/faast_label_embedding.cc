@@ -5,15 +5,17 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/status_macros.h"
 #include "server/stores/faast_store.h"
 
 namespace adaptd {
+namespace {
 
-absl::Status EmbedLabelTargets(const Encoder& label_encoder, const Store& store,
-                               ExampleBatch* batch) {
-  const auto* faast = dynamic_cast<const FaastStore*>(&store);
-  const adapt::v1::StoreSpec spec = store.spec();
-  if (faast == nullptr || spec.output().label_encoder().empty()) {
+// FailedPrecondition unless the store is a label-embedding faast store whose label embeddings
+// have `label_encoder`'s width.
+absl::Status CheckEmbeds(bool faast, const adapt::v1::StoreSpec& spec,
+                         const Encoder& label_encoder) {
+  if (!faast || spec.output().label_encoder().empty()) {
     return absl::FailedPreconditionError("the store does not embed its labels");
   }
   const int64_t p = spec.output().label_dim();
@@ -22,6 +24,17 @@ absl::Status EmbedLabelTargets(const Encoder& label_encoder, const Store& store,
         absl::StrCat("label encoder '", label_encoder.info().name(), "' has dimension ",
                      label_encoder.dim(), ", the store's label embeddings have ", p));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EmbedLabelTargets(const Encoder& label_encoder, const Store& store,
+                               ExampleBatch* batch) {
+  const auto* faast = dynamic_cast<const FaastStore*>(&store);
+  const adapt::v1::StoreSpec spec = store.spec();
+  RETURN_IF_ERROR(CheckEmbeds(faast != nullptr, spec, label_encoder));
+  const int64_t p = spec.output().label_dim();
   // Distinct labels in first-seen order, with the first row that names each.
   absl::flat_hash_map<std::string, size_t> index;
   std::vector<std::string> distinct;
@@ -61,6 +74,26 @@ absl::Status EmbedLabelTargets(const Encoder& label_encoder, const Store& store,
     std::copy(v.begin(), v.end(), batch->targets.begin() + r * p);
   }
   return absl::OkStatus();
+}
+
+absl::Status SeedDeclaredLabels(const Encoder& label_encoder, Store* store) {
+  const adapt::v1::StoreSpec spec = store->spec();
+  if (spec.output().labels_size() == 0) return absl::OkStatus();
+  auto* faast = dynamic_cast<FaastStore*>(store);
+  RETURN_IF_ERROR(CheckEmbeds(faast != nullptr, spec, label_encoder));
+  const int64_t p = spec.output().label_dim();
+  const std::vector<std::string> names(spec.output().labels().begin(),
+                                       spec.output().labels().end());
+  std::vector<adapt::v1::Input> texts(names.size());
+  std::vector<const adapt::v1::Input*> inputs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    texts[i].set_text(names[i]);
+    inputs.push_back(&texts[i]);
+  }
+  auto encoded = label_encoder.Encode(
+      inputs, p, p, [](size_t i) { return absl::StrCat("spec.output.labels[", i, "]"); });
+  if (!encoded.ok()) return encoded.status();
+  return faast->SeedDeclaredLabels(names, encoded->keys);
 }
 
 }  // namespace adaptd

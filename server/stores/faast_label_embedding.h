@@ -21,6 +21,11 @@ namespace adaptd {
 absl::Status EmbedLabelTargets(const Encoder& label_encoder, const Store& store,
                                ExampleBatch* batch);
 
+// A new faast store whose spec declares labels (output.labels): embeds them with
+// `label_encoder` and hands them to the store (FaastStore::SeedDeclaredLabels), which then
+// answers zero-shot when its spec asks for it. OK and nothing done when none are declared.
+absl::Status SeedDeclaredLabels(const Encoder& label_encoder, Store* store);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_STORES_FAAST_LABEL_EMBEDDING_H_

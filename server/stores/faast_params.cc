@@ -3,7 +3,9 @@
 #include <cmath>
 #include <string>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "server/stores/spec_checks.h"
 
 namespace adaptd {
@@ -103,7 +105,58 @@ absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
         absl::StrCat("must be in [1, ", kFaastMaxLabelsLimit, "], got ", in.max_labels()));
   }
 
+  if (in.has_prior_examples() &&
+      !(in.prior_examples() >= 0 && std::isfinite(in.prior_examples()))) {
+    return FieldError("spec.faast", "prior_examples",
+                      absl::StrCat("must be finite and >= 0, got ", in.prior_examples()));
+  }
+  const OutputSpec& output = out.output();
+  if (in.prior_examples() > 0) {
+    if (output.label_encoder().empty()) {
+      return FieldError("spec.faast", "prior_examples",
+                        "interpolates with the zero-shot read-out of embedded labels: set "
+                        "output.label_encoder");
+    }
+    if (spec.dim() == 0) {
+      return FieldError("spec.faast", "prior_examples",
+                        "needs the key dimension known at creation (spec.dim, or an encoder of "
+                        "fixed width)");
+    }
+    if (spec.dim() != output.label_dim()) {
+      return FieldError(
+          "spec.faast", "prior_examples",
+          absl::StrCat("needs keys and label embeddings in one space: the keys have dimension ",
+                       spec.dim(), ", the label encoder's embeddings ", output.label_dim(),
+                       " (use the same encoder for both)"));
+    }
+  }
+  if (output.labels_size() > 0) {
+    if (output.label_encoder().empty()) {
+      return absl::InvalidArgumentError(
+          "spec.output.labels: declared labels are embedded: set output.label_encoder");
+    }
+    const uint32_t limit = in.has_max_labels() ? in.max_labels() : kFaastDefaultMaxLabels;
+    if (static_cast<uint32_t>(output.labels_size()) > limit) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.output.labels: ", output.labels_size(),
+                                                     " labels, more than max_labels ", limit));
+    }
+    absl::flat_hash_set<absl::string_view> seen;
+    for (int i = 0; i < output.labels_size(); ++i) {
+      const std::string& name = output.labels(i);
+      if (name.empty() || name.size() > kMaxDeclaredLabelBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("spec.output.labels[", i,
+                                                       "]: must have 1 to ", kMaxDeclaredLabelBytes,
+                                                       " bytes, got ", name.size()));
+      }
+      if (!seen.insert(name).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.labels[", i, "]: '", name, "' is declared twice"));
+      }
+    }
+  }
+
   FaastParams* p = out.mutable_faast();
+  if (!p->has_prior_examples()) p->set_prior_examples(kFaastDefaultPriorExamples);
   if (!p->has_alpha()) p->set_alpha(kFaastDefaultAlpha);
   if (!p->has_ridge()) p->set_ridge(kFaastDefaultRidge);
   if (!p->has_decay()) p->set_decay(kFaastDefaultDecay);
@@ -124,6 +177,7 @@ absl::Status ValidateFaastOverrides(const FaastParams& overrides) {
   if (overrides.has_auto_compile_delay_ms()) fixed = "auto_compile_delay_ms";
   if (overrides.has_few_shot()) fixed = "few_shot";
   if (overrides.has_max_labels()) fixed = "max_labels";
+  if (overrides.has_prior_examples()) fixed = "prior_examples";
   if (fixed != nullptr) {
     return FieldError("faast", fixed,
                       "is fixed when the store is created; a compile may set rcond, alpha, ridge");

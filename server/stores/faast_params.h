@@ -3,6 +3,7 @@
 #ifndef ADAPTD_SERVER_STORES_FAAST_PARAMS_H_
 #define ADAPTD_SERVER_STORES_FAAST_PARAMS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -21,6 +22,9 @@ inline constexpr uint64_t kFaastDefaultAutoCompileEvery = 1024;
 inline constexpr uint32_t kFaastDefaultAutoCompileDelayMs = 200;
 inline constexpr bool kFaastDefaultFewShot = true;
 inline constexpr uint32_t kFaastDefaultMaxLabels = 10000;
+inline constexpr double kFaastDefaultPriorExamples = 0.0;
+// Bytes of one declared label name (as of an example's label).
+inline constexpr size_t kMaxDeclaredLabelBytes = 256;
 // Label ids travel as int32; a million columns is far past any useful one-hot store.
 inline constexpr uint32_t kFaastMaxLabelsLimit = 1000000;
 inline constexpr uint32_t kFaastMaxOutputDim = 65536;

@@ -25,6 +25,7 @@ FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
       one_hot_(labels_ && !embedded_),
       out_dim_(embedded_ ? spec.output().label_dim() : spec.output().dim()),
       decay_(spec.faast().decay()),
+      prior_examples_(embedded_ ? spec.faast().prior_examples() : 0.0),
       few_shot_(spec.faast().few_shot()),
       max_labels_(spec.faast().max_labels()),
       auto_compile_every_(spec.faast().auto_compile_every()),
@@ -275,6 +276,46 @@ absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows,
   return out;
 }
 
+namespace {
+
+// The read-out before any example: S = 0, which the interpolation turns into the identity.
+FaastSolution ZeroShotSolution(int64_t dim, int64_t columns) {
+  FaastSolution out;
+  out.s.assign(static_cast<size_t>(dim * columns), 0.0);
+  out.solver = "zero_shot";
+  return out;
+}
+
+}  // namespace
+
+absl::Status FaastStore::SeedDeclaredLabels(const std::vector<std::string>& names,
+                                            const std::vector<float>& vectors) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!embedded_) return absl::FailedPreconditionError("the store does not embed its labels");
+    if (stats_.examples > 0 || !label_names_->empty() || version() > 0) {
+      return absl::FailedPreconditionError("labels are declared only when a store is created");
+    }
+    const auto& declared = spec_.output().labels();
+    if (names.size() != static_cast<size_t>(declared.size()) ||
+        !std::equal(names.begin(), names.end(), declared.begin())) {
+      return absl::InvalidArgumentError("spec.output.labels: differ from the names given");
+    }
+    if (vectors.size() != names.size() * static_cast<size_t>(out_dim_)) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.output.labels: ", vectors.size(),
+                                                     " embedding values for ", names.size(),
+                                                     " labels of width ", out_dim_));
+    }
+    for (size_t i = 0; i < names.size(); ++i) {
+      label_index_.emplace(names[i], static_cast<int32_t>(i));
+    }
+    label_names_ = std::make_shared<const std::vector<std::string>>(names);
+    label_vectors_ = vectors;
+  }
+  if (prior_examples_ <= 0 || names.empty()) return absl::OkStatus();
+  return CompileAndPublish(adapt::v1::FaastParams(), std::nullopt).status();
+}
+
 absl::StatusOr<CompileResponse> FaastStore::Compile(const CompileRequest& request) {
   RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
   return CompileAndPublish(request.faast(), std::nullopt);
@@ -293,9 +334,11 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   std::shared_ptr<const std::vector<std::string>> names;
   std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
   uint64_t taken = 0;
+  bool zero_shot = false;
   {
     absl::MutexLock lock(&mu_);
-    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value()) {
+    zero_shot = prior_examples_ > 0 && stats_.examples == 0 && !label_names_->empty();
+    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !zero_shot) {
       return absl::FailedPreconditionError(
           "the store holds no examples: adapt some examples first");
     }
@@ -326,7 +369,15 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   const int64_t dim = problem.dim, columns = problem.columns;
   const absl::Time start = absl::Now();
   absl::StatusOr<FaastSolution> solution =
-      SolveFaast(std::move(problem), SolverParamsOf(params), backend_);
+      zero_shot ? ZeroShotSolution(dim, columns)
+                : SolveFaast(std::move(problem), SolverParamsOf(params), backend_);
+  // The interpolation with the zero-shot read-out (keys and label embeddings of one width).
+  double share = 1.0;
+  if (solution.ok() && prior_examples_ > 0 && dim == columns) {
+    share = compiled_examples / (prior_examples_ + compiled_examples);
+    for (double& v : solution->s) v *= share;
+    for (int64_t i = 0; i < dim; ++i) solution->s[i * columns + i] += 1.0 - share;
+  }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!solution.ok()) {
     absl::MutexLock lock(&mu_);
@@ -349,6 +400,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   stats.set_condition_number(solution->condition_number);
   stats.set_solver(solution->solver);
   stats.set_compile_seconds(seconds);
+  stats.set_fast_weight_share(share);
 
   CompileResponse response;
   absl::MutexLock lock(&mu_);

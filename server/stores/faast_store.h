@@ -62,6 +62,13 @@ class FaastStore final : public Store {
   // label_dim floats, or an empty vector for a label the store does not hold.
   std::vector<std::vector<float>> LabelVectors(const std::vector<std::string>& names) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // A new label-embedding store: takes the labels its spec declares (output.labels) with
+  // their embeddings (labels × label_dim floats), and with faast.prior_examples > 0 publishes
+  // the zero-shot read-out as version 1. FailedPrecondition when the store is not new or not
+  // in label-embedding mode; InvalidArgument for names that differ from the declared ones.
+  absl::Status SeedDeclaredLabels(const std::vector<std::string>& names,
+                                  const std::vector<float>& vectors)
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
 
  private:
   friend class FaastTxn;
@@ -100,6 +107,8 @@ class FaastStore final : public Store {
   const bool one_hot_;     // labels as one-hot columns: labels_ && !embedded_
   const int64_t out_dim_;  // target width: M for vector stores, label_dim when embedded_
   const double decay_;
+  // N₀ > 0: the published read-out is (1 − r)·I + r·S, r = N / (N₀ + N) (zero-shot at N = 0).
+  const double prior_examples_;
   const bool few_shot_;
   const uint32_t max_labels_;
   const uint64_t auto_compile_every_;

@@ -25,6 +25,11 @@ absl::Status CheckSpecKindAndDim(const adapt::v1::StoreSpec& spec, adapt::v1::St
     return absl::InvalidArgumentError(absl::StrCat("spec.kind: must be ", kind_name));
   }
   if (absl::Status s = CheckParamsMatchKind(spec); !s.ok()) return s;
+  if (spec.output().labels_size() > 0 && kind != adapt::v1::STORE_KIND_FAAST) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.output.labels: declared labels are for faast stores that embed their labels (",
+        kind_name, " stores learn their labels from examples)"));
+  }
   if (spec.dim() > max_dim) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.dim: must be at most ", max_dim, ", got ", spec.dim()));

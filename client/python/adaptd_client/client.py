@@ -131,15 +131,20 @@ class Client:
     # -- stores ----------------------------------------------------------------------------
 
     def create_store(self, tenant, store, kind="faast", encoder="identity", output="labels",
-                     dim=0, **params):
+                     dim=0, label_encoder="", labels=(), **params):
         """Creates tenant/store and returns its info (see get_store).
 
         kind: "faast", "falcon" or "fwpkm"; output: "labels", "vector:M" or "next"; dim: the key
-        dimension (0 = fixed by the first example); params: fields of the kind's parameter
-        message (e.g. ridge=1.0, rcond=1e-6, auto_compile_every=0 for faast; enums by short
-        name, e.g. variant="1a", key_norm="l2" for falcon).
+        dimension (0 = fixed by the first example); label_encoder (faast labels): a text encoder
+        that embeds the label names, which the store then learns as targets; labels: label
+        names declared at creation (with label_encoder; with prior_examples > 0 the store answers
+        zero-shot at once); params: fields of the kind's parameter message (e.g. ridge=1.0,
+        rcond=1e-6, prior_examples=16 for faast; enums by short name, e.g. variant="1a",
+        key_norm="l2" for falcon).
         """
         spec = _convert.build_spec(kind, encoder, output, dim, params)
+        spec.output.label_encoder = label_encoder
+        spec.output.labels.extend(str(name) for name in labels)
         info = self._call("CreateStore",
                           pb.CreateStoreRequest(tenant=tenant, store=store, spec=spec))
         return _convert.store_info_to_dict(info)

@@ -314,6 +314,24 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(1, "NOT_FOUND", "store", "pin", "pins/missing")
         self.fails(2, "INVALID_ARGUMENT", "store", "unpin", "no-slash")
 
+    def test_declared_labels_answer_zero_shot(self):
+        with open(self.path("zs_labels.txt"), "w") as f:
+            f.write("shipping\npassword\n")
+        info = self.ok("store", "create", "acme/zs", "--kind", "faast", "--encoder", "text",
+                       "--label-encoder", "text", "--label", "refund", "--labels-file",
+                       self.path("zs_labels.txt"), "--set", "prior_examples=8")
+        self.assertEqual(info["labels"], ["refund", "shipping", "password"])
+        self.assertEqual(info["version"], 1)
+        write_csv(self.path("zs_texts.csv"), ["id", "text"],
+                  [["a", "password"], ["b", "refund"], ["c", "shipping"]])
+        predicted = self.ok("predict", "acme/zs", "--input", self.path("zs_texts.csv"),
+                            "--output", self.path("zs_pred.csv"))
+        self.assertEqual(predicted["predicted"], 3)
+        self.assertEqual([p["label"] for p in read_csv(self.path("zs_pred.csv"))],
+                         ["password", "refund", "shipping"])
+        self.fails(1, "INVALID_ARGUMENT", "store", "create", "acme/zs-bad", "--kind", "faast",
+                   "--encoder", "text", "--label", "refund")
+
     def test_vector_store_from_json_lines(self):
         rng = random.Random(3)
         in_dim, out_dim = 8, 2

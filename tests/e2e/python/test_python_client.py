@@ -120,6 +120,27 @@ class PythonClientEndToEnd(unittest.TestCase):
         self.assertGreaterEqual(more["accuracy"], 0.85)
         self.assertAlmostEqual(more["loss"], 1.0 - more["accuracy"])
 
+    def test_declared_labels_answer_zero_shot(self):
+        # Keys and label names through the server's text encoder: before any example, a text
+        # that is a label's name decodes to that label; examples then move the read-out.
+        name = "zero-shot"
+        info = self.client.create_store(TENANT, name, kind="faast", encoder="text",
+                                        label_encoder="text", labels=["refund", "shipping",
+                                                                      "password"],
+                                        prior_examples=4, **MANUAL)
+        self.assertEqual(info["version"], 1)
+        self.assertEqual(info["labels"], ["refund", "shipping", "password"])
+        self.assertEqual(info["stats"]["solver"], "zero_shot")
+        got = self.client.predict(TENANT, name, ["password", "shipping", "refund"])
+        self.assertEqual([row[0][0] for row in got], ["password", "shipping", "refund"])
+        self.client.adapt(TENANT, name, ["where is my parcel", "money back please"],
+                          labels=["shipping", "refund"])
+        compiled = self.client.compile(TENANT, name)
+        self.assertAlmostEqual(compiled["stats"]["fast_weight_share"], 2 / 6)
+        self.assert_code("INVALID_ARGUMENT", self.client.create_store, TENANT, "zs-bad",
+                         kind="faast", encoder="text", labels=["a"])
+        self.client.delete_store(TENANT, name)
+
     def test_top_k_order(self):
         self.make_label_store("topk")
         x = self.x_test[:40]

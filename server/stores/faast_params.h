@@ -22,7 +22,9 @@ inline constexpr uint64_t kFaastDefaultAutoCompileEvery = 1024;
 inline constexpr uint32_t kFaastDefaultAutoCompileDelayMs = 200;
 inline constexpr bool kFaastDefaultFewShot = true;
 inline constexpr uint32_t kFaastDefaultMaxLabels = 10000;
-inline constexpr double kFaastDefaultPriorExamples = 0.0;
+// N₀ of the zero-shot interpolation where it applies (a label encoder whose embeddings have
+// the keys' width); 0 elsewhere. Chosen from the few-shot curve in bench/RESULTS.md.
+inline constexpr double kFaastDefaultPriorExamples = 64.0;
 // Bytes of one declared label name (as of an example's label).
 inline constexpr size_t kMaxDeclaredLabelBytes = 256;
 // Label ids travel as int32; a million columns is far past any useful one-hot store.

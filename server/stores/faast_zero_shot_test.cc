@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/stores/faast_params.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_test_util.h"
 #include "server/stores/store_factory.h"
@@ -235,6 +236,21 @@ TEST_F(FaastZeroShotTest, SpecErrorsNameTheField) {
     absl::Status s = CreateStore(c.spec, backend_.get()).status();
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.prefix;
     EXPECT_EQ(s.message().substr(0, c.prefix.size()), c.prefix) << s;
+  }
+}
+
+// Unset, N₀ is 64 where keys and label embeddings share a space and 0 elsewhere.
+TEST_F(FaastZeroShotTest, DefaultPriorAppliesOnlyWhereKeysAndLabelsShareASpace) {
+  adapt::v1::StoreSpec shared = ZeroShotSpec(0);
+  shared.mutable_faast()->clear_prior_examples();
+  adapt::v1::StoreSpec other_width = shared;
+  other_width.mutable_output()->set_label_dim(kDim + 2);
+  adapt::v1::StoreSpec one_hot = faast_test::LabelSpec(kDim);
+  for (const auto& [spec, want] : std::vector<std::pair<adapt::v1::StoreSpec, double>>{
+           {shared, 64.0}, {other_width, 0.0}, {one_hot, 0.0}}) {
+    absl::StatusOr<adapt::v1::StoreSpec> normalized = NormalizeFaastSpec(spec);
+    ASSERT_TRUE(normalized.ok()) << normalized.status();
+    EXPECT_EQ(normalized->faast().prior_examples(), want) << spec.ShortDebugString();
   }
 }
 

@@ -157,8 +157,8 @@ absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
 
   FaastParams* p = out.mutable_faast();
   if (!p->has_prior_examples()) {
-    const bool shared_space = !output.label_encoder().empty() && spec.dim() != 0 &&
-                              spec.dim() == output.label_dim();
+    const bool shared_space =
+        !output.label_encoder().empty() && spec.dim() != 0 && spec.dim() == output.label_dim();
     p->set_prior_examples(shared_space ? kFaastDefaultPriorExamples : 0.0);
   }
   if (!p->has_alpha()) p->set_alpha(kFaastDefaultAlpha);

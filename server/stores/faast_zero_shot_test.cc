@@ -113,8 +113,9 @@ TEST_F(FaastZeroShotTest, InterpolatesTowardsTheFastWeightsAsExamplesArrive) {
     auto store = MakeStore(ZeroShotSpec(kPrior), backend_.get());
     ASSERT_TRUE(store->SeedDeclaredLabels(kLabels, embeddings_).ok());
     std::mt19937_64 rng(50 + c.n);
-    const std::vector<float> keys = c.rank == kDim ? RandomFloats(rng, c.n * kDim)
-                                                   : faast_test::LowRankFloats(rng, c.n, kDim, c.rank);
+    const std::vector<float> keys = c.rank == kDim
+                                        ? RandomFloats(rng, c.n * kDim)
+                                        : faast_test::LowRankFloats(rng, c.n, kDim, c.rank);
     std::vector<std::string> labels;
     std::vector<double> targets;
     for (int r = 0; r < c.n; ++r) {
@@ -131,9 +132,8 @@ TEST_F(FaastZeroShotTest, InterpolatesTowardsTheFastWeightsAsExamplesArrive) {
     const double r = c.n / (kPrior + c.n);
     EXPECT_NEAR(compiled->faast().fast_weight_share(), r, 1e-15);
 
-    const std::vector<double> s =
-        faast_test::PinvReference(faast_test::ToDoubles(keys), c.n, kDim, targets, kDim, {},
-                                  1.0 / c.n);
+    const std::vector<double> s = faast_test::PinvReference(faast_test::ToDoubles(keys), c.n, kDim,
+                                                            targets, kDim, {}, 1.0 / c.n);
     std::vector<double> want(kDim * kDim);
     for (int i = 0; i < kDim * kDim; ++i) want[i] = r * s[i];
     for (int i = 0; i < kDim; ++i) want[i * kDim + i] += 1 - r;

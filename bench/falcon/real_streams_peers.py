@@ -31,6 +31,13 @@ accuracy of the prediction made before the example's update.
             accuracy of the ridge fit on the whole set: the ceiling of linear regression onto
             one-hot targets, which every falcon variant is.
 `summary PEERS.jsonl SIM.jsonl`  ranks the configurations by their worst margin over the peers.
+`server DIR --address=HOST:PORT [--set=KEY=VALUE;KEY=VALUE] [--only=...] [--per_call=5000]`
+            each stream through a running adaptd: a falcon label store created with the
+            server's defaults (plus --set: FalconParams fields, e.g. variant=1;beta=0.5), the
+            stream adapted in order (--per_call examples per Adapt call), the prequential
+            accuracy the server counted (AdaptResponse.evaluated/correct; each example is
+            predicted before its own write). Needs adaptd_client on PYTHONPATH (see
+            run_real_streams_server.sh).
 
 Prints one JSON line per (data set, method). Single-threaded: run with OMP/OPENBLAS thread
 counts of 1. Needs numpy; `sklearn` needs scikit-learn, `river` needs river (a virtual
@@ -498,8 +505,46 @@ def run_summary(peers_path, sim_paths, opts):
                           "mean_accuracy": round(mean, 4)}))
 
 
+# ---------------------------------------------------------------------------------------------
+# The server itself.
+
+
+def run_server(path, opts):
+    from adaptd_client import Client
+
+    params = {}
+    for item in filter(None, opts.get("set", "").split(";")):
+        key, value = item.split("=", 1)
+        params[key] = value if key in ("variant", "key_norm") else float(value)
+    per_call = int(opts.get("per_call", 5000))
+    names, _ = names_in(path, opts)
+    with Client(opts["address"]) as client:
+        client.wait_ready()
+        for name in names:
+            x, y = load(path, name)
+            store = f"{name}-{os.getpid()}"
+            info = client.create_store("bench", store, kind="falcon", output="labels", **params)
+            falcon = info["spec"]["params"]
+            evaluated = correct = 0
+            start = time.perf_counter()
+            for first in range(0, len(y), per_call):
+                done = client.adapt("bench", store, x[first:first + per_call],
+                                    labels=[str(v) for v in y[first:first + per_call]], batch=512)
+                evaluated += done["evaluated"]
+                correct += done["correct"]
+            seconds = time.perf_counter() - start
+            client.delete_store("bench", store)
+            print(json.dumps({
+                "bench": "real_streams", "data": name,
+                "method": "adaptd falcon " + (opts.get("set") or "defaults"), "n": int(len(y)),
+                "classes": len(set(y.tolist())), "prequential_accuracy": correct / len(y),
+                "evaluated": evaluated, "correct": correct,
+                "examples_per_s": len(y) / seconds, "spec": falcon}), flush=True)
+
+
 def main(argv):
-    commands = ("data", "sklearn", "river", "sim", "sweep", "check", "ceiling", "summary")
+    commands = ("data", "sklearn", "river", "sim", "sweep", "check", "ceiling", "summary",
+                "server")
     if len(argv) < 2 or argv[1] not in commands or (argv[1] != "check" and len(argv) < 3):
         sys.stderr.write(__doc__)
         return 2
@@ -522,6 +567,8 @@ def main(argv):
         run_check(opts)
     elif argv[1] == "ceiling":
         run_ceiling(args[0], opts)
+    elif argv[1] == "server":
+        run_server(args[0], opts)
     else:
         run_summary(args[0], args[1:], opts)
     return 0

@@ -59,7 +59,7 @@ absl::Status FalconChunked(const FalconConfig& config, int64_t chunk, const T* k
   if (chunk < 1) return absl::InvalidArgumentError("chunk: must be at least 1");
   const int64_t d = mem->dim, m = mem->columns;
   const std::vector<FalconStep> steps =
-      FalconSchedule(config, mem->history_keys.data(), mem->history, keys, rows, d);
+      FalconSchedule(config, mem->history_keys.data(), mem->history, keys, rows, d, mem->steps);
   const std::vector<std::vector<int64_t>> groups = ColumnGroups(config, m);
   for (int64_t first = 0; first < rows; first += chunk) {
     const int64_t c = std::min(chunk, rows - first);
@@ -72,6 +72,7 @@ absl::Status FalconChunked(const FalconConfig& config, int64_t chunk, const T* k
       mem->PushHistory(keys + first * d, targets + first * m, c, config.window - 1);
     }
   }
+  mem->steps += rows;
   return absl::OkStatus();
 }
 

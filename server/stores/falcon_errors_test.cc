@@ -91,6 +91,9 @@ TEST(FalconErrorsTest, SnapshotRoundTripContinuesExactly) {
     SCOPED_TRACE(kind);
     adapt::v1::StoreSpec spec = Spec(FalconParams::VARIANT_3A, kind);
     spec.mutable_falcon()->set_lambda(0.3);
+    // A β schedule: the restored store must continue its clock, not restart it.
+    spec.mutable_falcon()->set_beta_half_life(4);
+    spec.mutable_falcon()->set_beta_min(0.1);
     auto store = Make(spec, backend.get());
     const std::vector<float> keys = RandomFloats(rng, 30 * 3);
     std::vector<std::string> labels;
@@ -117,6 +120,18 @@ TEST(FalconErrorsTest, SnapshotRoundTripContinuesExactly) {
     broken = *snap;
     broken.mutable_falcon()->set_history(9);
     EXPECT_FALSE(RestoreStore(broken, backend.get()).ok());
+    broken = *snap;
+    broken.mutable_falcon()->set_steps(snap->falcon().examples() + 1);
+    bad = RestoreStore(broken, backend.get());
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(StartsWithField(bad.status().message(), "snapshot.falcon.steps"));
+    // A clock that restarts gives other weights than the store that kept counting.
+    broken = *snap;
+    broken.mutable_falcon()->set_steps(0);
+    auto reset = RestoreStore(broken, backend.get());
+    ASSERT_TRUE(reset.ok()) << reset.status();
+    ASSERT_TRUE(Apply(**reset, TxnKind::kAdapt, {batch(17, 13)}).ok());
+    EXPECT_NE((*reset)->Snapshot()->falcon().s(0), store->Snapshot()->falcon().s(0));
   }
 }
 
@@ -144,7 +159,9 @@ TEST(FalconErrorsTest, ConcurrentCommitsAndPredicts) {
     const std::vector<float> q(keys.begin(), keys.begin() + kD);
     while (!done) {
       std::shared_ptr<const FalconVersion> v = store->published();
-      if (v->examples != v->version * kPerTxn || v->steps != v->examples) ++failures;
+      if (v->examples != v->version * kPerTxn ||
+          static_cast<uint64_t>(v->memory.steps) != v->examples)
+        ++failures;
       auto p = store->Predict(q.data(), 1, kD, 1);
       if (!p.ok() || p->version < last) ++failures;
       if (p.ok()) last = p->version;

@@ -83,6 +83,31 @@ absl::Status ValidateBeta(const FalconParams& p, const StoreSpec& spec, const Ou
   return absl::OkStatus();
 }
 
+// The smallest β given, or the default.
+double SmallestBeta(const FalconParams& p) {
+  if (p.beta_size() == 0) return kFalconDefaultBeta;
+  return *std::min_element(p.beta().begin(), p.beta().end());
+}
+
+// `variant` unset: the recommended settings for the output, in the fields the spec leaves unset.
+void ApplyRecommended(OutputSpec::Kind kind, FalconParams* p) {
+  if (kind != OutputSpec::KIND_LABELS) {
+    p->set_variant(FalconParams::VARIANT_1);
+    return;
+  }
+  p->set_variant(FalconParams::VARIANT_3);
+  if (!p->has_window()) p->set_window(kFalconLabelsWindow);
+  if (p->key_norm() == FalconParams::KEY_NORM_UNSPECIFIED) {
+    p->set_key_norm(FalconParams::KEY_NORM_L2);
+  }
+  if (!p->has_beta_half_life()) p->set_beta_half_life(kFalconLabelsBetaHalfLife);
+  if (!p->has_beta_min() && p->beta_half_life() > 0) {
+    // A β given below the floor lowers the floor rather than fail on a field the caller did not
+    // set (an invalid β is reported by ValidateBeta).
+    p->set_beta_min(std::min(kFalconLabelsBetaMin, std::max(0.0, SmallestBeta(*p))));
+  }
+}
+
 absl::Status ValidateScalars(const FalconParams& p) {
   if (p.has_lambda() && !(p.lambda() >= 0 && std::isfinite(p.lambda()))) {
     return FieldError("lambda", absl::StrCat("must be finite and >= 0, got ", p.lambda()));
@@ -92,6 +117,23 @@ absl::Status ValidateScalars(const FalconParams& p) {
   }
   if (p.has_eps_gamma() && !(p.eps_gamma() > 0 && p.eps_gamma() < 1)) {
     return FieldError("eps_gamma", absl::StrCat("must be in (0, 1), got ", p.eps_gamma()));
+  }
+  if (p.has_beta_half_life() && !(p.beta_half_life() >= 0 && std::isfinite(p.beta_half_life()))) {
+    return FieldError("beta_half_life",
+                      absl::StrCat("must be finite and >= 0, got ", p.beta_half_life()));
+  }
+  if (p.has_beta_min()) {
+    const double floor = p.beta_min();
+    if (!(floor >= 0 && std::isfinite(floor))) {
+      return FieldError("beta_min", absl::StrCat("must be finite and >= 0, got ", floor));
+    }
+    if (floor > 0 && !(p.beta_half_life() > 0)) {
+      return FieldError("beta_min", "is the floor of the β schedule; it needs beta_half_life > 0");
+    }
+    if (floor > SmallestBeta(p)) {
+      return FieldError("beta_min",
+                        absl::StrCat("must not exceed beta (", SmallestBeta(p), "), got ", floor));
+    }
   }
   if (p.has_window()) {
     if (HasWindow(p.variant())) {
@@ -116,26 +158,25 @@ absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
   }
   StoreSpec out = spec;
   if (absl::Status s = ValidateOutput(spec, out.mutable_output()); !s.ok()) return s;
-  const FalconParams& in = spec.falcon();
-  if (in.variant() == FalconParams::VARIANT_UNSPECIFIED) {
-    return FieldError("variant", "must be set (1, 2, 3, 1A, 2A or 3A)");
-  }
-  if (!FalconParams::Variant_IsValid(in.variant())) {
-    return FieldError("variant", absl::StrCat("unknown variant ", in.variant()));
-  }
-  if (!FalconParams::KeyNorm_IsValid(in.key_norm())) {
-    return FieldError("key_norm", absl::StrCat("unknown key normalisation ", in.key_norm()));
-  }
-  if (absl::Status s = ValidateBeta(in, spec, out.output()); !s.ok()) return s;
-  if (absl::Status s = ValidateScalars(in); !s.ok()) return s;
-
   FalconParams* p = out.mutable_falcon();
+  if (!FalconParams::Variant_IsValid(p->variant())) {
+    return FieldError("variant", absl::StrCat("unknown variant ", p->variant()));
+  }
+  if (!FalconParams::KeyNorm_IsValid(p->key_norm())) {
+    return FieldError("key_norm", absl::StrCat("unknown key normalisation ", p->key_norm()));
+  }
+  if (p->variant() == FalconParams::VARIANT_UNSPECIFIED) ApplyRecommended(out.output().kind(), p);
+  if (absl::Status s = ValidateBeta(*p, spec, out.output()); !s.ok()) return s;
+  if (absl::Status s = ValidateScalars(*p); !s.ok()) return s;
+
   if (p->beta_size() == 0) p->add_beta(kFalconDefaultBeta);
   if (!p->has_lambda()) p->set_lambda(kFalconDefaultLambda);
   if (!p->has_eps()) p->set_eps(kFalconDefaultEps);
   if (!p->has_eps_gamma()) p->set_eps_gamma(kFalconDefaultEpsGamma);
   if (!p->has_window()) p->set_window(HasWindow(p->variant()) ? kFalconDefaultWindow : 1);
   if (!p->has_scale_coupled_lambda()) p->set_scale_coupled_lambda(false);
+  if (!p->has_beta_half_life()) p->set_beta_half_life(0);
+  if (!p->has_beta_min()) p->set_beta_min(0);
   if (p->key_norm() == FalconParams::KEY_NORM_UNSPECIFIED) {
     p->set_key_norm(FalconParams::KEY_NORM_NONE);
   }
@@ -169,6 +210,8 @@ FalconConfig FalconConfigOf(const FalconParams& p) {
   if (p.has_eps_gamma()) c.eps_gamma = p.eps_gamma();
   c.window = HasWindow(p.variant()) ? (p.has_window() ? p.window() : kFalconDefaultWindow) : 1;
   c.scale_coupled_lambda = p.scale_coupled_lambda();
+  c.beta_half_life = p.beta_half_life();
+  c.beta_min = p.beta_min();
   if (p.key_norm() == FalconParams::KEY_NORM_L2) c.key_norm = FalconKeyNorm::kL2;
   if (p.key_norm() == FalconParams::KEY_NORM_RMS) c.key_norm = FalconKeyNorm::kRms;
   return c;

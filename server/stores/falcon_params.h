@@ -18,6 +18,10 @@ inline constexpr double kFalconDefaultLambda = 0.0;
 inline constexpr double kFalconDefaultEps = 1e-6;
 inline constexpr double kFalconDefaultEpsGamma = 1e-3;
 inline constexpr uint32_t kFalconDefaultWindow = 4;
+// The recommended settings of a labels output, taken when `variant` is unset (adapt.proto).
+inline constexpr uint32_t kFalconLabelsWindow = 16;
+inline constexpr double kFalconLabelsBetaHalfLife = 100;
+inline constexpr double kFalconLabelsBetaMin = 0.01;
 // The window's energy μ_t is the top eigenvalue of a B×B Gram (Jacobi, B³ per step).
 inline constexpr uint32_t kFalconMaxWindow = 64;
 inline constexpr uint32_t kFalconMaxOutputDim = 65536;
@@ -40,6 +44,9 @@ struct FalconConfig {
   int64_t window = 1;  // B; 1 for the variants without a window
   bool scale_coupled_lambda = false;
   FalconKeyNorm key_norm = FalconKeyNorm::kNone;
+  // The β schedule: 0 keeps β constant.
+  double beta_half_life = 0;
+  double beta_min = 0;
 
   // Variants 1, 2, 3 step on the residual; 1A, 2A, 3A on the target alone.
   bool residual() const {
@@ -48,6 +55,13 @@ struct FalconConfig {
   }
   // β of output column `j`.
   double BetaOf(int64_t j) const { return beta.size() == 1 ? beta[0] : beta[j]; }
+  // The step size of the store's t-th pair (t ≥ 1) for a column of step size `b`:
+  // max(beta_min, b / (1 + (t − 1) / beta_half_life)), or `b` without a schedule.
+  double ScheduledBeta(double b, int64_t t) const {
+    if (!(beta_half_life > 0)) return b;
+    const double scheduled = b / (1.0 + static_cast<double>(t - 1) / beta_half_life);
+    return scheduled > beta_min ? scheduled : beta_min;
+  }
 };
 
 // Validates a falcon spec (errors name the field, e.g. "spec.falcon.beta") and returns it with

@@ -31,6 +31,9 @@ struct Settings {
   int64_t window = 1;  // B (rules 3 and 3A)
   bool scale_coupled = false;
   Norm norm = Norm::kNone;
+  // β of the t-th pair: max(beta_min, β / (1 + (t − 1) / half_life)); half_life 0: constant.
+  double half_life = 0;
+  double beta_min = 0;
 };
 
 // φ: the key normalisation (a zero key stays zero).
@@ -93,6 +96,7 @@ class Model {
   std::vector<double> Step(const std::vector<double>& key, const std::vector<double>& y) {
     const std::vector<double> x = Phi(s_.norm, key);
     const std::vector<double> before = Apply(x);
+    ++t_;
     window_.emplace_back(x, y);
     const int64_t b = s_.rule == Rule::k3 || s_.rule == Rule::k3A ? s_.window : 1;
     while (static_cast<int64_t>(window_.size()) > b) window_.pop_front();
@@ -113,7 +117,10 @@ class Model {
     // The step and decay of column j: η_j = β_j / (E + λ_t + ε), γ_j = 1 − min(η_j λ_t, 1 − ε_γ).
     std::vector<double> eta(m_), gamma(m_);
     for (int64_t j = 0; j < m_; ++j) {
-      const double beta = s_.beta.size() == 1 ? s_.beta[0] : s_.beta[j];
+      double beta = s_.beta.size() == 1 ? s_.beta[0] : s_.beta[j];
+      if (s_.half_life > 0) {
+        beta = std::max(s_.beta_min, beta / (1.0 + static_cast<double>(t_ - 1) / s_.half_life));
+      }
       eta[j] = beta / (energy + lambda_t + s_.eps);
       gamma[j] = 1.0 - std::min(eta[j] * lambda_t, 1.0 - s_.eps_gamma);
     }
@@ -159,6 +166,7 @@ class Model {
   const Settings s_;
   const int64_t d_;
   int64_t m_;
+  int64_t t_ = 0;  // pairs stepped
   std::vector<double> state_;
   std::deque<std::pair<std::vector<double>, std::vector<double>>> window_;  // ≤ B − 1 between steps
 };

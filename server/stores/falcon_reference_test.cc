@@ -66,6 +66,9 @@ struct Case {
   std::vector<uint32_t> windows = {0};  // 0: the default; only for 3 and 3A
   bool per_column_beta = false;         // only for 2 and 2A
   double beta = 0;                      // unset when 0
+  double half_life = 0;                 // β schedule; unset when 0
+  double beta_min = 0;                  // unset when 0
+  bool recommended = false;  // `variant` unset: the labels defaults (norm must be unspecified)
 };
 
 const Case kCases[] = {
@@ -99,6 +102,17 @@ const Case kCases[] = {
      .lambda = 0.1,
      .norm = FalconParams::KEY_NORM_L2,
      .windows = {0, 5}},
+    {.name = "schedule",
+     .commits = {70, 90, 5, 64},
+     .lambda = 0.05,
+     .windows = {0, 6},
+     .half_life = 12,
+     .beta_min = 0.08},
+    {.name = "per_column_schedule",
+     .key_scale = 1e3,
+     .per_column_beta = true,
+     .half_life = 5,
+     .beta_min = 0.3},
     {.name = "next",
      .output = OutputSpec::KIND_NEXT,
      .d = 4,
@@ -143,13 +157,26 @@ std::pair<adapt::v1::StoreSpec, Settings> Configure(const Case& c, const Variant
     if (window > 0) p->set_window(window);
     s.window = window > 0 ? window : 4;
   }
+  if (c.half_life > 0) p->set_beta_half_life(c.half_life);
+  if (c.beta_min > 0) p->set_beta_min(c.beta_min);
+  s.half_life = c.half_life;
+  s.beta_min = c.beta_min;
+  if (c.recommended) {  // adapt.proto FalconParams.variant, restated
+    p->set_variant(FalconParams::VARIANT_UNSPECIFIED);
+    s.rule = Rule::k3;
+    s.window = 16;
+    s.norm = Norm::kL2;
+    s.half_life = 100;
+    s.beta_min = 0.01;
+    return {spec, s};
+  }
   s.norm = c.norm == FalconParams::KEY_NORM_L2    ? Norm::kL2
            : c.norm == FalconParams::KEY_NORM_RMS ? Norm::kRms
                                                   : Norm::kNone;
   return {spec, s};
 }
 
-class FalconReferenceTest : public ::testing::TestWithParam<std::tuple<size_t, size_t>> {
+class FalconReferenceRun : public ::testing::Test {
  protected:
   // Keys as floats (the store's input), so that both sides start from the same doubles.
   std::vector<float> Keys(const Case& c, int64_t n) {
@@ -179,7 +206,10 @@ class FalconReferenceTest : public ::testing::TestWithParam<std::tuple<size_t, s
   std::mt19937_64 rng_{20260601};
 };
 
-void FalconReferenceTest::Run(const Case& c, const Variant& v, uint32_t window) {
+class FalconReferenceTest : public FalconReferenceRun,
+                            public ::testing::WithParamInterface<std::tuple<size_t, size_t>> {};
+
+void FalconReferenceRun::Run(const Case& c, const Variant& v, uint32_t window) {
   auto [spec, settings] = Configure(c, v, window);
   absl::StatusOr<std::unique_ptr<Store>> made = CreateStore(spec, backend_.get());
   ASSERT_TRUE(made.ok()) << made.status();
@@ -319,6 +349,18 @@ TEST_P(FalconReferenceTest, MatchesTheEquations) {
     Run(c, v, w);
     if (HasFatalFailure()) return;
   }
+}
+
+// A labels store created without `variant` follows the recommended settings, schedule
+// included, over a stream long enough for β to fall to a quarter.
+TEST_F(FalconReferenceRun, RecommendedLabelDefaults) {
+  const Case c = {.name = "recommended",
+                  .output = OutputSpec::KIND_LABELS,
+                  .d = 8,
+                  .m = 0,
+                  .commits = {50, 150, 120},
+                  .recommended = true};
+  Run(c, kVariants[2], 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FalconReferenceTest,

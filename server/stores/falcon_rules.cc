@@ -43,7 +43,7 @@ template struct FalconMemoryT<float>;
 FalconRates RatesOf(const FalconConfig& config, const FalconStep& step, double beta) {
   FalconRates r;
   // A zero key with λ = ε = 0 has no defined step; it leaves S as it is.
-  r.eta = step.denom > 0 ? beta / step.denom : 0.0;
+  r.eta = step.denom > 0 ? config.ScheduledBeta(beta, step.t) / step.denom : 0.0;
   const double alpha = std::min(r.eta * step.lambda, 1.0 - config.eps_gamma);
   r.gamma = 1.0 - alpha;
   r.log_gamma = std::log1p(-alpha);
@@ -89,7 +89,8 @@ double TopEigenvalue(std::vector<double> a, int64_t n) {
 
 template <typename T>
 std::vector<FalconStep> FalconSchedule(const FalconConfig& config, const T* history_keys,
-                                       int64_t history, const T* keys, int64_t rows, int64_t dim) {
+                                       int64_t history, const T* keys, int64_t rows, int64_t dim,
+                                       int64_t steps_before) {
   // Pair p of the combined list (history, then the new rows).
   auto key = [&](int64_t p) {
     return p < history ? history_keys + p * dim : keys + (p - history) * dim;
@@ -123,6 +124,7 @@ std::vector<FalconStep> FalconSchedule(const FalconConfig& config, const T* hist
     }
     FalconStep& step = steps[t];
     step.window = b;
+    step.t = steps_before + t + 1;
     step.lambda = config.scale_coupled_lambda ? config.lambda * energy : config.lambda;
     step.denom = energy + step.lambda + config.eps;
   }
@@ -130,9 +132,9 @@ std::vector<FalconStep> FalconSchedule(const FalconConfig& config, const T* hist
 }
 
 template std::vector<FalconStep> FalconSchedule<double>(const FalconConfig&, const double*, int64_t,
-                                                        const double*, int64_t, int64_t);
+                                                        const double*, int64_t, int64_t, int64_t);
 template std::vector<FalconStep> FalconSchedule<float>(const FalconConfig&, const float*, int64_t,
-                                                       const float*, int64_t, int64_t);
+                                                       const float*, int64_t, int64_t, int64_t);
 
 std::vector<std::vector<int64_t>> ColumnGroups(const FalconConfig& config, int64_t columns) {
   std::vector<std::vector<int64_t>> groups;
@@ -155,7 +157,7 @@ void FalconRecurrent(const FalconConfig& config, const double* keys, const doubl
                      int64_t rows, FalconMemory* mem, double* predictions) {
   const int64_t d = mem->dim, m = mem->columns;
   const std::vector<FalconStep> steps =
-      FalconSchedule(config, mem->history_keys.data(), mem->history, keys, rows, d);
+      FalconSchedule(config, mem->history_keys.data(), mem->history, keys, rows, d, mem->steps);
   std::vector<double> gamma(m), scale(m), coef, pred(m);
   std::vector<const double*> wx, wy;
   for (int64_t t = 0; t < rows; ++t) {
@@ -207,6 +209,7 @@ void FalconRecurrent(const FalconConfig& config, const double* keys, const doubl
       }
     }
     if (config.window > 1) mem->PushHistory(x, y, 1, config.window - 1);
+    ++mem->steps;
   }
 }
 

@@ -15,15 +15,17 @@
 
 namespace adaptd {
 
-// What a falcon store updates: S and, for variants 3 and 3A, the last window − 1 pairs (so a
-// stream split across calls continues exactly). T is double in stores; float for the float32
+// What a falcon store updates: S, the count of pairs applied (the β schedule's clock) and, for
+// variants 3 and 3A, the last window − 1 pairs (so a stream split across calls continues
+// exactly). T is double in stores; float for the float32
 // chunk path.
 template <typename T>
 struct FalconMemoryT {
   using Value = T;
   int64_t dim = 0;
   int64_t columns = 0;
-  std::vector<T> s;  // dim × columns
+  std::vector<T> s;   // dim × columns
+  int64_t steps = 0;  // pairs applied so far
   // The most recent pairs, oldest first, at most window − 1 of them.
   int64_t history = 0;
   std::vector<T> history_keys;     // history × dim
@@ -34,6 +36,7 @@ struct FalconMemoryT {
     dim = d;
     columns = m;
     s.assign(d * m, T(0));
+    steps = 0;
     history = 0;
     history_keys.clear();
     history_targets.clear();
@@ -53,9 +56,11 @@ struct FalconStep {
   double denom = 0;    // E_t + λ_t + ε
   double lambda = 0;   // λ_t (scale-coupled: λ·E_t)
   int64_t window = 1;  // B_t, pairs in the step's window (the step's own pair last)
+  int64_t t = 1;       // the pair's ordinal in the memory, for the β schedule
 };
 
-// The rates of one step for a column with step size β: η, γ = 1 − min(ηλ, 1 − ε_γ), log γ.
+// The rates of one step for a column of step size β: with β_t = config.ScheduledBeta(β, t),
+// η = β_t / denom, γ = 1 − min(ηλ, 1 − ε_γ), log γ.
 struct FalconRates {
   double eta = 0;
   double gamma = 1;
@@ -63,10 +68,12 @@ struct FalconRates {
 };
 FalconRates RatesOf(const FalconConfig& config, const FalconStep& step, double beta);
 
-// The steps of `rows` new pairs after `history` kept pairs (keys history × dim, then rows × dim).
+// The steps of `rows` new pairs after `history` kept pairs (keys history × dim, then rows × dim),
+// the first of them the memory's pair number `steps_before` + 1.
 template <typename T>
 std::vector<FalconStep> FalconSchedule(const FalconConfig& config, const T* history_keys,
-                                       int64_t history, const T* keys, int64_t rows, int64_t dim);
+                                       int64_t history, const T* keys, int64_t rows, int64_t dim,
+                                       int64_t steps_before);
 
 // Columns that share β (one group unless β is given per column), in column order.
 std::vector<std::vector<int64_t>> ColumnGroups(const FalconConfig& config, int64_t columns);

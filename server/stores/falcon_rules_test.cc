@@ -168,6 +168,51 @@ TEST_F(FalconRulesTest, SplitStreamContinuesExactly) {
   }
 }
 
+TEST(FalconScheduleTest, ScheduledBeta) {
+  FalconConfig c;
+  EXPECT_EQ(c.ScheduledBeta(0.7, 1000), 0.7);  // no schedule
+  c.beta_half_life = 10;
+  c.beta_min = 0.05;
+  EXPECT_EQ(c.ScheduledBeta(0.8, 1), 0.8);
+  EXPECT_DOUBLE_EQ(c.ScheduledBeta(0.8, 11), 0.4);
+  EXPECT_DOUBLE_EQ(c.ScheduledBeta(0.8, 31), 0.2);
+  EXPECT_EQ(c.ScheduledBeta(0.8, 1000000), 0.05);  // the floor
+}
+
+// With a β schedule the chunked form, split anywhere, still equals the recurrence: the memory's
+// step count carries the schedule's clock across calls.
+TEST_F(FalconRulesTest, ScheduleContinuesAcrossChunksAndCalls) {
+  std::mt19937_64 rng(19);
+  for (FalconVariant v : kAll) {
+    SCOPED_TRACE(Name(v));
+    const int64_t n = 300, d = 6, m = 3;
+    FalconConfig config = ConfigFor(v, false, m, rng);
+    config.beta_half_life = 9;
+    config.beta_min = 0.05;
+    const Stream s = RandomStream(rng, n, d, m);
+    FalconMemory whole, split, constant;
+    whole.Reset(d, m);
+    split.Reset(d, m);
+    constant.Reset(d, m);
+    FalconRecurrent(config, s.keys.data(), s.targets.data(), n, &whole, nullptr);
+    EXPECT_EQ(whole.steps, n);
+    int64_t at = 0;
+    for (int64_t part : {1, 70, 64, 165}) {
+      ASSERT_TRUE(FalconChunked(config, 64, s.keys.data() + at * d, s.targets.data() + at * m, part,
+                                &split, nullptr, backend_.get())
+                      .ok());
+      at += part;
+      EXPECT_EQ(split.steps, at);
+    }
+    EXPECT_LT(RelError(split.s, whole.s), 1e-10);
+    // The schedule changes the result: a clock reset at each call would too.
+    FalconConfig fixed = config;
+    fixed.beta_half_life = 0;
+    FalconRecurrent(fixed, s.keys.data(), s.targets.data(), n, &constant, nullptr);
+    EXPECT_GT(RelError(constant.s, whole.s), 1e-3);
+  }
+}
+
 TEST_F(FalconRulesTest, WindowOneReducesThreeToOne) {
   std::mt19937_64 rng(3);
   const int64_t n = 150, d = 9, m = 4;

@@ -38,7 +38,7 @@ void FalconStateToState(const FalconVersion& v, StoreStateOut* state) {
   state->AddCopy<double>("history_keys", mem.history_keys);
   state->AddCopy<double>("history_targets", mem.history_targets);
   p.set_examples(v.examples);
-  p.set_steps(v.steps);
+  p.set_steps(static_cast<uint64_t>(mem.steps));
   p.set_version(v.version);
   p.set_prequential_evaluated(v.prequential.evaluated);
   p.set_prequential_correct(v.prequential.correct);
@@ -98,6 +98,10 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
     s = ReadDoubles(arrays.Get("last_key", p.last_key()), dim, "last_key", &v.last_key);
     if (!s.ok()) return s;
   }
+  // Every pair is an example (a next store's first item is an example without a pair).
+  if (p.steps() > p.examples()) {
+    return kCheck.Bad("steps", absl::StrCat(p.steps(), " pairs from ", p.examples(), " examples"));
+  }
   if (p.prequential_correct() > p.prequential_evaluated()) {
     return kCheck.Bad("prequential_correct", "exceeds prequential_evaluated");
   }
@@ -106,7 +110,7 @@ absl::Status FalconStateFromProto(const FalconState& p, const adapt::v1::StoreSp
   }
   v.labels = std::make_shared<const std::vector<std::string>>(p.labels().begin(), p.labels().end());
   v.examples = p.examples();
-  v.steps = p.steps();
+  mem.steps = static_cast<int64_t>(p.steps());
   v.version = p.version();
   v.prequential.evaluated = p.prequential_evaluated();
   v.prequential.correct = p.prequential_correct();

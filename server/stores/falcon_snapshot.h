@@ -29,8 +29,7 @@ struct FalconVersion {
   std::shared_ptr<const std::vector<std::string>> labels =
       std::make_shared<const std::vector<std::string>>();
   std::vector<double> last_key;  // next stores; empty before the first item
-  uint64_t examples = 0;
-  uint64_t steps = 0;
+  uint64_t examples = 0;         // items adapted; memory.steps counts the pairs they made
   PrequentialStats prequential;
   double residual_norm = 0;
   double residual_norm_avg = 0;

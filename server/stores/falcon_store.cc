@@ -145,17 +145,18 @@ void FalconStore::Account(const Pairs& pairs, const std::vector<double>& pred, F
                           PrequentialStats* stats) {
   const int64_t m = next->memory.columns;
   const bool labels = !pairs.label_column.empty();
+  // FalconChunked has counted these pairs already.
+  const int64_t first = next->memory.steps - pairs.rows;
   for (int64_t t = 0; t < pairs.rows; ++t) {
     const double* p = pred.data() + t * m;
     const double* y = pairs.y.data() + t * m;
     double sq = 0;
     for (int64_t j = 0; j < m; ++j) sq += (y[j] - p[j]) * (y[j] - p[j]);
     const double norm = std::sqrt(sq);
-    ++next->steps;
     next->residual_norm = norm;
-    next->residual_norm_avg = next->steps == 1 ? norm
-                                               : kResidualAverageDecay * next->residual_norm_avg +
-                                                     (1 - kResidualAverageDecay) * norm;
+    next->residual_norm_avg = first + t == 0 ? norm
+                                             : kResidualAverageDecay * next->residual_norm_avg +
+                                                   (1 - kResidualAverageDecay) * norm;
     ++stats->evaluated;
     if (!labels) {
       stats->loss_sum += sq / static_cast<double>(m);
@@ -284,7 +285,7 @@ void FalconStore::Describe(adapt::v1::StoreInfo* info) const {
   info->set_prequential_correct(v->prequential.correct);
   info->set_prequential_loss_sum(v->prequential.loss_sum);
   adapt::v1::FalconStats* stats = info->mutable_falcon();
-  stats->set_steps(v->steps);
+  stats->set_steps(static_cast<uint64_t>(v->memory.steps));
   stats->set_residual_norm(v->residual_norm);
   stats->set_residual_norm_avg(v->residual_norm_avg);
   double sq = 0;

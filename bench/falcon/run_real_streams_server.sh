@@ -18,13 +18,8 @@ python=${PYTHON:-/usr/bin/python3}
 [ $# -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
-mkdir -p "$work"
-run_dir=$(mktemp -d "$work/run.XXXXXX")
-"$build_dir/server/adaptd" --listen "127.0.0.1:$port" --metrics-listen off \
-  --data-dir "$run_dir/data" --fsync off --workers 1 --backend-threads 1 \
-  > "$run_dir/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true' EXIT
+. "$root/bench/scratch_server.sh"
+start_scratch_server "$work" "$port"
 
 PYTHONPATH=$build_dir/client/python:$root/client/python "$python" \
   "$root/bench/falcon/real_streams_peers.py" server "$@" --address="127.0.0.1:$port"

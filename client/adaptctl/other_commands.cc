@@ -15,6 +15,7 @@ namespace {
 struct CompileOptions {
   std::string store_ref;
   std::vector<std::string> settings;
+  bool refresh_base = false;
 };
 
 // TENANT/STORE and a FILE.
@@ -31,6 +32,7 @@ absl::Status RunCompile(const CompileOptions& options, const GlobalOptions& glob
   request.set_store(ref->store);
   absl::Status settings = ApplyCompileSettings(options.settings, request);
   if (!settings.ok()) return UsageError(settings.message());
+  request.set_refresh_base(options.refresh_base);
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
   absl::StatusOr<adapt::v1::CompileResponse> response = (*client)->Compile(request);
@@ -120,6 +122,9 @@ void AddCompile(CLI::App& app, Action* action) {
                    "alpha, ridge); repeatable")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
+  compile->add_flag("--refresh-base", options->refresh_base,
+                    "A store with a base: copy the base's current read-out first, then solve "
+                    "against it");
   compile->callback([options, action] {
     *action = [options](const GlobalOptions& globals) { return RunCompile(*options, globals); };
   });

@@ -28,6 +28,7 @@ struct CreateOptions {
   std::string label_encoder;
   std::vector<std::string> labels;
   std::string labels_file;
+  std::string base;
 };
 
 absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& globals) {
@@ -47,6 +48,7 @@ absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& global
   absl::Status settings = ApplyStoreSettings(options.settings, spec);
   if (!settings.ok()) return UsageError(settings.message());
   spec.set_pinned(options.pinned);
+  spec.set_base(options.base);
   spec.mutable_output()->set_label_encoder(options.label_encoder);
   for (const std::string& name : options.labels) spec.mutable_output()->add_labels(name);
   if (!options.labels_file.empty()) {
@@ -154,6 +156,11 @@ void AddCreate(CLI::App& store, Action* action) {
       ->add_option("--labels-file", options->labels_file,
                    "Labels declared at creation, one per line (as --label)")
       ->type_name("FILE");
+  create
+      ->add_option("--base", options->base,
+                   "Start from this store's published read-out (faast with ridge > 0: the ridge "
+                   "pulls towards it; falcon: its first state); STORE means one of this tenant")
+      ->type_name("[TENANT/]STORE");
   create->add_flag("--pinned", options->pinned,
                    "Keep the store loaded: never evicted under the server's memory budget");
   create->callback([options, action] {

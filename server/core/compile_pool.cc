@@ -11,12 +11,12 @@ CompilePool::CompilePool(int threads, Observer observer) : observer_(std::move(o
 
 CompilePool::~CompilePool() { Stop(); }
 
-void CompilePool::Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request,
-                         Done done) {
+void CompilePool::Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request, Done done,
+                         std::shared_ptr<const BaseReadout> base) {
   {
     absl::MutexLock lock(&mu_);
     if (!stopping_) {
-      explicit_.push_back({std::move(store), std::move(request), std::move(done)});
+      explicit_.push_back({std::move(store), std::move(request), std::move(done), std::move(base)});
       work_changed_.Signal();
       return;
     }
@@ -76,6 +76,7 @@ void CompilePool::Loop() {
     std::shared_ptr<Store> store;
     adapt::v1::CompileRequest request;
     Done done;
+    std::shared_ptr<const BaseReadout> base;
     bool automatic = false;
     {
       absl::MutexLock lock(&mu_);
@@ -92,6 +93,7 @@ void CompilePool::Loop() {
         store = std::move(e.store);
         request = std::move(e.request);
         done = std::move(e.done);
+        base = std::move(e.base);
       } else if (stopping_) {
         return;
       } else {
@@ -109,7 +111,8 @@ void CompilePool::Loop() {
     }
     // An explicit compile may have taken in every change since this request was made.
     if (automatic && !store->ChangedSinceCompile()) continue;
-    absl::StatusOr<adapt::v1::CompileResponse> result = store->Compile(request);
+    absl::StatusOr<adapt::v1::CompileResponse> result =
+        base != nullptr ? store->CompileWithBase(request, *base) : store->Compile(request);
     if (observer_) observer_(*store, result, automatic);
     if (done) done(std::move(result));
   }

@@ -33,9 +33,11 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  // Runs store->Compile(request) on a pool thread and hands the result to `done` there.
+  // Runs store->Compile(request) on a pool thread and hands the result to `done` there; with
+  // `base` (CompileRequest.refresh_base), store->CompileWithBase(request, *base).
   // After Stop, `done` receives Unavailable at once.
-  void Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request, Done done);
+  void Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request, Done done,
+              std::shared_ptr<const BaseReadout> base = nullptr);
 
   // Asks for an automatic compile of `store` after `delay`. An urgent request (count trigger)
   // runs as soon as a thread is free; a non-urgent one (idle trigger) pushes a pending
@@ -53,6 +55,7 @@ class CompilePool {
     std::shared_ptr<Store> store;
     adapt::v1::CompileRequest request;
     Done done;
+    std::shared_ptr<const BaseReadout> base;
   };
   struct Auto {
     std::weak_ptr<Store> store;

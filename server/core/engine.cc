@@ -1,6 +1,7 @@
 #include "server/core/engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -303,16 +304,33 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   if (spec.output().kind() == adapt::v1::OutputSpec::KIND_UNSPECIFIED) {
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   }
+  std::optional<BaseReadout> base;
+  if (!spec.base().empty()) {
+    ASSIGN_OR_RETURN(base, ResolveBase(request.tenant(), request.store(), &spec));
+  }
   RETURN_IF_ERROR(encoders_->BindToSpec(&spec));  // fingerprints, label encoder
+  if (base.has_value()) {
+    ASSIGN_OR_RETURN(auto base_name, ParseBaseName(request.tenant(), spec.base()));
+    auto base_store = Find(base_name.first, base_name.second);
+    if (base_store.ok() && !spec.encoder_fingerprint().empty() &&
+        !(*base_store)->spec().encoder_fingerprint().empty() &&
+        spec.encoder_fingerprint() != (*base_store)->spec().encoder_fingerprint()) {
+      return absl::InvalidArgumentError(
+          "spec.base: the base was created with another version of the encoder (its "
+          "encoder_fingerprint differs), so its keys mean something else");
+    }
+  }
   // Pinning is the engine's (the journal logs it with the creation), not the store's.
   adapt::v1::StoreSpec store_spec = spec;
   store_spec.clear_pinned();
   ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(store_spec, backend_));
   std::shared_ptr<Store> store = std::move(created);
-  // Declared labels are embedded now: the new store starts with a state of its own, stored
-  // like an import's before the creation is acknowledged.
-  const bool seeded = spec.output().labels_size() > 0;
-  if (seeded) {
+  // Declared labels are embedded now, and a base copied: the new store starts with a state of
+  // its own, stored like an import's before the creation is acknowledged.
+  if (base.has_value()) RETURN_IF_ERROR(store->StartFromBase(*base));
+  const bool declared = spec.output().labels_size() > 0;
+  const bool seeded = declared || base.has_value();
+  if (declared) {
     const Encoder* label_encoder = encoders_->Find(spec.output().label_encoder());
     if (label_encoder == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat("spec.output.label_encoder: unknown encoder '",
@@ -323,19 +341,115 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
   absl::StatusOr<std::shared_ptr<StoreSlot>> slot = absl::InternalError("not added");
-  if (spec.pinned()) {
-    absl::MutexLock pin_lock(&pin_mu_);  // the pinned total holds until this store is in it
-    adapt::v1::StoreInfo sized;
-    store->Describe(&sized);
-    RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
-    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/seeded);
+  if (base.has_value()) {
+    // The base is recorded as in use before the store is visible; its deletion waits for this.
+    absl::MutexLock base_lock(&base_mu_);
+    ASSIGN_OR_RETURN(auto base_name, ParseBaseName(request.tenant(), spec.base()));
+    if (!registry_.Find(base_name.first, base_name.second).ok()) {
+      return absl::NotFoundError(
+          absl::StrCat("spec.base: store ", spec.base(), " was deleted during the call"));
+    }
+    slot = AddCreated(request.tenant(), request.store(), store, spec, seeded);
+    if (slot.ok()) {
+      AddDependantLocked(spec.base(), absl::StrCat(request.tenant(), "/", request.store()));
+    }
   } else {
-    slot = AddDurably(request.tenant(), request.store(), store, spec, /*imported=*/seeded);
+    slot = AddCreated(request.tenant(), request.store(), store, spec, seeded);
   }
   if (!slot.ok()) return slot.status();
   adapt::v1::StoreInfo info = Describe(request.tenant(), request.store(), **slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;
+}
+
+absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddCreated(const std::string& tenant,
+                                                              const std::string& name,
+                                                              const std::shared_ptr<Store>& store,
+                                                              const adapt::v1::StoreSpec& spec,
+                                                              bool seeded) {
+  if (!spec.pinned()) return AddDurably(tenant, name, store, spec, /*imported=*/seeded);
+  absl::MutexLock pin_lock(&pin_mu_);  // the pinned total holds until this store is in it
+  adapt::v1::StoreInfo sized;
+  store->Describe(&sized);
+  RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
+  return AddDurably(tenant, name, store, spec, /*imported=*/seeded);
+}
+
+absl::StatusOr<BaseReadout> Engine::ResolveBase(const std::string& tenant, const std::string& name,
+                                                adapt::v1::StoreSpec* spec) const {
+  ASSIGN_OR_RETURN(auto base_name, ParseBaseName(tenant, spec->base()));
+  const auto& [base_tenant, base_store] = base_name;
+  spec->set_base(absl::StrCat(base_tenant, "/", base_store));
+  if (base_tenant == tenant && base_store == name) {
+    return absl::InvalidArgumentError("spec.base: a store cannot be its own base");
+  }
+  if (spec->kind() == adapt::v1::STORE_KIND_FWPKM) {
+    return absl::InvalidArgumentError(
+        "spec.base: fwpkm stores cannot start from a base: their values live in slots addressed "
+        "by sub-keys that move with their own writes, so another store's slots mean nothing to "
+        "them");
+  }
+  absl::StatusOr<std::shared_ptr<Store>> found = Find(base_tenant, base_store);
+  if (absl::IsNotFound(found.status())) {
+    return absl::NotFoundError(absl::StrCat("spec.base: no store ", spec->base()));
+  }
+  if (!found.ok()) return found.status();
+  const adapt::v1::StoreSpec base_spec = (*found)->spec();
+  if (base_spec.kind() == adapt::v1::STORE_KIND_FWPKM) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.base: ", spec->base(), " is an fwpkm store; a base is a faast or falcon store"));
+  }
+  if (base_spec.encoder() != spec->encoder()) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.base: ", spec->base(), " reads encoder '",
+                                                   base_spec.encoder(), "', this store '",
+                                                   spec->encoder(), "'"));
+  }
+  const adapt::v1::OutputSpec& out = spec->output();
+  const adapt::v1::OutputSpec& base_out = base_spec.output();
+  if (out.kind() != base_out.kind() || out.dim() != base_out.dim()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.base: ", spec->base(), " has output ",
+                     adapt::v1::OutputSpec::Kind_Name(base_out.kind()), " of width ",
+                     base_out.dim(), "; this store's must be the same"));
+  }
+  if (!out.label_encoder().empty() || !base_out.label_encoder().empty()) {
+    return absl::InvalidArgumentError(
+        "spec.base: label-embedding stores (output.label_encoder) neither take nor serve as a "
+        "base");
+  }
+  absl::StatusOr<BaseReadout> readout = (*found)->ExportBase();
+  if (!readout.ok()) {
+    return absl::Status(readout.status().code(),
+                        absl::StrCat(readout.status().message(), " (", spec->base(), ")"));
+  }
+  if (spec->dim() != 0 && spec->dim() != readout->dim) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.dim: ", spec->dim(),
+                                                   " differs from the "
+                                                   "base's dimension ",
+                                                   readout->dim));
+  }
+  spec->set_dim(static_cast<uint32_t>(readout->dim));
+  if (spec->kind() == adapt::v1::STORE_KIND_FALCON &&
+      spec->falcon().key_norm() == adapt::v1::FalconParams::KEY_NORM_UNSPECIFIED) {
+    spec->mutable_falcon()->set_key_norm(readout->key_norm);  // read keys as the base does
+  }
+  return readout;
+}
+
+void Engine::AddDependantLocked(const std::string& base, const std::string& dependant) {
+  dependants_[base].insert(dependant);
+  base_of_[dependant] = base;
+}
+
+void Engine::RemoveDependantLocked(const std::string& dependant) {
+  auto it = base_of_.find(dependant);
+  if (it == base_of_.end()) return;
+  auto users = dependants_.find(it->second);
+  if (users != dependants_.end()) {
+    users->second.erase(dependant);
+    if (users->second.empty()) dependants_.erase(users);
+  }
+  base_of_.erase(it);
 }
 
 absl::Status Engine::CheckPinBudget(uint64_t adding) const {
@@ -430,10 +544,24 @@ absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
 
 absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
   RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
+  const std::string key = absl::StrCat(request.tenant(), "/", request.store());
+  absl::MutexLock base_lock(&base_mu_);
+  if (auto users = dependants_.find(key); users != dependants_.end()) {
+    std::vector<std::string> some;
+    for (const std::string& user : users->second) {
+      if (some.size() == 10) break;
+      some.push_back(user);
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("store ", key, " is the base of ", users->second.size(), " store(s) (",
+                     absl::StrJoin(some, ", "), users->second.size() > some.size() ? ", ..." : "",
+                     "): delete those first"));
+  }
   uint64_t lsn = 0;
   ASSIGN_OR_RETURN(auto removed, registry_.Remove(request.tenant(), request.store(), [&] {
     if (journal_ != nullptr) lsn = journal_->AppendDelete(request.tenant(), request.store());
   }));
+  RemoveDependantLocked(key);
   if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
   removed->Retire();
   if (metrics_ != nullptr) {
@@ -591,8 +719,36 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
     return;
   }
   const Store* target = store->get();
+  if (!request.refresh_base()) {
+    compile_pool_.Submit(*std::move(store), request,
+                         LogCompileThen(request, target, std::move(done)));
+    return;
+  }
+  // refresh_base: the base's current read-out, copied before the compile.
+  const adapt::v1::StoreSpec spec = target->spec();
+  if (spec.base().empty()) {
+    done(absl::FailedPreconditionError(absl::StrCat("refresh_base: store ", request.tenant(), "/",
+                                                    request.store(), " has no base")));
+    return;
+  }
+  absl::StatusOr<std::pair<std::string, std::string>> base_name =
+      ParseBaseName(request.tenant(), spec.base());
+  absl::StatusOr<std::shared_ptr<Store>> base =
+      base_name.ok() ? Find(base_name->first, base_name->second) : base_name.status();
+  if (!base.ok()) {
+    done(absl::FailedPreconditionError(absl::StrCat("refresh_base: the base ", spec.base(),
+                                                    " cannot be read: ", base.status().message())));
+    return;
+  }
+  absl::StatusOr<BaseReadout> readout = (*base)->ExportBase();
+  if (!readout.ok()) {
+    done(absl::Status(readout.status().code(),
+                      absl::StrCat("refresh_base: ", readout.status().message())));
+    return;
+  }
+  auto copy = std::make_shared<const BaseReadout>(*std::move(readout));
   compile_pool_.Submit(*std::move(store), request,
-                       LogCompileThen(request, target, std::move(done)));
+                       LogCompileThen(request, target, std::move(done), copy), copy);
 }
 
 absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& request) const {
@@ -621,8 +777,14 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   std::shared_ptr<Store> store = std::move(restored);
   RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
+  absl::MutexLock base_lock(&base_mu_);
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
                    AddDurably(tenant, name, store, store->spec(), /*imported=*/true));
+  // An imported store keeps the copy of its base in its state; its base, if this server has
+  // it, is in use from now on.
+  if (const std::string& b = store->spec().base(); !b.empty()) {
+    AddDependantLocked(b, absl::StrCat(tenant, "/", name));
+  }
   adapt::v1::StoreInfo info = Describe(tenant, name, *slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   return info;

@@ -9,7 +9,9 @@
 #define ADAPTD_SERVER_CORE_ENGINE_H_
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -164,6 +166,12 @@ class Engine {
                                                         const std::shared_ptr<Store>& store,
                                                         const adapt::v1::StoreSpec& spec,
                                                         bool imported);
+  // A new store, pinned or not (CreateStore): AddDurably, under the pin budget when pinned.
+  absl::StatusOr<std::shared_ptr<StoreSlot>> AddCreated(const std::string& tenant,
+                                                        const std::string& name,
+                                                        const std::shared_ptr<Store>& store,
+                                                        const adapt::v1::StoreSpec& spec,
+                                                        bool seeded) ABSL_LOCKS_EXCLUDED(pin_mu_);
   // RESOURCE_EXHAUSTED naming the budget when pinning `adding` more bytes would pin more than
   // the whole memory budget.
   absl::Status CheckPinBudget(uint64_t adding) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
@@ -179,7 +187,16 @@ class Engine {
                 const adapt::v1::StoreInfo& info) const;
   void NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const;
   CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
-                                   CompilePool::Done done);
+                                   CompilePool::Done done,
+                                   std::shared_ptr<const BaseReadout> base = nullptr);
+  // The base read-out a new store of `spec` (of `tenant`, named `name`) starts from, checked
+  // against the spec, which gains the base's full name, dim and (falcon, when unset) key_norm.
+  absl::StatusOr<BaseReadout> ResolveBase(const std::string& tenant, const std::string& name,
+                                          adapt::v1::StoreSpec* spec) const;
+  // Records that `dependant` was created from `base` (full names).
+  void AddDependantLocked(const std::string& base, const std::string& dependant)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
+  void RemoveDependantLocked(const std::string& dependant) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   // The tenant's quotas before `adding` joins its stores (a create or import), or before a
   // write (adding == nullptr): RESOURCE_EXHAUSTED naming the limit, else OK.
   absl::Status CheckQuota(const std::string& tenant, const Store* adding) const;
@@ -207,6 +224,12 @@ class Engine {
   std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;
   absl::Mutex pin_mu_;  // pin changes, one at a time, so the pinned total holds
+  // Base stores (docs/BASE_STORES.md): for each store named as a base ("tenant/store"), the
+  // stores created from it, and each such store's base, so a base in use is never deleted.
+  // Creates with a base and deletes hold it from their check to their registry change.
+  absl::Mutex base_mu_ ABSL_ACQUIRED_BEFORE(pin_mu_);
+  std::map<std::string, std::set<std::string>> dependants_ ABSL_GUARDED_BY(base_mu_);
+  std::map<std::string, std::string> base_of_ ABSL_GUARDED_BY(base_mu_);
   // Null without a memory budget. Declared last: stopped first (its thread calls Evict).
   std::unique_ptr<Residency> residency_;
   std::string recovery_report_;

@@ -51,6 +51,10 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
                                           LoaderOf(r.tenant, r.name),
                                           WarmLoaderOf(r.tenant, r.name, r.kind));
     slot->set_pinned(r.pinned);
+    if (!r.base.empty()) {
+      absl::MutexLock lock(&base_mu_);
+      AddDependantLocked(r.base, absl::StrCat(r.tenant, "/", r.name));
+    }
     RETURN_IF_ERROR(registry_.Insert(r.tenant, r.name, slot));
     WatchTier(*slot);
     if (r.store != nullptr) {
@@ -147,12 +151,14 @@ absl::Status Engine::Flush() {
 }
 
 CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& request,
-                                         const Store* store, CompilePool::Done done) {
+                                         const Store* store, CompilePool::Done done,
+                                         std::shared_ptr<const BaseReadout> base) {
   if (journal_ == nullptr) return done;
-  return [this, request, store,
+  return [this, request, store, base = std::move(base),
           done = std::move(done)](absl::StatusOr<adapt::v1::CompileResponse> result) {
     if (result.ok()) {
-      absl::Status logged = journal_->LogCompile(request.tenant(), request.store(), store, request);
+      absl::Status logged =
+          journal_->LogCompile(request.tenant(), request.store(), store, request, base.get());
       if (!logged.ok()) result = logged;
       adapt::v1::StoreInfo info;
       store->Describe(&info);

@@ -27,4 +27,17 @@ absl::Status ValidateName(absl::string_view field, absl::string_view name) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::pair<std::string, std::string>> ParseBaseName(absl::string_view tenant,
+                                                                  absl::string_view base) {
+  const size_t slash = base.find('/');
+  absl::string_view owner = tenant, store = base;
+  if (slash != absl::string_view::npos) {
+    owner = base.substr(0, slash);
+    store = base.substr(slash + 1);
+  }
+  if (absl::Status s = ValidateName("spec.base", owner); !s.ok()) return s;
+  if (absl::Status s = ValidateName("spec.base", store); !s.ok()) return s;
+  return std::make_pair(std::string(owner), std::string(store));
+}
+
 }  // namespace adaptd

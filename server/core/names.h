@@ -3,7 +3,11 @@
 #ifndef ADAPTD_SERVER_CORE_NAMES_H_
 #define ADAPTD_SERVER_CORE_NAMES_H_
 
+#include <string>
+#include <utility>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace adaptd {
@@ -12,6 +16,11 @@ inline constexpr size_t kMaxNameLength = 63;
 
 // InvalidArgument naming `field` and the reason when `name` is not a valid name.
 absl::Status ValidateName(absl::string_view field, absl::string_view name);
+
+// The (tenant, store) a StoreSpec.base names: "TENANT/STORE", or "STORE" of `tenant` (the
+// creating one). InvalidArgument naming spec.base when either name is not valid.
+absl::StatusOr<std::pair<std::string, std::string>> ParseBaseName(absl::string_view tenant,
+                                                                  absl::string_view base);
 
 }  // namespace adaptd
 

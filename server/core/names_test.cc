@@ -23,5 +23,22 @@ TEST(NamesTest, RejectsInvalidNamesNamingTheField) {
   EXPECT_FALSE(ValidateName("store", std::string(kMaxNameLength + 1, 'x')).ok());
 }
 
+TEST(ParseBaseNameTest, TenantDefaultsToTheCreator) {
+  auto own = ParseBaseName("acme", "shared");
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(own->first, "acme");
+  EXPECT_EQ(own->second, "shared");
+  auto other = ParseBaseName("acme", "curated/support-v2");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->first, "curated");
+  EXPECT_EQ(other->second, "support-v2");
+  for (const char* bad : {"", "/x", "x/", "a/b/c", "-x", "a/ b"}) {
+    auto parsed = ParseBaseName("acme", bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(parsed.status().message().substr(0, 10), "spec.base:") << parsed.status();
+  }
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -19,6 +19,7 @@ constexpr int kEntryInfo = adapt::v1::CatalogEntry::kInfoFieldNumber;
 constexpr int kEntryPinned = adapt::v1::CatalogEntry::kPinnedFieldNumber;
 constexpr int kInfoSpec = adapt::v1::StoreInfo::kSpecFieldNumber;
 constexpr int kSpecKind = adapt::v1::StoreSpec::kKindFieldNumber;
+constexpr int kSpecBase = adapt::v1::StoreSpec::kBaseFieldNumber;
 
 CodedInputStream Over(std::string_view bytes) {
   return CodedInputStream(reinterpret_cast<const uint8_t*>(bytes.data()),
@@ -44,24 +45,30 @@ bool IsVarint(uint32_t tag) {
   return WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_VARINT;
 }
 
-// The kind in a serialized StoreSpec (the last one given wins, as in a parse).
-std::optional<adapt::v1::StoreKind> KindOf(std::string_view spec) {
+// The kind and base in a serialized StoreSpec (the last one given wins, as in a parse).
+bool ReadSpecHead(std::string_view spec, CatalogRow* row) {
   CodedInputStream in = Over(spec);
   int kind = adapt::v1::STORE_KIND_UNSPECIFIED;
+  std::string_view base;
   while (uint32_t tag = in.ReadTag()) {
-    if (WireFormatLite::GetTagFieldNumber(tag) == kSpecKind && IsVarint(tag)) {
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    if (field == kSpecKind && IsVarint(tag)) {
       uint64_t value = 0;
-      if (!in.ReadVarint64(&value)) return std::nullopt;
+      if (!in.ReadVarint64(&value)) return false;
       kind = static_cast<int>(value);
+    } else if (field == kSpecBase && IsLengthDelimited(tag)) {
+      if (!ReadBytes(&in, spec, &base)) return false;
     } else if (!WireFormatLite::SkipField(&in, tag)) {
-      return std::nullopt;
+      return false;
     }
   }
   if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(spec.size())) {
-    return std::nullopt;
+    return false;
   }
-  if (!adapt::v1::StoreKind_IsValid(kind)) return std::nullopt;
-  return static_cast<adapt::v1::StoreKind>(kind);
+  if (!adapt::v1::StoreKind_IsValid(kind)) return false;
+  row->kind = static_cast<adapt::v1::StoreKind>(kind);
+  row->base = base;
+  return true;
 }
 
 // Whether a serialized StoreInfo carries its spec, once.
@@ -113,9 +120,7 @@ std::optional<CatalogRow> ReadCatalogRow(std::string_view record) {
   }
   if (in.CurrentPosition() != static_cast<int>(record.size())) return std::nullopt;
   if (specs != 1 || infos != 1 || !HasOneSpec(row.info)) return std::nullopt;
-  const std::optional<adapt::v1::StoreKind> kind = KindOf(spec);
-  if (!kind.has_value()) return std::nullopt;
-  row.kind = *kind;
+  if (!ReadSpecHead(spec, &row)) return std::nullopt;
   return row;
 }
 

@@ -1,7 +1,7 @@
 // CatalogRow: a catalog entry (adapt.v1.CatalogEntry, state_db.h) read at the wire level, for
-// start-up. A cold store needs little of its entry until a call reaches it: its LSNs, its kind
-// and whether it failed or is pinned. Parsing every entry whole (the store's spec twice and its
-// description with every label) allocated a few KiB per store and was most of the start-up
+// start-up. A cold store needs little of its entry until a call reaches it: its LSNs, its kind,
+// its base and whether it failed or is pinned. Parsing every entry whole (the store's spec twice
+// and its description with every label) allocated a few KiB per store and was most of the start-up
 // time at 10^6 stores (docs/RESIDENCY.md, "Start-up"). ReadCatalogRow reads the top-level
 // fields and only finds where the description lies; the journal keeps the record without it,
 // the engine's slot keeps the description's bytes, and each is parsed when it is needed.
@@ -23,6 +23,7 @@ struct CatalogRow {
   bool pinned = false;
   std::string_view failure;
   adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;  // spec.kind
+  std::string_view base;                                          // spec.base
   // The description (field `info`): its serialized StoreInfo, and the field's whole extent in
   // the record (tag and length included).
   std::string_view info;

@@ -46,6 +46,7 @@ TEST(CatalogRowTest, AgreesWithTheWholeParse) {
   EXPECT_TRUE(row->pinned);
   EXPECT_TRUE(row->failure.empty());
   EXPECT_EQ(row->kind, adapt::v1::STORE_KIND_FALCON);
+  EXPECT_TRUE(row->base.empty());
 
   adapt::v1::StoreInfo info;
   ASSERT_TRUE(info.ParseFromString(std::string(row->info)));
@@ -56,6 +57,15 @@ TEST(CatalogRowTest, AgreesWithTheWholeParse) {
   adapt::v1::CatalogEntry want = entry;
   want.clear_info();
   EXPECT_TRUE(MessageDifferencer::Equals(bare, want));
+}
+
+TEST(CatalogRowTest, TheBaseIsRead) {
+  adapt::v1::CatalogEntry entry = Entry();
+  entry.mutable_spec()->set_base("shared/curated");
+  const std::optional<CatalogRow> row = ReadCatalogRow(entry.SerializeAsString());
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->base, "shared/curated");
+  EXPECT_EQ(row->kind, adapt::v1::STORE_KIND_FALCON);
 }
 
 TEST(CatalogRowTest, AFailureIsRead) {

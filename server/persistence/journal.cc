@@ -353,7 +353,8 @@ absl::StatusOr<CommitResult> Journal::Commit(
 }
 
 absl::Status Journal::LogCompile(const std::string& tenant, const std::string& name,
-                                 const Store* store, const adapt::v1::CompileRequest& request) {
+                                 const Store* store, const adapt::v1::CompileRequest& request,
+                                 const BaseReadout* base) {
   const std::string key = StoreKey(tenant, name);
   std::shared_ptr<Entry> entry = FindEntry(key);
   if (entry == nullptr || entry->store.get() != store) return absl::OkStatus();
@@ -363,9 +364,19 @@ absl::Status Journal::LogCompile(const std::string& tenant, const std::string& n
     if (entry->deleted) return absl::OkStatus();
     adapt::v1::WalRecord record;
     record.set_incarnation(entry->incarnation);
-    *record.mutable_compile() = request;
-    record.mutable_compile()->clear_tenant();
-    record.mutable_compile()->clear_store();
+    adapt::v1::CompileRequest* compile = record.mutable_compile();
+    if (base != nullptr) {
+      adapt::v1::WalBaseCompile* with_base = record.mutable_base_compile();
+      with_base->set_base_version(base->version);
+      with_base->mutable_labels()->Add(base->label_names.begin(), base->label_names.end());
+      with_base->set_columns(static_cast<uint32_t>(base->columns));
+      with_base->mutable_s()->Add(base->s.begin(), base->s.end());
+      compile = with_base->mutable_compile();
+    }
+    *compile = request;
+    compile->clear_tenant();
+    compile->clear_store();
+    compile->clear_refresh_base();
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
     entry->MarkDirty(lsn);

@@ -74,6 +74,7 @@ struct RecoveredStore {
   // (spec included), parsed when the store is described (catalog_row.h).
   adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;
   std::string info;
+  std::string base;  // spec.base: the store it was created from, if any
   bool pinned = false;
 
   adapt::v1::StoreInfo Info() const {
@@ -156,9 +157,11 @@ class Journal {
   absl::Status LogPin(const std::string& tenant, const std::string& name, const Store* store,
                       bool pinned);
 
-  // Logs a finished compile (its parameter overrides persist) and waits for durability.
+  // Logs a finished compile (its parameter overrides persist) and waits for durability. With
+  // `base` (a refresh_base compile), the record holds the base read-out the compile copied.
   absl::Status LogCompile(const std::string& tenant, const std::string& name, const Store* store,
-                          const adapt::v1::CompileRequest& request);
+                          const adapt::v1::CompileRequest& request,
+                          const BaseReadout* base = nullptr);
 
   // Logs a finished automatic compile of `store` (found among the open stores; nothing is
   // logged for a store that was deleted meanwhile) and waits for durability, so replay

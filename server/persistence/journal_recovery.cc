@@ -60,6 +60,7 @@ class Recovery {
     // cold store; it is read when a log record needs it, or when a call does).
     std::string record;
     adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;
+    std::string base;  // spec.base of a cold store
     bool cold = false;
     bool pinned = false;
   };
@@ -132,6 +133,7 @@ absl::Status Recovery::LoadCatalog() {
       state.last_lsn = row->lsn;
       state.pinned = row->pinned;
       state.kind = row->kind;
+      state.base = std::string(row->base);
       state.cold = true;  // read when needed: start-up reads the catalog alone
       state.record = std::string(record);
     } else {
@@ -145,6 +147,7 @@ absl::Status Recovery::LoadCatalog() {
       state.last_lsn = entry.lsn();
       state.spec = entry.spec();
       state.kind = entry.spec().kind();
+      state.base = entry.spec().base();
       state.pinned = entry.pinned();
       if (!entry.failure().empty()) {
         Fail(&state, entry.failure());
@@ -343,6 +346,17 @@ void Recovery::Apply(const LogFrame& frame) {
   } else if (record.has_compile()) {
     // A compile changes no statistics; its parameter overrides and version persist.
     (void)state.store->Compile(record.compile());
+  } else if (record.has_base_compile()) {
+    // A refresh_base compile, with the copy of the base it took (the base is not read again).
+    const adapt::v1::WalBaseCompile& r = record.base_compile();
+    BaseReadout base;
+    base.version = r.base_version();
+    base.columns = r.columns();
+    base.dim = r.columns() > 0 ? r.s_size() / r.columns() : 0;
+    base.labels = r.labels_size() > 0;
+    base.label_names.assign(r.labels().begin(), r.labels().end());
+    base.s.assign(r.s().begin(), r.s().end());
+    (void)state.store->CompileWithBase(r.compile(), base);
   }
 }
 
@@ -480,6 +494,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     r.name = std::move(state.name);
     r.store = entry->store;
     r.kind = r.store != nullptr ? r.store->spec().kind() : state.kind;
+    r.base = r.store != nullptr ? r.store->spec().base() : state.base;
     r.info = std::move(info);
     r.pinned = state.pinned;
   }

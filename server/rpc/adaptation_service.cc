@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "server/core/list_page.h"
+#include "server/core/names.h"
 #include "server/rpc/predict_batch.h"
+#include "server/rpc/status.h"
 #include "server/rpc/stream_reactors.h"
 
 namespace adaptd {
@@ -102,10 +104,41 @@ grpc::ServerUnaryReactor* AdaptationService::Unary(grpc::CallbackServerContext* 
   return call;
 }
 
+grpc::Status AdaptationService::CheckBase(const grpc::ServerContextBase& context,
+                                          const CreateStoreRequest& request) const {
+  const std::string& base = request.spec().base();
+  if (base.empty()) return grpc::Status::OK;
+  absl::StatusOr<std::pair<std::string, std::string>> name = ParseBaseName(request.tenant(), base);
+  if (!name.ok()) return ToGrpc(name.status());
+  // Reading a base is reading its tenant: the caller's token must reach it.
+  if (name->first != request.tenant()) {
+    if (grpc::Status denied = ctx_.Authorize(context, name->first); !denied.ok()) {
+      return grpc::Status(denied.error_code(), absl::StrCat("spec.base: ", denied.error_message()));
+    }
+  }
+  if (ctx_.forwarder != nullptr) {
+    const cluster::Membership& members = ctx_.forwarder->membership();
+    const cluster::Member& base_owner = members.OwnerOf(name->first, name->second);
+    const cluster::Member& owner = members.OwnerOf(request.tenant(), request.store());
+    if (&base_owner != &owner) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          absl::StrCat("spec.base: the base ", name->first, "/", name->second,
+                                       " lives on member ", base_owner.name, " and ",
+                                       request.tenant(), "/", request.store(), " on ", owner.name,
+                                       "; in a cluster a store starts only from a base on its own "
+                                       "member (docs/BASE_STORES.md)"));
+    }
+  }
+  return grpc::Status::OK;
+}
+
 grpc::ServerUnaryReactor* AdaptationService::CreateStore(grpc::CallbackServerContext* context,
                                                          const Raw* request, Raw* response) {
   auto* call = new UnaryCall<CreateStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "CreateStore", s);
+  if (auto s = CheckBase(*context, call->request); !s.ok()) {
+    return Refuse(ctx_, call, "CreateStore", s);
+  }
   if (Forwarded(context, "CreateStore", request, call)) return call;
   return Unary(context, "CreateStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->CreateStore(call->request);

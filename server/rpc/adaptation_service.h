@@ -67,6 +67,12 @@ class AdaptationService final : public internal::RawAdaptationService {
   template <typename Call>
   grpc::Status Open(grpc::CallbackServerContext* context, const Raw* request, Call* call);
 
+  // CreateStore with spec.base: PERMISSION_DENIED naming spec.base when the caller may not read
+  // the base's tenant; in a cluster, FAILED_PRECONDITION when the base lives on another member
+  // than the new store; INVALID_ARGUMENT for a malformed name.
+  grpc::Status CheckBase(const grpc::ServerContextBase& context,
+                         const adapt::v1::CreateStoreRequest& request) const;
+
   // In a cluster, when another member owns `call`'s store: passes the call to it (or refuses
   // a forwarded call that is not ours) and returns true; the call finishes from there.
   template <typename Call>

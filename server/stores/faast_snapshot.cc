@@ -161,6 +161,27 @@ absl::Status ReadRaw(const FaastState& state, const StoreSpec& spec, const State
   return absl::OkStatus();
 }
 
+// A base's read-out (FaastState.prior), checked against the shape already read.
+absl::Status ReadPrior(const FaastState& state, const StoreSpec& spec, const StateArrays& arrays,
+                       FaastStatistics* st) {
+  const ArrayView<double> s = arrays.Get("prior.s", state.prior().s());
+  if (!state.has_prior()) {
+    if (!spec.base().empty()) return kCheck.Bad("prior", "missing for a store with spec.base");
+    return absl::OkStatus();
+  }
+  if (state.prior().base_version() == 0) return kCheck.Bad("prior.base_version", "must be >= 1");
+  if (st->dim == 0) return kCheck.Bad("prior", "present while dim is 0");
+  const int64_t d = st->dim, m = st->columns;
+  RETURN_IF_ERROR(kCheck.FiniteOfSize(s, d * m, "prior.s"));
+  st->Allocate(d);
+  st->prior_version = state.prior().base_version();
+  st->prior_t.assign(m * d, 0.0);
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t j = 0; j < m; ++j) st->prior_t[j * d + i] = s[i * m + j];
+  }
+  return absl::OkStatus();
+}
+
 // The published read-out, checked against the labels and statistics already read.
 absl::Status ReadPublished(const FaastState& state, const StoreSpec& spec,
                            const StateArrays& arrays, FaastPersistent* out) {
@@ -264,6 +285,15 @@ void FaastStateToState(const FaastStatistics& st, const std::vector<std::string>
       state->AddCopy<double>("raw_targets", raw.targets);
     }
   }
+  if (st.has_prior()) {
+    FaastState::Prior* prior = out.mutable_prior();
+    prior->set_base_version(st.prior_version);
+    state->Add<double>("prior.s", d * m, [&st, d, m](ArrayWriter<double>& w) {
+      for (int64_t i = 0; i < d; ++i) {
+        for (int64_t j = 0; j < m; ++j) w.Put(st.prior_t[j * d + i]);
+      }
+    });
+  }
   out.set_version(version);
   out.set_prequential_evaluated(prequential.evaluated);
   out.set_prequential_correct(prequential.correct);
@@ -298,6 +328,7 @@ absl::Status FaastStateFromProto(const FaastState& state, const StoreSpec& spec,
       !(state.prequential_loss_sum() >= 0) || !std::isfinite(state.prequential_loss_sum())) {
     return kCheck.Bad("prequential_correct", "prequential totals do not hold together");
   }
+  RETURN_IF_ERROR(ReadPrior(state, spec, arrays, &st));
   RETURN_IF_ERROR(ReadPublished(state, spec, arrays, out));
   out->pending = state.pending_examples();
   out->version = state.version();

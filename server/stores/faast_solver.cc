@@ -83,9 +83,12 @@ absl::StatusOr<FaastSolution> SolveGram(FaastStatistics& st, const FaastSolverPa
   if (params.ridge > 0) {
     out.solver = "ridge";
     for (int64_t i = 0; i < d; ++i) st.g[i * d + i] += params.ridge;
-    std::vector<double> b(d * m);  // C = ctᵀ
+    std::vector<double> b(d * m);  // C = ctᵀ, plus ridge·S_base with a base
+    const bool prior = st.has_prior();
     for (int64_t j = 0; j < m; ++j) {
-      for (int64_t i = 0; i < d; ++i) b[i * m + j] = st.ct[j * d + i];
+      for (int64_t i = 0; i < d; ++i) {
+        b[i * m + j] = st.ct[j * d + i] + (prior ? params.ridge * st.prior_t[j * d + i] : 0.0);
+      }
     }
     absl::Status s = backend->CholeskySolve(d, m, st.g.data(), b.data());
     if (!s.ok()) return RidgeFailure(s, params.ridge);
@@ -126,6 +129,15 @@ absl::StatusOr<FaastSolution> SolveFewShot(FaastStatistics& st, const FaastSolve
   FaastSolution out;
   out.solver = "few_shot";
   std::vector<double> r(n * m);  // (M + ridge·I)⁻¹Ṽ or U_k Λ_k⁻¹ U_kᵀ Ṽ
+  const bool prior = st.has_prior() && params.ridge > 0;
+  if (prior) {
+    // With a base: S = S_base + K̃ᵀ(M + ridge·I)⁻¹(Ṽ − K̃ S_base), the same as
+    // (G + ridge·I)⁻¹(C + ridge·S_base).
+    std::vector<double> pulled(n * m);
+    RETURN_IF_ERROR(Product(backend, Trans::kNo, Trans::kYes, n, m, d, raw.keys.data(), d,
+                            st.prior_t.data(), d, pulled.data(), m));
+    for (int64_t i = 0; i < n * m; ++i) v[i] -= pulled[i];
+  }
   if (params.ridge > 0) {
     for (int64_t i = 0; i < n; ++i) gram[i * n + i] += params.ridge;
     r = v;
@@ -145,6 +157,11 @@ absl::StatusOr<FaastSolution> SolveFewShot(FaastStatistics& st, const FaastSolve
   out.s.assign(d * m, 0.0);
   RETURN_IF_ERROR(Product(backend, Trans::kYes, Trans::kNo, d, m, n, raw.keys.data(), d, r.data(),
                           m, out.s.data(), m));
+  if (prior) {
+    for (int64_t i = 0; i < d; ++i) {
+      for (int64_t j = 0; j < m; ++j) out.s[i * m + j] += st.prior_t[j * d + i];
+    }
+  }
   return out;
 }
 
@@ -161,6 +178,13 @@ absl::StatusOr<FaastSolution> SolveFaast(FaastStatistics stats, const FaastSolve
   if (stats.examples == 0 || stats.dim == 0) {
     FaastSolution out;
     out.s.assign(stats.dim * stats.columns, 0.0);
+    if (stats.has_prior() && params.ridge > 0) {  // (0 + ridge·I)⁻¹ ridge·S_base = S_base
+      const int64_t d = stats.dim, m = stats.columns;
+      for (int64_t i = 0; i < d; ++i) {
+        for (int64_t j = 0; j < m; ++j) out.s[i * m + j] = stats.prior_t[j * d + i];
+      }
+      out.effective_rank = static_cast<uint32_t>(d);
+    }
     out.solver = params.ridge > 0 ? "ridge" : "spectral";
     out.cutoff = params.ridge > 0 ? 0.0 : FaastCutoff(params, stats.weighted_examples);
     return out;

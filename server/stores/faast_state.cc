@@ -77,6 +77,7 @@ void FaastStatistics::Allocate(int64_t new_dim) {
 void FaastStatistics::AddColumns(int64_t count) {
   columns += count;
   if (!g.empty()) ct.resize(columns * dim, 0.0);
+  if (prior_version > 0) prior_t.resize(columns * dim, 0.0);
 }
 
 void FaastStatistics::ZeroStatistics() {
@@ -87,7 +88,7 @@ void FaastStatistics::ZeroStatistics() {
 }
 
 size_t FaastStatistics::bytes() const {
-  return (g.capacity() + ct.capacity()) * sizeof(double) + raw.bytes();
+  return (g.capacity() + ct.capacity() + prior_t.capacity()) * sizeof(double) + raw.bytes();
 }
 
 // dst += sign·src over the upper triangle only: a delta's strictly lower triangle is never

@@ -41,6 +41,12 @@ struct FaastStatistics {
   uint64_t examples = 0;         // undecayed count
   bool raw_kept = true;          // false for good once dropped
   FaastRawPairs raw;
+  // A store with a base (docs/BASE_STORES.md): the copied read-out S_base that the ridge solve
+  // pulls towards, held transposed like C (columns × dim; a new label's row is zero).
+  std::vector<double> prior_t;
+  // The base's published version the copy was taken from (≥ 1); 0: no base.
+  uint64_t prior_version = 0;
+  bool has_prior() const { return prior_version > 0; }
 
   // Sizes g and ct for `dim` (fixing it) if they are not allocated yet.
   void Allocate(int64_t new_dim);

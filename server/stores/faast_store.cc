@@ -288,6 +288,129 @@ FaastSolution ZeroShotSolution(int64_t dim, int64_t columns) {
 
 }  // namespace
 
+absl::StatusOr<BaseReadout> FaastStore::ExportBase() const {
+  std::shared_ptr<const FaastWeights> w = published();
+  if (embedded_) {
+    return absl::InvalidArgumentError(
+        "spec.base: a label-embedding store (output.label_encoder) cannot be a base");
+  }
+  if (w == nullptr || w->dim == 0) {
+    return absl::FailedPreconditionError("spec.base: the base has no compiled version yet");
+  }
+  BaseReadout out;
+  out.version = w->version;
+  out.dim = w->dim;
+  out.columns = w->columns;
+  out.labels = w->labels;
+  if (w->labels && w->label_names != nullptr) out.label_names = *w->label_names;
+  out.s = w->s;
+  return out;
+}
+
+absl::Status FaastStore::SetPriorLocked(const BaseReadout& base) {
+  if (embedded_) {
+    return absl::InvalidArgumentError(
+        "spec.base: a label-embedding store (output.label_encoder) cannot start from a base");
+  }
+  if (base.version == 0) return absl::InvalidArgumentError("spec.base: the base's version is 0");
+  if (base.key_norm != adapt::v1::FalconParams::KEY_NORM_NONE) {
+    return absl::InvalidArgumentError(
+        "spec.base: the base normalises its keys (falcon key_norm); a faast store reads them as "
+        "they are");
+  }
+  if (stats_.dim != 0 && stats_.dim != base.dim) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.base: the base's dimension ", base.dim,
+                                                   " differs from the store's ", stats_.dim));
+  }
+  if (base.labels != labels_ || (!labels_ && base.columns != out_dim_)) {
+    return absl::InvalidArgumentError(
+        "spec.base: the base's output differs from the store's (labels, or vectors of one width)");
+  }
+  std::vector<int32_t> column(base.columns);
+  if (labels_) {
+    std::vector<std::string> fresh;
+    for (int64_t j = 0; j < base.columns; ++j) {
+      const std::string& name = base.label_names[j];
+      auto it = label_index_.find(name);
+      column[j] = it != label_index_.end()
+                      ? it->second
+                      : static_cast<int32_t>(label_names_->size() + fresh.size());
+      if (it == label_index_.end()) fresh.push_back(name);
+    }
+    const int64_t total = static_cast<int64_t>(label_names_->size() + fresh.size());
+    if (total > max_labels_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("spec.faast.max_labels: with the base's labels the store would hold ", total,
+                       ", more than ", max_labels_));
+    }
+    if (!fresh.empty()) {
+      auto names = std::make_shared<std::vector<std::string>>(*label_names_);
+      for (const std::string& name : fresh) {
+        label_index_.emplace(name, static_cast<int32_t>(names->size()));
+        names->push_back(name);
+      }
+      label_names_ = std::move(names);
+    }
+    if (stats_.g.empty()) stats_.Allocate(base.dim);
+    if (!fresh.empty()) stats_.AddColumns(static_cast<int64_t>(fresh.size()));
+  } else {
+    for (int64_t j = 0; j < base.columns; ++j) column[j] = static_cast<int32_t>(j);
+    if (stats_.g.empty()) stats_.Allocate(base.dim);
+  }
+  spec_.set_dim(static_cast<uint32_t>(base.dim));
+  const int64_t d = base.dim, m = stats_.columns;
+  stats_.prior_t.assign(m * d, 0.0);  // a label the base lacks starts at zero
+  for (int64_t i = 0; i < d; ++i) {
+    for (int64_t j = 0; j < base.columns; ++j) {
+      stats_.prior_t[column[j] * d + i] = base.s[i * base.columns + j];
+    }
+  }
+  stats_.prior_version = base.version;
+  return absl::OkStatus();
+}
+
+absl::Status FaastStore::StartFromBase(const BaseReadout& base) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stats_.examples > 0 || !label_names_->empty() || version() > 0 || stats_.has_prior()) {
+      return absl::FailedPreconditionError("spec.base: a store takes its base when it is created");
+    }
+    if (!(spec_.faast().ridge() > 0)) {
+      return absl::InvalidArgumentError(
+          "spec.base: a faast store with a base needs faast.ridge > 0 (the ridge pulls towards "
+          "the base; the spectral solve G⁺C has no place for it)");
+    }
+    RETURN_IF_ERROR(SetPriorLocked(base));
+    pending_ = 0;
+  }
+  return CompileAndPublish(adapt::v1::FaastParams(), std::nullopt).status();
+}
+
+absl::StatusOr<CompileResponse> FaastStore::CompileWithBase(const CompileRequest& request,
+                                                            const BaseReadout& base) {
+  RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
+  std::vector<double> prior_before;  // put back when the compile fails
+  uint64_t version_before = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stats_.has_prior()) {
+      return absl::FailedPreconditionError("refresh_base: the store has no base");
+    }
+    prior_before = stats_.prior_t;
+    version_before = stats_.prior_version;
+    RETURN_IF_ERROR(SetPriorLocked(base));
+  }
+  absl::StatusOr<CompileResponse> done = CompileAndPublish(request.faast(), std::nullopt);
+  if (!done.ok()) {
+    // Labels the base brought stay (a label is never removed), with a zero prior.
+    absl::MutexLock lock(&mu_);
+    stats_.prior_t.assign(stats_.columns * stats_.dim, 0.0);
+    std::copy(prior_before.begin(), prior_before.end(), stats_.prior_t.begin());
+    stats_.prior_version = version_before;
+  }
+  return done;
+}
+
 absl::Status FaastStore::SeedDeclaredLabels(const std::vector<std::string>& names,
                                             const std::vector<float>& vectors) {
   {
@@ -334,16 +457,26 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   std::shared_ptr<const std::vector<std::string>> names;
   std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
   uint64_t taken = 0;
+  uint64_t base_version = 0;
   bool zero_shot = false;
   {
     absl::MutexLock lock(&mu_);
     zero_shot = prior_examples_ > 0 && stats_.examples == 0 && !label_names_->empty();
-    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !zero_shot) {
+    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !zero_shot &&
+        !stats_.has_prior()) {
       return absl::FailedPreconditionError(
           "the store holds no examples: adapt some examples first");
     }
     params = spec_.faast();
     ApplyFaastOverrides(overrides, &params);
+    if (stats_.has_prior() && !(params.ridge() > 0)) {
+      return absl::InvalidArgumentError(
+          "faast.ridge: a store with a base solves S = (G + ridge·I)⁻¹(C + ridge·S_base); ridge "
+          "must stay > 0");
+    }
+    base_version = stats_.prior_version;
+    if (stats_.has_prior()) problem.prior_t = stats_.prior_t;
+    problem.prior_version = stats_.prior_version;
     problem.labels = stats_.labels;
     problem.dim = stats_.dim;
     problem.columns = stats_.columns;
@@ -401,6 +534,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   stats.set_solver(solution->solver);
   stats.set_compile_seconds(seconds);
   stats.set_fast_weight_share(share);
+  stats.set_base_version(base_version);
 
   CompileResponse response;
   absl::MutexLock lock(&mu_);

@@ -54,6 +54,12 @@ class FaastStore final : public Store {
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
   absl::Status WriteState(StateSink sink) const override;
   std::shared_ptr<const LinearReadout> Readout() const override;
+  absl::StatusOr<BaseReadout> ExportBase() const override;
+  absl::Status StartFromBase(const BaseReadout& base) override
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  absl::StatusOr<adapt::v1::CompileResponse> CompileWithBase(
+      const adapt::v1::CompileRequest& request, const BaseReadout& base) override
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
 
   // The last published weights (null before the first compile), for tests and tools.
   std::shared_ptr<const FaastWeights> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);
@@ -89,6 +95,9 @@ class FaastStore final : public Store {
                           std::vector<std::string>* fresh) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AppendLabels(const std::vector<std::string>& fresh, const FaastTxn& txn)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `base` the prior of the ridge solve: its labels the store lacks are added (after the
+  // store's own), its columns mapped to the store's by name.
+  absl::Status SetPriorLocked(const BaseReadout& base) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // What the store holds in memory, `w` its published weights (StoreInfo.memory_bytes).
   size_t BytesLocked(const FaastWeights* w) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -263,6 +263,61 @@ std::shared_ptr<const LinearReadout> FalconStore::Readout() const {
   });
 }
 
+absl::StatusOr<BaseReadout> FalconStore::ExportBase() const {
+  std::shared_ptr<const FalconVersion> v = published();
+  const FalconMemory& mem = v->memory;
+  if (mem.dim == 0 || mem.columns == 0 || v->version == 0) {
+    return absl::FailedPreconditionError("spec.base: the base has learned nothing yet");
+  }
+  BaseReadout out;
+  out.version = v->version;
+  out.dim = mem.dim;
+  out.columns = mem.columns;
+  out.labels = labels_;
+  if (labels_) out.label_names = *v->labels;
+  out.s = mem.s;
+  out.key_norm = v->spec.falcon().key_norm();
+  return out;
+}
+
+absl::Status FalconStore::StartFromBase(const BaseReadout& base) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<const FalconVersion> current = published();
+  if (current->version != 0 || current->examples != 0) {
+    return absl::FailedPreconditionError("spec.base: a store takes its base when it is created");
+  }
+  if (base.key_norm != current->spec.falcon().key_norm()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.falcon.key_norm: the base reads keys with key_norm ",
+                     adapt::v1::FalconParams::KeyNorm_Name(base.key_norm),
+                     "; a store that starts from its state must too"));
+  }
+  const int64_t want = ColumnsFor(current->spec, base.dim);
+  if (base.labels != labels_ || (!labels_ && base.columns != want)) {
+    return absl::InvalidArgumentError(
+        "spec.base: the base's output differs from the store's (labels, or vectors of one width)");
+  }
+  if (current->memory.dim != 0 && current->memory.dim != base.dim) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.base: the base's dimension ", base.dim,
+                                                   " differs from the store's ",
+                                                   current->memory.dim));
+  }
+  auto next = std::make_shared<FalconVersion>(*current);
+  next->spec.set_dim(static_cast<uint32_t>(base.dim));
+  next->memory.Reset(base.dim, base.columns);
+  next->memory.s = base.s;
+  if (labels_) {
+    next->labels = std::make_shared<const std::vector<std::string>>(base.label_names);
+    for (size_t i = 0; i < base.label_names.size(); ++i) {
+      label_index_.emplace(base.label_names[i], static_cast<int64_t>(i));
+    }
+  }
+  next->version = 1;
+  absl::MutexLock pub_lock(&pub_mu_);
+  published_ = std::move(next);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<adapt::v1::CompileResponse> FalconStore::Compile(const adapt::v1::CompileRequest&) {
   return absl::FailedPreconditionError("falcon stores learn online; there is nothing to compile");
 }

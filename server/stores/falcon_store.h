@@ -49,6 +49,8 @@ class FalconStore final : public Store {
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
   absl::Status WriteState(StateSink sink) const override;
   std::shared_ptr<const LinearReadout> Readout() const override;
+  absl::StatusOr<BaseReadout> ExportBase() const override;
+  absl::Status StartFromBase(const BaseReadout& base) override;
 
   // The current version, for tests and tools.
   std::shared_ptr<const FalconVersion> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);

@@ -94,6 +94,19 @@ struct LinearReadout {
   std::function<void(int64_t rows, float* keys)> prepare;
 };
 
+// A store's published read-out in float64 as another store copies it when it names this one as
+// its base (StoreSpec.base, docs/BASE_STORES.md).
+struct BaseReadout {
+  uint64_t version = 0;  // the published version copied (≥ 1)
+  int64_t dim = 0;
+  int64_t columns = 0;
+  bool labels = true;
+  std::vector<std::string> label_names;  // labels: one per column
+  std::vector<double> s;                 // dim × columns, row-major
+  // The normalisation the base applies to keys before S (faast: none).
+  adapt::v1::FalconParams::KeyNorm key_norm = adapt::v1::FalconParams::KEY_NORM_NONE;
+};
+
 enum class TxnKind { kAdapt, kForget };
 
 class Store;
@@ -204,6 +217,28 @@ class Store {
   // The published linear read-out, or null for kinds without one or while Predict would
   // fail (nothing published yet): callers then use Predict.
   virtual std::shared_ptr<const LinearReadout> Readout() const { return nullptr; }
+
+  // Base stores (docs/BASE_STORES.md). The read-out a store with this one as its base copies:
+  // FailedPrecondition while nothing is published; the default, for kinds that cannot be a
+  // base, InvalidArgument naming spec.base.
+  virtual absl::StatusOr<BaseReadout> ExportBase() const {
+    return absl::InvalidArgumentError("spec.base: a store of this kind cannot be a base");
+  }
+  // A new store (no examples, nothing published) starts from `base`, whose shape the caller
+  // has checked against the spec (dim, output); the store publishes its first version from it.
+  virtual absl::Status StartFromBase(const BaseReadout& base) {
+    (void)base;
+    return absl::InvalidArgumentError("spec.base: stores of this kind cannot start from a base");
+  }
+  // Compile after replacing the copy of the base by `base` (CompileRequest.refresh_base).
+  virtual absl::StatusOr<adapt::v1::CompileResponse> CompileWithBase(
+      const adapt::v1::CompileRequest& request, const BaseReadout& base) {
+    (void)request;
+    (void)base;
+    return absl::FailedPreconditionError(
+        "refresh_base: only faast stores refresh their base; this kind copies it once, at "
+        "creation");
+  }
 };
 
 // Snapshot() of a kind that implements WriteState: the state with its arrays filled into their

@@ -352,6 +352,35 @@ TEST_F(AuthzTest, LaterStreamMessagesAreCheckedToo) {
             grpc::StatusCode::NOT_FOUND);
 }
 
+// StoreSpec.base reads another store: a base in another tenant needs a token that reaches that
+// tenant too (PERMISSION_DENIED naming spec.base, and no store is created).
+TEST_F(AuthzTest, ABaseInAnotherTenantNeedsATokenThatReachesIt) {
+  auto create = [](const std::string& token, const std::string& store, const std::string& base) {
+    adapt::v1::CreateStoreRequest request;
+    request.set_tenant("alpha");
+    request.set_store(store);
+    *request.mutable_spec() = Faast();
+    request.mutable_spec()->mutable_faast()->set_ridge(1.0);
+    request.mutable_spec()->set_base(base);
+    adapt::v1::StoreInfo info;
+    return stub().CreateStore(TokenContext(token).get(), request, &info);
+  };
+  const grpc::Status denied = create(kAlpha, "from-beta", "beta/s");
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(denied.error_message().rfind("spec.base: ", 0), 0u) << denied.error_message();
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("alpha");
+  get.set_store("from-beta");
+  adapt::v1::StoreInfo info;
+  EXPECT_EQ(stub().GetStore(TokenContext(kAdmin).get(), get, &info).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  // The tenant's own base, and another's with a token that reaches both.
+  const grpc::Status own = create(kAlpha, "from-own", "s");
+  EXPECT_TRUE(own.ok()) << own.error_message();
+  const grpc::Status admin = create(kAdmin, "from-beta-admin", "beta/s");
+  EXPECT_TRUE(admin.ok()) << admin.error_message();
+}
+
 TEST(AuthOff, NoTokensConfiguredAllowsEveryCaller) {
   SecurityServer server(TestConfig());
   ASSERT_NE(server.server(), nullptr);

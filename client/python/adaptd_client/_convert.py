@@ -185,13 +185,14 @@ def message_to_dict(message):
 
 def spec_to_dict(spec):
     """StoreSpec → dict: kind ('faast', ...), encoder, output ('labels', 'vector:M', 'next'),
-    dim and params (the kind's parameters that are set)."""
+    dim, base ('TENANT/STORE' or '') and params (the kind's parameters that are set)."""
     params_case = spec.WhichOneof("params")
     return {
         "kind": KIND_NAMES.get(spec.kind, "unspecified"),
         "encoder": spec.encoder,
         "output": format_output(spec.output),
         "dim": spec.dim,
+        "base": spec.base,
         "params": message_to_dict(getattr(spec, params_case)) if params_case else {},
     }
 

@@ -131,20 +131,23 @@ class Client:
     # -- stores ----------------------------------------------------------------------------
 
     def create_store(self, tenant, store, kind="faast", encoder="identity", output="labels",
-                     dim=0, label_encoder="", labels=(), **params):
+                     dim=0, label_encoder="", labels=(), base="", **params):
         """Creates tenant/store and returns its info (see get_store).
 
         kind: "faast", "falcon" or "fwpkm"; output: "labels", "vector:M" or "next"; dim: the key
         dimension (0 = fixed by the first example); label_encoder (faast labels): a text encoder
         that embeds the label names, which the store then learns as targets; labels: label
         names declared at creation (with label_encoder; with prior_examples > 0 the store answers
-        zero-shot at once); params: fields of the kind's parameter message (e.g. ridge=1.0,
+        zero-shot at once); base: "TENANT/STORE" (or "STORE" of this tenant) to start from, a
+        faast store with ridge > 0 or a falcon store (docs/BASE_STORES.md); params: fields of
+        the kind's parameter message (e.g. ridge=1.0,
         rcond=1e-6, prior_examples=16 for faast; enums by short name, e.g. variant="1a",
         key_norm="l2" for falcon).
         """
         spec = _convert.build_spec(kind, encoder, output, dim, params)
         spec.output.label_encoder = label_encoder
         spec.output.labels.extend(str(name) for name in labels)
+        spec.base = base
         info = self._call("CreateStore",
                           pb.CreateStoreRequest(tenant=tenant, store=store, spec=spec))
         return _convert.store_info_to_dict(info)
@@ -241,10 +244,11 @@ class Client:
         return iter([message_type(tenant=tenant, store=store, examples=part)
                      for part in _batches(examples, batch)])
 
-    def compile(self, tenant, store, **overrides):
+    def compile(self, tenant, store, refresh_base=False, **overrides):
         """Solves and publishes a new version (faast; fwpkm applies any queued items). overrides
-        (faast): rcond, alpha, ridge, kept for later compiles too. Returns {version, stats}."""
-        request = pb.CompileRequest(tenant=tenant, store=store)
+        (faast): rcond, alpha, ridge, kept for later compiles too; refresh_base (a faast store
+        with a base): copy the base's current read-out first. Returns {version, stats}."""
+        request = pb.CompileRequest(tenant=tenant, store=store, refresh_base=refresh_base)
         if overrides:
             _convert.fill_params(request.faast, overrides, "compile")
         response = self._call("Compile", request)

@@ -314,6 +314,29 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(1, "NOT_FOUND", "store", "pin", "pins/missing")
         self.fails(2, "INVALID_ARGUMENT", "store", "unpin", "no-slash")
 
+    def test_store_from_a_base(self):
+        train, test = self.make_classification_files("base_", seed=11)
+        self.ok("store", "create", "shared/curated", "--kind", "faast", "--set", "ridge=1")
+        self.ok("adapt", "shared/curated", "--input", self.path("base_train.csv"))
+        self.ok("compile", "shared/curated")
+        child = self.ok("store", "create", "acme/child", "--kind", "faast", "--set", "ridge=1",
+                        "--base", "shared/curated")
+        self.assertEqual(child["spec"]["base"], "shared/curated")
+        self.assertEqual(child["version"], 1)
+        predicted = self.ok("predict", "acme/child", "--input", self.path("base_test.csv"),
+                            "--output", self.path("base_pred.csv"))
+        self.assertEqual(predicted["predicted"], len(test))
+        correct = sum(p["label"] == row[-1]
+                      for p, row in zip(read_csv(self.path("base_pred.csv")), test))
+        self.assertGreaterEqual(correct / len(test), 0.9, "the base's knowledge, before any example")
+        refreshed = self.ok("compile", "acme/child", "--refresh-base")
+        self.assertEqual(refreshed["base_version"], 1)
+        self.fails(1, "FAILED_PRECONDITION", "store", "delete", "shared/curated")
+        self.fails(1, "INVALID_ARGUMENT", "store", "create", "acme/spectral", "--kind", "faast",
+                   "--base", "shared/curated")
+        self.ok("store", "delete", "acme/child")
+        self.ok("store", "delete", "shared/curated")
+
     def test_declared_labels_answer_zero_shot(self):
         with open(self.path("zs_labels.txt"), "w") as f:
             f.write("shipping\npassword\n")

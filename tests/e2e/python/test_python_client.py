@@ -120,6 +120,26 @@ class PythonClientEndToEnd(unittest.TestCase):
         self.assertGreaterEqual(more["accuracy"], 0.85)
         self.assertAlmostEqual(more["loss"], 1.0 - more["accuracy"])
 
+    def test_base_store_answers_at_once_and_refreshes(self):
+        self.make_label_store("base-src")
+        info = self.client.create_store("python-base", "child", kind="faast", ridge=1.0,
+                                        base=f"{TENANT}/base-src", **MANUAL)
+        self.assertEqual(info["spec"]["base"], f"{TENANT}/base-src")
+        self.assertEqual(info["version"], 1, "the copy of the base is published at once")
+        queries = self.x_test[:20]
+        self.assertEqual(self.client.predict("python-base", "child", queries),
+                         self.client.predict(TENANT, "base-src", queries))
+        refreshed = self.client.compile("python-base", "child", refresh_base=True)
+        self.assertEqual(refreshed["stats"]["base_version"],
+                         self.client.get_store(TENANT, "base-src")["version"])
+        error = self.assert_code("FAILED_PRECONDITION", self.client.delete_store, TENANT,
+                                 "base-src")
+        self.assertIn("python-base/child", error.message)
+        self.assert_code("INVALID_ARGUMENT", self.client.create_store, "python-base", "bad",
+                         kind="fwpkm", base=f"{TENANT}/base-src")
+        self.client.delete_store("python-base", "child")
+        self.client.delete_store(TENANT, "base-src")
+
     def test_declared_labels_answer_zero_shot(self):
         # Keys and label names through the server's text encoder: before any example, a text
         # that is a label's name decodes to that label; examples then move the read-out.

@@ -1,0 +1,266 @@
+// Base stores through the Engine (docs/BASE_STORES.md) on a real data directory: creation from a
+// faast or falcon base (by full name or the tenant's own), every refusal naming spec.base and
+// leaving nothing behind, deletion of a base in use refused until its dependants are gone
+// (across a restart, for hot and cold stores), and refresh_base compiles that a restart
+// replays without reading the base again.
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "server/config/config.h"
+#include "server/core/engine.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::OutputSpec;
+using adapt::v1::StoreSpec;
+
+constexpr int kDim = 6;
+
+class EngineBaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = kernels::MakeCpuBackend(1);
+    dir_ = ::testing::TempDir() + "/engine-base-" + std::to_string(std::random_device()());
+    std::filesystem::remove_all(dir_);
+    Start();
+  }
+  void TearDown() override {
+    engine_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Start(uint64_t memory_budget = 0) {
+    engine_.reset();
+    adapt::v1::ServerConfig config = DefaultConfig();
+    config.set_data_dir(dir_);
+    config.set_memory_budget_bytes(memory_budget);
+    auto engine = Engine::Create(config, backend_.get(), nullptr, nullptr);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = *std::move(engine);
+  }
+
+  static StoreSpec Faast(double ridge, const std::string& base = "") {
+    StoreSpec spec;
+    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+    spec.mutable_output()->set_kind(OutputSpec::KIND_LABELS);
+    spec.mutable_faast()->set_ridge(ridge);
+    spec.mutable_faast()->set_auto_compile_delay_ms(0);  // compiles are the test's
+    spec.set_base(base);
+    return spec;
+  }
+
+  absl::StatusOr<adapt::v1::StoreInfo> Create(const std::string& tenant, const std::string& store,
+                                              const StoreSpec& spec) {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant(tenant);
+    create.set_store(store);
+    *create.mutable_spec() = spec;
+    return engine_->CreateStore(create);
+  }
+
+  // `n` labelled examples (labels `names` in turn) into tenant/store, one Adapt call.
+  void Adapt(const std::string& tenant, const std::string& store, int n,
+             const std::vector<std::string>& names) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    std::normal_distribution<double> normal;
+    for (int i = 0; i < n; ++i) {
+      adapt::v1::Example* e = examples.Add();
+      e->set_label(names[i % names.size()]);
+      for (int j = 0; j < kDim; ++j) {
+        e->mutable_input()->mutable_vector()->add_values(static_cast<float>(normal(rng_)));
+      }
+    }
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add(tenant, store, examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  }
+
+  absl::StatusOr<adapt::v1::CompileResponse> Compile(const std::string& tenant,
+                                                     const std::string& store,
+                                                     bool refresh_base = false) {
+    adapt::v1::CompileRequest compile;
+    compile.set_tenant(tenant);
+    compile.set_store(store);
+    compile.set_refresh_base(refresh_base);
+    absl::Notification compiled;
+    absl::StatusOr<adapt::v1::CompileResponse> result = absl::UnknownError("not run");
+    engine_->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+      result = std::move(r);
+      compiled.Notify();
+    });
+    compiled.WaitForNotification();
+    return result;
+  }
+
+  // The scores of a fixed query, in label order.
+  std::vector<float> Scores(const std::string& tenant, const std::string& store) {
+    adapt::v1::PredictRequest predict;
+    predict.set_tenant(tenant);
+    predict.set_store(store);
+    predict.set_top_k(100);
+    adapt::v1::Input* query = predict.add_inputs();
+    for (int j = 0; j < kDim; ++j) {
+      query->mutable_vector()->add_values(0.3f * static_cast<float>(j) - 0.5f);
+    }
+    auto answer = engine_->Predict(predict);
+    EXPECT_TRUE(answer.ok()) << answer.status();
+    if (!answer.ok()) return {};
+    std::vector<std::pair<std::string, float>> pairs;
+    for (const auto& p : answer->predictions(0).labels()) pairs.emplace_back(p.label(), p.score());
+    std::sort(pairs.begin(), pairs.end());
+    std::vector<float> out;
+    for (const auto& [label, score] : pairs) out.push_back(score);
+    return out;
+  }
+
+  absl::Status Delete(const std::string& tenant, const std::string& store) {
+    adapt::v1::DeleteStoreRequest del;
+    del.set_tenant(tenant);
+    del.set_store(store);
+    return engine_->DeleteStore(del);
+  }
+
+  std::unique_ptr<kernels::Backend> backend_;
+  std::string dir_;
+  std::unique_ptr<Engine> engine_;
+  std::mt19937_64 rng_{7};
+};
+
+TEST_F(EngineBaseTest, CreateFromABaseAndRefusalsNameTheField) {
+  ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
+  Adapt("shared", "curated", 30, {"billing", "returns"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());
+
+  // A new tenant's store answers at once, from the base.
+  absl::StatusOr<adapt::v1::StoreInfo> made = Create("acme", "support", Faast(1.0, "shared/curated"));
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(made->spec().base(), "shared/curated");
+  EXPECT_EQ(made->spec().dim(), static_cast<uint32_t>(kDim));
+  EXPECT_EQ(made->version(), 1u);
+  EXPECT_EQ(made->faast().base_version(), 1u);
+  EXPECT_EQ(Scores("acme", "support"), Scores("shared", "curated"));
+  // Of the tenant's own, by store name alone; falcon too.
+  StoreSpec falcon;
+  falcon.set_kind(adapt::v1::STORE_KIND_FALCON);
+  falcon.set_base("support");
+  absl::StatusOr<adapt::v1::StoreInfo> online = Create("acme", "online", falcon);
+  ASSERT_TRUE(online.ok()) << online.status();
+  EXPECT_EQ(online->spec().base(), "acme/support");
+  EXPECT_EQ(online->spec().falcon().key_norm(), adapt::v1::FalconParams::KEY_NORM_NONE);
+  EXPECT_EQ(Scores("acme", "online"), Scores("acme", "support"));
+
+  struct Bad {
+    const char* name;
+    StoreSpec spec;
+    absl::StatusCode code;
+  };
+  StoreSpec fwpkm;
+  fwpkm.set_kind(adapt::v1::STORE_KIND_FWPKM);
+  fwpkm.set_base("shared/curated");
+  StoreSpec vector = Faast(1.0, "shared/curated");
+  vector.mutable_output()->set_kind(OutputSpec::KIND_VECTOR);
+  vector.mutable_output()->set_dim(2);
+  StoreSpec other_dim = Faast(1.0, "shared/curated");
+  other_dim.set_dim(kDim + 1);
+  StoreSpec l2 = falcon;
+  l2.set_base("shared/curated");
+  l2.mutable_falcon()->set_key_norm(adapt::v1::FalconParams::KEY_NORM_L2);
+  const Bad bad[] = {
+      {"missing", Faast(1.0, "shared/nope"), absl::StatusCode::kNotFound},
+      {"malformed", Faast(1.0, "a/b/c"), absl::StatusCode::kInvalidArgument},
+      {"itself", Faast(1.0, "acme/new"), absl::StatusCode::kInvalidArgument},
+      {"spectral", Faast(0.0, "shared/curated"), absl::StatusCode::kInvalidArgument},
+      {"fwpkm", fwpkm, absl::StatusCode::kInvalidArgument},
+      {"output", vector, absl::StatusCode::kInvalidArgument},
+      {"dim", other_dim, absl::StatusCode::kInvalidArgument},
+      {"key_norm", l2, absl::StatusCode::kInvalidArgument},
+  };
+  for (const Bad& b : bad) {
+    SCOPED_TRACE(b.name);
+    absl::StatusOr<adapt::v1::StoreInfo> refused = Create("acme", "new", b.spec);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), b.code) << refused.status();
+    const std::string message(refused.status().message());
+    EXPECT_TRUE(message.rfind("spec.", 0) == 0) << message;
+    adapt::v1::GetStoreRequest get;
+    get.set_tenant("acme");
+    get.set_store("new");
+    EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+  }
+  // A base that has published nothing yet.
+  ASSERT_TRUE(Create("shared", "empty", Faast(0.5)).ok());
+  absl::StatusOr<adapt::v1::StoreInfo> early = Create("acme", "new", Faast(1.0, "shared/empty"));
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition) << early.status();
+}
+
+TEST_F(EngineBaseTest, ABaseInUseIsNotDeletedAcrossRestarts) {
+  ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
+  Adapt("shared", "curated", 20, {"a", "b"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());
+  { auto made = Create("acme", "one", Faast(1.0, "shared/curated")); ASSERT_TRUE(made.ok()) << made.status(); }
+  ASSERT_TRUE(Create("zeta", "two", Faast(1.0, "shared/curated")).ok());
+  absl::Status refused = Delete("shared", "curated");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("acme/one, zeta/two"), std::string::npos) << refused;
+
+  // After a restart (and with a checkpoint, the stores cold), the index is rebuilt.
+  ASSERT_TRUE(engine_->Flush().ok());
+  Start(/*memory_budget=*/1);
+  EXPECT_EQ(Delete("shared", "curated").code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(Delete("acme", "one").ok());
+  EXPECT_EQ(Delete("shared", "curated").code(), absl::StatusCode::kFailedPrecondition);
+  Start();
+  ASSERT_TRUE(Delete("zeta", "two").ok());
+  EXPECT_TRUE(Delete("shared", "curated").ok());
+}
+
+TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) {
+  ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
+  Adapt("shared", "curated", 20, {"a", "b"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());
+  { auto made = Create("acme", "one", Faast(1.0, "shared/curated")); ASSERT_TRUE(made.ok()) << made.status(); }
+  Adapt("acme", "one", 4, {"b", "c"});
+  ASSERT_TRUE(Compile("acme", "one").ok());
+  const std::vector<float> first = Scores("acme", "one");
+  ASSERT_EQ(first.size(), 3u);  // a, b from the base; c its own
+
+  // The base moves on (a new label too); the store follows only when asked.
+  Adapt("shared", "curated", 20, {"a", "d"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());
+  ASSERT_TRUE(Compile("acme", "one").ok());
+  EXPECT_EQ(Scores("acme", "one"), first);
+  absl::StatusOr<adapt::v1::CompileResponse> refreshed = Compile("acme", "one", true);
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status();
+  EXPECT_EQ(refreshed->faast().base_version(), 2u);
+  const std::vector<float> second = Scores("acme", "one");
+  ASSERT_EQ(second.size(), 4u);  // d arrived with the base
+  EXPECT_NE(second, std::vector<float>(first.begin(), first.end()));
+
+  // Replay after a crash (no checkpoint) gives the same weights: the record holds the copy.
+  Adapt("shared", "curated", 10, {"b"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());  // the base's later version is not used
+  Start();
+  EXPECT_EQ(Scores("acme", "one"), second);
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("acme");
+  get.set_store("one");
+  EXPECT_EQ(engine_->GetStore(get)->faast().base_version(), 2u);
+
+  // Refusals: no base; a falcon store copies its base once.
+  ASSERT_TRUE(Create("acme", "plain", Faast(1.0)).ok());
+  EXPECT_EQ(Compile("acme", "plain", true).status().code(), absl::StatusCode::kFailedPrecondition);
+  StoreSpec falcon;
+  falcon.set_kind(adapt::v1::STORE_KIND_FALCON);
+  falcon.set_base("shared/curated");
+  ASSERT_TRUE(Create("acme", "online", falcon).ok());
+  EXPECT_EQ(Compile("acme", "online", true).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -138,7 +138,8 @@ TEST_F(EngineBaseTest, CreateFromABaseAndRefusalsNameTheField) {
   ASSERT_TRUE(Compile("shared", "curated").ok());
 
   // A new tenant's store answers at once, from the base.
-  absl::StatusOr<adapt::v1::StoreInfo> made = Create("acme", "support", Faast(1.0, "shared/curated"));
+  absl::StatusOr<adapt::v1::StoreInfo> made =
+      Create("acme", "support", Faast(1.0, "shared/curated"));
   ASSERT_TRUE(made.ok()) << made.status();
   EXPECT_EQ(made->spec().base(), "shared/curated");
   EXPECT_EQ(made->spec().dim(), static_cast<uint32_t>(kDim));
@@ -203,7 +204,10 @@ TEST_F(EngineBaseTest, ABaseInUseIsNotDeletedAcrossRestarts) {
   ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
   Adapt("shared", "curated", 20, {"a", "b"});
   ASSERT_TRUE(Compile("shared", "curated").ok());
-  { auto made = Create("acme", "one", Faast(1.0, "shared/curated")); ASSERT_TRUE(made.ok()) << made.status(); }
+  {
+    auto made = Create("acme", "one", Faast(1.0, "shared/curated"));
+    ASSERT_TRUE(made.ok()) << made.status();
+  }
   ASSERT_TRUE(Create("zeta", "two", Faast(1.0, "shared/curated")).ok());
   absl::Status refused = Delete("shared", "curated");
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
@@ -224,7 +228,10 @@ TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) {
   ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
   Adapt("shared", "curated", 20, {"a", "b"});
   ASSERT_TRUE(Compile("shared", "curated").ok());
-  { auto made = Create("acme", "one", Faast(1.0, "shared/curated")); ASSERT_TRUE(made.ok()) << made.status(); }
+  {
+    auto made = Create("acme", "one", Faast(1.0, "shared/curated"));
+    ASSERT_TRUE(made.ok()) << made.status();
+  }
   Adapt("acme", "one", 4, {"b", "c"});
   ASSERT_TRUE(Compile("acme", "one").ok());
   const std::vector<float> first = Scores("acme", "one");

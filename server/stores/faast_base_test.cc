@@ -84,9 +84,9 @@ TEST_F(FaastBaseTest, VectorStoreSolvesTowardsTheBase) {
     int64_t rank;  // < d: rank-deficient keys
   };
   const Case cases[] = {
-      {"few_shot", 12, 5, 1.0, 0.3, 1.0, 12},   {"gram", 6, 50, 1.0, 0.3, 1.0, 6},
+      {"few_shot", 12, 5, 1.0, 0.3, 1.0, 12},       {"gram", 6, 50, 1.0, 0.3, 1.0, 6},
       {"rank_deficient", 10, 30, 1.0, 0.1, 1.0, 3}, {"huge_keys", 6, 40, 1e4, 1e6, 1.0, 6},
-      {"tiny_keys", 6, 40, 1e-4, 1e-8, 1.0, 6},  {"decay_few_shot", 12, 7, 1.0, 0.2, 0.9, 12},
+      {"tiny_keys", 6, 40, 1e-4, 1e-8, 1.0, 6},     {"decay_few_shot", 12, 7, 1.0, 0.2, 0.9, 12},
       {"decay_gram", 5, 60, 1.0, 0.2, 0.97, 5},
   };
   const int64_t m = 3;
@@ -119,9 +119,8 @@ TEST_F(FaastBaseTest, VectorStoreSolvesTowardsTheBase) {
     EXPECT_EQ(done->faast().base_version(), copy->version);
     std::vector<double> w(c.n);
     for (int64_t r = 0; r < c.n; ++r) w[r] = std::pow(c.decay, static_cast<double>(c.n - 1 - r));
-    const std::vector<double> want =
-        PriorRidge(faast_test::ToDoubles(k), c.n, c.d, faast_test::ToDoubles(v), m, w, c.ridge,
-                   s_base);
+    const std::vector<double> want = PriorRidge(faast_test::ToDoubles(k), c.n, c.d,
+                                                faast_test::ToDoubles(v), m, w, c.ridge, s_base);
     EXPECT_LT(RelError(Published(*store).first, want), 1e-9);
     // The base matters: the plain ridge solve is elsewhere.
     EXPECT_GT(RelError(Published(*store).first,
@@ -138,7 +137,8 @@ TEST_F(FaastBaseTest, LabelColumnsAreTheUnion) {
   std::unique_ptr<Store> base = faast_test::MakeStore(RidgeSpec(true, 0, 0.5), backend_.get());
   const std::vector<float> kb = RandomFloats(rng_, 30 * d);
   std::vector<std::string> lb;
-  for (int i = 0; i < 30; ++i) lb.push_back(i % 3 == 0 ? "billing" : (i % 3 == 1 ? "returns" : "x"));
+  for (int i = 0; i < 30; ++i)
+    lb.push_back(i % 3 == 0 ? "billing" : (i % 3 == 1 ? "returns" : "x"));
   ASSERT_TRUE(Apply(*base, TxnKind::kAdapt, {LabelBatch(kb, d, lb)}).ok());
   ASSERT_TRUE(CompileNow(*base).ok());
   const auto [s_base, base_labels] = Published(*base);
@@ -160,11 +160,11 @@ TEST_F(FaastBaseTest, LabelColumnsAreTheUnion) {
   for (int64_t i = 0; i < d; ++i) {
     for (int64_t j = 0; j < 3; ++j) prior[i * m + j] = s_base[i * 3 + j];
   }
-  const std::map<std::string, int> column = {{"billing", 0}, {"returns", 1}, {"x", 2},
-                                             {"shipping", 3}};
+  const std::map<std::string, int> column = {
+      {"billing", 0}, {"returns", 1}, {"x", 2}, {"shipping", 3}};
   for (int64_t r = 0; r < n; ++r) v[r * m + column.at(labels[r])] = 1.0;
-  const std::vector<double> want = PriorRidge(faast_test::ToDoubles(k), n, d, v, m,
-                                              std::vector<double>(n, 1.0), ridge, prior);
+  const std::vector<double> want =
+      PriorRidge(faast_test::ToDoubles(k), n, d, v, m, std::vector<double>(n, 1.0), ridge, prior);
   EXPECT_LT(RelError(s, want), 1e-9);
 
   // Forget every example: back to S_base (with a zero column for the store's own label).
@@ -246,7 +246,8 @@ TEST_F(FaastBaseTest, RefusalsLeaveTheStoreAsItWas) {
   no_ridge.set_ridge(0);
   absl::StatusOr<adapt::v1::CompileResponse> spectral_compile = CompileNow(*store, no_ridge);
   EXPECT_EQ(spectral_compile.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(spectral_compile.status().message().substr(0, 11), "faast.ridge") << spectral_compile.status();
+  EXPECT_EQ(spectral_compile.status().message().substr(0, 11), "faast.ridge")
+      << spectral_compile.status();
   BaseReadout other = copy;
   other.dim = d + 1;
   other.s.resize((d + 1) * m, 0.0);

@@ -80,13 +80,20 @@ int main(int argc, char** argv) {
   adaptd::AddSecurityFlags(app, &security_flags);
   adaptd::PersistenceFlags persistence_flags;
   adaptd::AddPersistenceFlags(app, &persistence_flags);
-  std::string cluster_self, cluster_members;
+  std::string cluster_self, cluster_members, cluster_token_file;
+  uint32_t handoff_interval_ms = 0;
   app.add_option("--cluster-self", cluster_self,
                  "This server's name among the cluster's members (docs/CLUSTER.md)");
   app.add_option("--cluster-members", cluster_members,
                  "Every member of the cluster, this one included: NAME=HOST:PORT[,NAME=HOST:PORT"
                  "...]; each store belongs to one member and any member answers any call, "
                  "forwarding it to the owner [default: none, a single server]");
+  app.add_option("--cluster-member-token-file", cluster_token_file,
+                 "A file with the bearer token the members present to each other (hand-off, "
+                 "status); required in a cluster when tokens are configured");
+  app.add_option("--handoff-interval-ms", handoff_interval_ms,
+                 "How often a member whose member list changed asks the others where stores are "
+                 "and retries hand-offs, in ms [default 1000]");
   app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
   try {
     app.parse(NormalizeFlagSpelling(argc, argv));
@@ -119,6 +126,11 @@ int main(int argc, char** argv) {
   adaptd::ApplySecurityFlags(security_flags, &config);
   adaptd::ApplyPersistenceFlags(persistence_flags, &config);
   if (!cluster_self.empty()) config.mutable_cluster()->set_self(cluster_self);
+  if (!cluster_token_file.empty()) {
+    config.mutable_cluster()->set_member_token_file(cluster_token_file);
+  }
+  if (handoff_interval_ms > 0)
+    config.mutable_cluster()->set_handoff_interval_ms(handoff_interval_ms);
   if (!cluster_members.empty()) {
     auto members = adaptd::cluster::ParseMembers(cluster_members);
     if (!members.ok()) return Fail(std::string(members.status().message()));

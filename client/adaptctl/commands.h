@@ -18,7 +18,7 @@ void AddStoreCommands(CLI::App& app, Action* action);
 void AddAdaptCommands(CLI::App& app, Action* action);
 // predict
 void AddPredictCommand(CLI::App& app, Action* action);
-// compile, export, import, encoders
+// compile, export, import, encoders, cluster status | drain
 void AddOtherCommands(CLI::App& app, Action* action);
 // hash-token
 void AddSecurityCommands(CLI::App& app, Action* action);

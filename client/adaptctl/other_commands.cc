@@ -1,4 +1,4 @@
-// compile, export, import and encoders.
+// compile, export, import, encoders and cluster.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -162,9 +162,78 @@ void AddTransfer(CLI::App& app, Action* action) {
   });
 }
 
+// `cluster status` and `cluster drain`: the response as JSON, with the stores per member.
+Json ClusterJson(const adapt::v1::ClusterStatusResponse& status) {
+  Json out = MessageToJson(status);
+  Json per_member = Json::object();
+  for (const adapt::v1::MemberStatus& m : status.members()) {
+    per_member[m.name()] = m.error().empty() ? Json(m.stores()) : Json(nullptr);
+  }
+  out["stores_per_member"] = std::move(per_member);
+  return out;
+}
+
+struct DrainOptions {
+  std::string member;
+  bool undo = false;
+  bool no_wait = false;
+};
+
+absl::Status RunClusterStatus(const GlobalOptions& globals) {
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<adapt::v1::ClusterStatusResponse> status = (*client)->ClusterStatus();
+  if (!status.ok()) return status.status();
+  PrintSummary(ClusterJson(*status));
+  return absl::OkStatus();
+}
+
+absl::Status RunClusterDrain(const DrainOptions& options, const GlobalOptions& globals) {
+  absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
+  if (!client.ok()) return client.status();
+  // Waiting for the moves may take long: --timeout, or ten minutes.
+  const absl::Duration timeout =
+      globals.timeout_seconds > 0 ? absl::Seconds(globals.timeout_seconds) : absl::Minutes(10);
+  absl::StatusOr<adapt::v1::DrainMemberResponse> response =
+      (*client)->DrainMember(options.member, options.undo, !options.no_wait, timeout);
+  if (!response.ok()) return response.status();
+  Json summary = ClusterJson(response->status());
+  summary["member"] = options.member;
+  summary["drained"] = !options.undo;
+  PrintSummary(summary);
+  return absl::OkStatus();
+}
+
+void AddCluster(CLI::App& app, Action* action) {
+  CLI::App* cluster = app.add_subcommand(
+      "cluster", "A cluster's members and the moves of stores between them (an admin token)");
+  cluster->require_subcommand(1);
+  CLI::App* status = cluster->add_subcommand(
+      "status",
+      "One JSON line: the members, stores per member, moves in flight, \"settled\": true once "
+      "every store sits on its owner");
+  status->callback(
+      [action] { *action = [](const GlobalOptions& g) { return RunClusterStatus(g); }; });
+  auto drain_options = std::make_shared<DrainOptions>();
+  CLI::App* drain = cluster->add_subcommand(
+      "drain",
+      "Move every store off a member and return when done, so it can then be removed from the "
+      "member list");
+  drain->add_option("member", drain_options->member, "The member's name")->required();
+  drain->add_flag("--undo", drain_options->undo, "Let a drained member own stores again");
+  drain->add_flag("--no-wait", drain_options->no_wait,
+                  "Return once every member recorded the drain, not when the moves are done");
+  drain->callback([drain_options, action] {
+    *action = [drain_options](const GlobalOptions& g) {
+      return RunClusterDrain(*drain_options, g);
+    };
+  });
+}
+
 }  // namespace
 
 void AddOtherCommands(CLI::App& app, Action* action) {
+  AddCluster(app, action);
   AddCompile(app, action);
   AddTransfer(app, action);
   CLI::App* encoders =

@@ -56,6 +56,22 @@ absl::StatusOr<Response> StreamBatches(grpc::ClientContext& context,
   return Reply(status, std::move(response));
 }
 
+// gRPC's retry policy for every method but the writes that carry examples (a retry of one
+// whose first attempt was applied would apply it again unless every example has an id).
+std::string RetryServiceConfig(int max_attempts) {
+  std::string names;
+  for (const char* method : {"CreateStore", "GetStore", "ListStores", "DeleteStore", "PinStore",
+                             "Compile", "Predict", "PredictStream", "ExportStore", "ImportStore",
+                             "ListEncoders", "Ping", "ClusterStatus", "DrainMember"}) {
+    absl::StrAppend(&names, names.empty() ? "" : ",",
+                    "{\"service\":\"adapt.v1.Adaptation\",\"method\":\"", method, "\"}");
+  }
+  return absl::StrCat("{\"methodConfig\":[{\"name\":[", names,
+                      "],\"retryPolicy\":{\"maxAttempts\":", max_attempts,
+                      ",\"initialBackoff\":\"0.2s\",\"maxBackoff\":\"5s\","
+                      "\"backoffMultiplier\":3,\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}");
+}
+
 }  // namespace
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
@@ -70,9 +86,13 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
     return absl::InvalidArgumentError("max_message_bytes must be positive");
   }
   std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.max_attempts < 1 || options.max_attempts > 5) {
+    return absl::InvalidArgumentError("max_attempts must be from 1 to 5");
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.max_attempts > 1) args.SetServiceConfigJSON(RetryServiceConfig(options.max_attempts));
   if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
     return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
   }
@@ -352,6 +372,29 @@ absl::StatusOr<ListEncodersResponse> Client::ListEncoders() {
   ListEncodersResponse response;
   const grpc::Status status =
       stub_->ListEncoders(&context, adapt::v1::ListEncodersRequest(), &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<adapt::v1::ClusterStatusResponse> Client::ClusterStatus() {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  adapt::v1::ClusterStatusResponse response;
+  const grpc::Status status =
+      stub_->ClusterStatus(&context, adapt::v1::ClusterStatusRequest(), &response);
+  return Reply(status, std::move(response));
+}
+
+absl::StatusOr<adapt::v1::DrainMemberResponse> Client::DrainMember(absl::string_view member,
+                                                                   bool undo, bool wait,
+                                                                   absl::Duration timeout) {
+  grpc::ClientContext context;
+  Prepare(context, timeout);
+  adapt::v1::DrainMemberRequest request;
+  request.set_member(std::string(member));
+  request.set_undo(undo);
+  request.set_wait(wait);
+  adapt::v1::DrainMemberResponse response;
+  const grpc::Status status = stub_->DrainMember(&context, request, &response);
   return Reply(status, std::move(response));
 }
 

@@ -47,6 +47,11 @@ struct ClientOptions {
   absl::Duration stream_timeout = absl::Minutes(5);
   // Largest message sent or received, in bytes.
   int max_message_bytes = 64 << 20;
+  // Attempts of a call the server answers UNAVAILABLE (a store being handed off between
+  // cluster members, a member restarting), with exponential backoff from 0.2 s up to 5 s,
+  // within the call's deadline (gRPC's retry policy; at most 5). Adapt and Forget are never
+  // retried this way: resend them with example ids. 1: no retries.
+  int max_attempts = 5;
 };
 
 // Maps a gRPC status onto an absl::Status with the same code and message.
@@ -118,6 +123,13 @@ class Client {
                                                    size_t chunk_bytes = 1 << 20);
 
   absl::StatusOr<adapt::v1::ListEncodersResponse> ListEncoders();
+
+  // A cluster's members, stores per member and moves in flight (an admin token).
+  absl::StatusOr<adapt::v1::ClusterStatusResponse> ClusterStatus();
+  // Drains `member` (or undoes it) and, with `wait`, answers once its stores have moved, within
+  // `timeout` (an admin token).
+  absl::StatusOr<adapt::v1::DrainMemberResponse> DrainMember(absl::string_view member, bool undo,
+                                                             bool wait, absl::Duration timeout);
 
   const ClientOptions& options() const { return options_; }
 

@@ -24,6 +24,7 @@ class FakeService final : public adapt::v1::Adaptation::Service {
                         adapt::v1::StoreInfo* response) override {
     Record(context);
     if (!error_.ok()) return error_;
+    if (Refused()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "moving; retry");
     response->set_tenant(request->tenant());
     response->set_store(request->store());
     response->set_version(7);
@@ -33,6 +34,7 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   grpc::Status Adapt(grpc::ServerContext* context, grpc::ServerReader<AdaptRequest>* reader,
                      AdaptResponse* response) override {
     Record(context);
+    if (Refused()) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "moving; retry");
     AdaptRequest request;
     uint64_t examples = 0;
     while (reader->Read(&request)) {
@@ -116,6 +118,15 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   }
 
   void set_error(grpc::Status error) { error_ = std::move(error); }
+  // The next `n` calls of GetStore and Adapt answer UNAVAILABLE.
+  void refuse_next(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    refuse_ = n;
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
   void set_stuck() { stuck_ = true; }
   void fail_list_at(size_t start) { fail_list_at_ = start; }
   std::vector<adapt::v1::ListStoresRequest> list_requests() {
@@ -144,8 +155,15 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   }
 
  private:
+  bool Refused() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refuse_ == 0) return false;
+    --refuse_;
+    return true;
+  }
   void Record(grpc::ServerContext* context) {
     std::lock_guard<std::mutex> lock(mu_);
+    ++calls_;
     deadline_ = context->deadline();
     authorization_.clear();
     auto it = context->client_metadata().find("authorization");
@@ -164,6 +182,8 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   std::vector<adapt::v1::ListStoresRequest> list_requests_;
   bool stuck_ = false;
   size_t fail_list_at_ = 5;
+  int refuse_ = 0;
+  int calls_ = 0;
 };
 
 std::vector<std::string> StoreNames(const adapt::v1::ListStoresResponse& response) {
@@ -345,9 +365,37 @@ TEST_F(ClientTest, ListStoresSendsThePageSize) {
   EXPECT_EQ(service_.list_requests()[1].page_size(), 3u);
 }
 
+// UNAVAILABLE (a store being handed off) is retried with backoff, but not for Adapt, whose
+// retry could apply examples twice.
+TEST_F(ClientTest, UnavailableIsRetriedButNotForAdapt) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  service_.refuse_next(2);
+  absl::StatusOr<adapt::v1::StoreInfo> info = client->GetStore("acme", "s1");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(service_.calls(), 3);
+  service_.refuse_next(1);
+  AdaptRequest batch;
+  batch.set_tenant("acme");
+  batch.set_store("s1");
+  EXPECT_EQ(client->Adapt({batch}).status(), absl::UnavailableError("moving; retry"));
+  EXPECT_EQ(service_.calls(), 4);
+  ClientOptions once;
+  once.max_attempts = 1;
+  std::unique_ptr<Client> no_retries = MakeClient(once);
+  service_.refuse_next(1);
+  EXPECT_EQ(no_retries->GetStore("acme", "s1").status(), absl::UnavailableError("moving; retry"));
+  ClientOptions bad;
+  bad.max_attempts = 6;
+  bad.address = "127.0.0.1:1";
+  EXPECT_EQ(Client::Connect(bad).status(),
+            absl::InvalidArgumentError("max_attempts must be from 1 to 5"));
+}
+
 TEST_F(ClientTest, ListStoresReturnsTheErrorOfALaterPage) {
   service_.fail_list_at(2);
-  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  ClientOptions once;  // the error at once, not after the retries
+  once.max_attempts = 1;
+  std::unique_ptr<Client> client = MakeClient(once);
   EXPECT_EQ(client->ListStores("acme").status(), absl::UnavailableError("draining"));
 }
 

@@ -88,26 +88,54 @@ absl::StatusOr<Membership> Membership::Create(std::string self, std::vector<Memb
     return absl::InvalidArgumentError(
         absl::StrCat("cluster.self: \"", self, "\" is not among cluster.members"));
   }
+  const size_t self_index = static_cast<size_t>(it - members.begin());
+  return Membership(std::move(members), self_index, {});
+}
+
+Membership::Membership(std::vector<Member> members, size_t self, std::set<std::string> draining)
+    : members_(std::move(members)), self_(self) {
   Fnv1a64 fingerprint;
-  for (const Member& m : members) {
+  for (const Member& m : members_) {
+    const bool owning = draining.count(m.name) == 0;
+    owning_.push_back(owning);
+    if (!owning) {
+      draining_.insert(m.name);
+      continue;
+    }
     fingerprint.Add(m.name);
     fingerprint.AddByte('=');
     fingerprint.Add(m.address);
     fingerprint.AddByte(',');
   }
-  const size_t self_index = static_cast<size_t>(it - members.begin());
-  return Membership(std::move(members), self_index, fingerprint.value());
+  fingerprint_ = fingerprint.value();
+}
+
+absl::StatusOr<Membership> Membership::Draining(const std::set<std::string>& draining) const {
+  Membership out(members_, self_, draining);
+  if (std::find(out.owning_.begin(), out.owning_.end(), true) == out.owning_.end()) {
+    return absl::FailedPreconditionError(
+        "every member would be draining: at least one must own the stores");
+  }
+  return out;
+}
+
+const Member* Membership::Find(absl::string_view name) const {
+  for (const Member& m : members_) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
 }
 
 const Member& Membership::OwnerOf(absl::string_view tenant, absl::string_view store) const {
   const std::string key = absl::StrCat(tenant, "/", store);
   const uint64_t key_hash = Rotl64(Hash(key), 17);
-  size_t best = 0;
+  size_t best = members_.size();
   uint64_t best_weight = 0;
   for (size_t i = 0; i < members_.size(); ++i) {
+    if (!owning_[i]) continue;
     // Members are sorted by name, so on equal weights the first (smaller name) stays.
     const uint64_t w = Fmix64(Hash(members_[i].name) ^ key_hash);
-    if (i == 0 || w > best_weight) {
+    if (best == members_.size() || w > best_weight) {
       best = i;
       best_weight = w;
     }

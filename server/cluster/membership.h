@@ -10,6 +10,7 @@
 #define ADAPTD_SERVER_CLUSTER_MEMBERSHIP_H_
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,23 +34,36 @@ class Membership {
   // among them. Errors are InvalidArgument naming the field (`cluster.members[i].name`, ...).
   static absl::StatusOr<Membership> Create(std::string self, std::vector<Member> members);
 
+  // The same members, of which those named in `draining` own no store (a drain:
+  // docs/CLUSTER.md, "Hand-off"). Names that are not members are ignored (a drained member
+  // removed from the list since). FailedPrecondition when it would leave no member owning.
+  absl::StatusOr<Membership> Draining(const std::set<std::string>& draining) const;
+
   // The members, sorted by name.
   const std::vector<Member>& members() const { return members_; }
   const Member& self() const { return members_[self_]; }
-  // The owner of tenant/store: the member of highest weight (equal weights: the smaller name).
+  // A member by name; null when it is not one.
+  const Member* Find(absl::string_view name) const;
+  // The members that own no store (Draining), sorted.
+  const std::set<std::string>& draining() const { return draining_; }
+  bool IsDraining(absl::string_view name) const { return draining_.count(std::string(name)) > 0; }
+  // The owner of tenant/store: the member of highest weight (equal weights: the smaller
+  // name) among those not draining.
   const Member& OwnerOf(absl::string_view tenant, absl::string_view store) const;
   bool OwnsStore(absl::string_view tenant, absl::string_view store) const {
     return &OwnerOf(tenant, store) == &self();
   }
-  // A hash of the sorted list: two replicas with equal fingerprints agree on every owner.
+  // A hash of the sorted list of the members that own stores (names and addresses): two
+  // replicas with equal fingerprints agree on every owner.
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:
-  Membership(std::vector<Member> members, size_t self, uint64_t fingerprint)
-      : members_(std::move(members)), self_(self), fingerprint_(fingerprint) {}
+  Membership(std::vector<Member> members, size_t self, std::set<std::string> draining);
 
   std::vector<Member> members_;
   size_t self_ = 0;
+  std::set<std::string> draining_;
+  std::vector<bool> owning_;  // per member: not draining
   uint64_t fingerprint_ = 0;
 };
 

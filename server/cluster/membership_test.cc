@@ -156,6 +156,40 @@ TEST(MembershipTest, ABadListIsRefusedNamingTheField) {
   EXPECT_TRUE(Membership::Create("a", {{"a", "[::1]:80"}}).ok());
 }
 
+// Draining a member moves exactly its stores, as removing it from the list would, and gives
+// the same owners and fingerprint as the list without it.
+TEST(MembershipTest, ADrainingMemberOwnsNothingAndTheRestIsTheListWithoutIt) {
+  const Membership four = Make(4);
+  auto drained = four.Draining({"adaptd-3", "not-a-member"});
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  const Membership three = Make(3);
+  EXPECT_EQ(drained->fingerprint(), three.fingerprint());
+  EXPECT_NE(drained->fingerprint(), four.fingerprint());
+  EXPECT_TRUE(drained->IsDraining("adaptd-3"));
+  EXPECT_FALSE(drained->IsDraining("adaptd-0"));
+  EXPECT_EQ(drained->members().size(), 4u);  // still a member: it can hand its stores off
+  ASSERT_NE(drained->Find("adaptd-3"), nullptr);
+  EXPECT_EQ(drained->Find("adaptd-9"), nullptr);
+  int moved = 0;
+  for (const Key& k : Keys(5000)) {
+    const std::string before = four.OwnerOf(k.tenant, k.store).name;
+    const std::string after = drained->OwnerOf(k.tenant, k.store).name;
+    EXPECT_EQ(after, three.OwnerOf(k.tenant, k.store).name);
+    if (before != after) {
+      EXPECT_EQ(before, "adaptd-3");
+      ++moved;
+    }
+  }
+  EXPECT_GT(moved, 5000 / 4 - 200);
+  // Undone: the original owners again.
+  auto undone = drained->Draining({});
+  ASSERT_TRUE(undone.ok());
+  EXPECT_EQ(undone->fingerprint(), four.fingerprint());
+  auto none = four.Draining({"adaptd-0", "adaptd-1", "adaptd-2", "adaptd-3"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(MembershipTest, TheMembersFlagParses) {
   auto members = ParseMembers("adaptd-0=10.0.0.1:50051, adaptd-1 = host-b:50051");
   ASSERT_TRUE(members.ok()) << members.status();

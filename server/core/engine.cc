@@ -464,6 +464,7 @@ absl::Status Engine::CheckPinBudget(uint64_t adding) const {
 absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreRequest& request) {
   // A pinned store is a loaded one: find (and load) it first.
   ASSIGN_OR_RETURN(std::shared_ptr<Store> store, Find(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(FenceHold hold, EnterFence(request.tenant(), request.store()));
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
                    registry_.Find(request.tenant(), request.store()));
   if (slot->loaded() != store) {
@@ -481,11 +482,9 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreR
   return Describe(request.tenant(), request.store(), *slot);
 }
 
-absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(const std::string& tenant,
-                                                              const std::string& name,
-                                                              const std::shared_ptr<Store>& store,
-                                                              const adapt::v1::StoreSpec& spec,
-                                                              bool imported) {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
+    const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
+    const adapt::v1::StoreSpec& spec, bool imported, const std::vector<std::string>& applied_ids) {
   auto slot = journal_ != nullptr
                   ? std::make_shared<StoreSlot>(tenant, name, store, LoaderOf(tenant, name),
                                                 WarmLoaderOf(tenant, name, spec.kind()))
@@ -507,7 +506,8 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(const std::string&
   if (imported) {
     // The import's record holds only its spec: the state goes to the state database before
     // the import is acknowledged (a restart that finds no state drops the import).
-    if (absl::Status stored = journal_->StoreImported(tenant, name, store.get()); !stored.ok()) {
+    if (absl::Status stored = journal_->StoreImported(tenant, name, store.get(), applied_ids);
+        !stored.ok()) {
       (void)journal_->WaitDurable(journal_->AppendDelete(tenant, name));  // still reserved
       registry_.Abandon(tenant, name);
       return stored;
@@ -544,9 +544,15 @@ absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
 
 absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
   RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
-  const std::string key = absl::StrCat(request.tenant(), "/", request.store());
+  ASSIGN_OR_RETURN(FenceHold hold, EnterFence(request.tenant(), request.store()));
   absl::MutexLock base_lock(&base_mu_);
-  if (auto users = dependants_.find(key); users != dependants_.end()) {
+  return RemoveStore(request.tenant(), request.store(), /*keep_dependants=*/false);
+}
+
+absl::Status Engine::RemoveStore(const std::string& tenant, const std::string& store,
+                                 bool keep_dependants) {
+  const std::string key = absl::StrCat(tenant, "/", store);
+  if (auto users = dependants_.find(key); users != dependants_.end() && !keep_dependants) {
     std::vector<std::string> some;
     for (const std::string& user : users->second) {
       if (some.size() == 10) break;
@@ -558,8 +564,8 @@ absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
                      "): delete those first"));
   }
   uint64_t lsn = 0;
-  ASSIGN_OR_RETURN(auto removed, registry_.Remove(request.tenant(), request.store(), [&] {
-    if (journal_ != nullptr) lsn = journal_->AppendDelete(request.tenant(), request.store());
+  ASSIGN_OR_RETURN(auto removed, registry_.Remove(tenant, store, [&] {
+    if (journal_ != nullptr) lsn = journal_->AppendDelete(tenant, store);
   }));
   RemoveDependantLocked(key);
   if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
@@ -568,6 +574,50 @@ absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
     if (auto loaded = removed->loaded(); loaded != nullptr) metrics_->ForgetStore(loaded.get());
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<FenceHold> Engine::EnterFence(const std::string& tenant, const std::string& store) {
+  std::string key = absl::StrCat(tenant, "/", store);
+  RETURN_IF_ERROR(fences_.Enter(key));
+  return FenceHold(&fences_, std::move(key));
+}
+
+bool Engine::Holds(const std::string& tenant, const std::string& store) const {
+  return registry_.Find(tenant, store).ok();
+}
+
+std::vector<std::pair<std::string, std::string>> Engine::HeldStores(
+    const std::function<bool(const std::string&, const std::string&)>& keep) const {
+  return registry_.Names(keep);
+}
+
+absl::StatusOr<Engine::Outgoing> Engine::ExportForMove(const std::string& tenant,
+                                                       const std::string& store) {
+  fences_.Close(absl::StrCat(tenant, "/", store));
+  Outgoing out;
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, Find(tenant, store));
+  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
+  const bool pinned = slot->pinned();  // the slot's, which PinStore changes
+  ASSIGN_OR_RETURN(out.file, EncodeStoreFile(*found, [pinned](adapt::v1::StoreSnapshot& header) {
+                     header.mutable_spec()->set_pinned(pinned);
+                   }));
+  if (journal_ != nullptr) out.applied_ids = journal_->RememberedIds(tenant, store, found.get());
+  return out;
+}
+
+void Engine::Unfence(const std::string& tenant, const std::string& store) {
+  fences_.Open(absl::StrCat(tenant, "/", store));
+}
+
+absl::Status Engine::DropMoved(const std::string& tenant, const std::string& store) {
+  absl::Status removed;
+  {
+    absl::MutexLock base_lock(&base_mu_);
+    removed = RemoveStore(tenant, store, /*keep_dependants=*/true);
+  }
+  // A later store of the same name (moved back) starts unfenced.
+  if (removed.ok() || absl::IsNotFound(removed)) Unfence(tenant, store);
+  return removed;
 }
 
 std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
@@ -637,6 +687,8 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
     // refusal (they are bounded by max_example_ids and go with an eviction).
     RETURN_IF_ERROR(engine_->CheckBudget(slot_->store_bytes()));
   }
+  // A store being handed off takes no change (docs/CLUSTER.md, "Hand-off").
+  ASSIGN_OR_RETURN(FenceHold hold, engine_->EnterFence(tenant_, store_name_));
   ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
   auto current = engine_->registry_.Find(tenant_, store_name_);
   if (!current.ok() || current->get() != slot_.get()) {
@@ -714,6 +766,17 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
     done(store.status());
     return;
   }
+  // In the store's fence until the compile is logged and answered: a hand-off waits for it.
+  absl::StatusOr<FenceHold> entered = EnterFence(request.tenant(), request.store());
+  if (!entered.ok()) {
+    done(entered.status());
+    return;
+  }
+  done = [hold = std::make_shared<FenceHold>(*std::move(entered)),
+          done = std::move(done)](absl::StatusOr<adapt::v1::CompileResponse> result) mutable {
+    done(std::move(result));
+    hold->Release();
+  };
   if (auto encoder = EncoderOf(**store); !encoder.ok()) {
     done(encoder.status());
     return;
@@ -757,14 +820,16 @@ absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& 
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
-                                                    const std::string& name,
-                                                    std::string_view file) {
+                                                    const std::string& name, std::string_view file,
+                                                    const std::vector<std::string>& applied_ids,
+                                                    bool moved) {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, name));
   if (registry_.Find(tenant, name).ok()) {
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
   }
   ASSIGN_OR_RETURN(DecodedSnapshot decoded, DecodeSnapshotState(file));
   adapt::v1::StoreSnapshot& snapshot = decoded.header;
+  const bool pinned = moved && snapshot.spec().pinned();
   snapshot.mutable_spec()->clear_pinned();  // an imported store starts unpinned
   RETURN_IF_ERROR(encoders_->ForStore(snapshot.spec()).status());
   RETURN_IF_ERROR(encoders_->LabelEncoderForStore(snapshot.spec()).status());
@@ -775,15 +840,27 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
   ASSIGN_OR_RETURN(std::unique_ptr<Store> restored,
                    RestoreStore(snapshot, decoded.arrays, backend_));
   std::shared_ptr<Store> store = std::move(restored);
-  RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
+  if (!moved) RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
   absl::MutexLock base_lock(&base_mu_);
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
-                   AddDurably(tenant, name, store, store->spec(), /*imported=*/true));
+                   AddDurably(tenant, name, store, store->spec(), /*imported=*/true, applied_ids));
   // An imported store keeps the copy of its base in its state; its base, if this server has
   // it, is in use from now on.
   if (const std::string& b = store->spec().base(); !b.empty()) {
     AddDependantLocked(b, absl::StrCat(tenant, "/", name));
+  }
+  if (pinned) {
+    // A moved store keeps its pin where the budget allows; unpinned, it still serves.
+    absl::MutexLock pin_lock(&pin_mu_);
+    absl::Status pin = CheckPinBudget(slot->loaded_bytes());
+    if (pin.ok() && journal_ != nullptr) pin = journal_->LogPin(tenant, name, store.get(), true);
+    if (pin.ok()) {
+      slot->set_pinned(true);
+    } else {
+      std::fprintf(stderr, "adaptd: store %s/%s moved here unpinned: %s\n", tenant.c_str(),
+                   name.c_str(), std::string(pin.message()).c_str());
+    }
   }
   adapt::v1::StoreInfo info = Describe(tenant, name, *slot);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);

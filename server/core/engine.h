@@ -23,6 +23,7 @@
 #include "server/core/compile_pool.h"
 #include "server/core/registry.h"
 #include "server/core/residency.h"
+#include "server/core/write_fence.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
 #include "server/persistence/env.h"
@@ -114,9 +115,34 @@ class Engine {
 
   // The store's snapshot file (see snapshot_file.h).
   absl::StatusOr<std::string> Export(const adapt::v1::ExportStoreRequest& request) const;
-  // Creates tenant/store from a snapshot file; the store must not exist.
+  // Creates tenant/store from a snapshot file; the store must not exist. `applied_ids`
+  // (oldest first) are remembered as applied, so resends of them are skipped. An imported
+  // store starts unpinned, except one `moved` here from another member of the cluster
+  // (docs/CLUSTER.md, "Hand-off"): it keeps its pin (when the pin budget allows) and counts
+  // in no quota check (it is a store the tenant has already).
   absl::StatusOr<adapt::v1::StoreInfo> Import(const std::string& tenant, const std::string& store,
-                                              std::string_view file);
+                                              std::string_view file,
+                                              const std::vector<std::string>& applied_ids = {},
+                                              bool moved = false);
+
+  // Cluster hand-off (docs/CLUSTER.md, "Hand-off").
+  // Whether this server holds tenant/store (in any tier).
+  bool Holds(const std::string& tenant, const std::string& store) const;
+  // The stores held, as (tenant, store) in name order; `keep` (optional, quick: it runs
+  // under the registry's lock) filters.
+  std::vector<std::pair<std::string, std::string>> HeldStores(
+      const std::function<bool(const std::string&, const std::string&)>& keep = nullptr) const;
+  struct Outgoing {
+    std::string file;                      // the snapshot file (Export's)
+    std::vector<std::string> applied_ids;  // the ids the store remembers, oldest first
+  };
+  // Closes tenant/store's fence (its changes get UNAVAILABLE from now on; waits for those in
+  // flight), then reads what a move sends. The fence stays closed until Unfence or DropMoved.
+  absl::StatusOr<Outgoing> ExportForMove(const std::string& tenant, const std::string& store);
+  void Unfence(const std::string& tenant, const std::string& store);
+  // Deletes the copy of a store another member now holds, durably: as DeleteStore, but a
+  // base others here use goes too (their refresh_base finds it no more).
+  absl::Status DropMoved(const std::string& tenant, const std::string& store);
 
   adapt::v1::ListEncodersResponse ListEncoders() const { return encoders_->List(); }
 
@@ -161,11 +187,14 @@ class Engine {
   // Adds a created or imported store: its log record durable first (an imported store's state
   // stored too; the name reserved, invisible meanwhile), then visible; on a failure the name
   // is free again.
-  absl::StatusOr<std::shared_ptr<StoreSlot>> AddDurably(const std::string& tenant,
-                                                        const std::string& name,
-                                                        const std::shared_ptr<Store>& store,
-                                                        const adapt::v1::StoreSpec& spec,
-                                                        bool imported);
+  absl::StatusOr<std::shared_ptr<StoreSlot>> AddDurably(
+      const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
+      const adapt::v1::StoreSpec& spec, bool imported,
+      const std::vector<std::string>& applied_ids = {});
+  // Enters tenant/store's fence for one change (UNAVAILABLE while it moves).
+  absl::StatusOr<FenceHold> EnterFence(const std::string& tenant, const std::string& store);
+  absl::Status RemoveStore(const std::string& tenant, const std::string& store,
+                           bool keep_dependants) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   // A new store, pinned or not (CreateStore): AddDurably, under the pin budget when pinned.
   absl::StatusOr<std::shared_ptr<StoreSlot>> AddCreated(const std::string& tenant,
                                                         const std::string& name,
@@ -224,6 +253,7 @@ class Engine {
   std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;
   absl::Mutex pin_mu_;  // pin changes, one at a time, so the pinned total holds
+  WriteFences fences_;  // keys "tenant/store"; closed while the store moves
   // Base stores (docs/BASE_STORES.md): for each store named as a base ("tenant/store"), the
   // stores created from it, and each such store's base, so a base in use is never deleted.
   // Creates with a base and deletes hold it from their check to their registry change.

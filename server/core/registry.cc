@@ -105,6 +105,18 @@ std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> Registry::List(
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> Registry::Names(
+    const std::function<bool(const std::string&, const std::string&)>& keep) const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [tenant, stores] : tenants_) {
+    for (const auto& [name, entry] : stores) {
+      if (entry.visible && (keep == nullptr || keep(tenant, name))) out.emplace_back(tenant, name);
+    }
+  }
+  return out;
+}
+
 Registry::Page Registry::ListPage(const std::string& tenant, const std::string& after,
                                   size_t limit) const {
   absl::ReaderMutexLock lock(&mu_);

@@ -56,6 +56,10 @@ class Registry {
     bool more = false;
   };
   Page ListPage(const std::string& tenant, const std::string& after, size_t limit) const;
+  // Every visible store as (tenant, store), in name order; `keep` (optional) filters, under
+  // the registry's lock, so it must be quick.
+  std::vector<std::pair<std::string, std::string>> Names(
+      const std::function<bool(const std::string&, const std::string&)>& keep = nullptr) const;
   size_t size() const;
 
  private:

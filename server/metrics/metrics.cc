@@ -155,6 +155,16 @@ Metrics::Metrics(TenantPolicy policy)
                      .Help("Calls passed to the cluster member that owns their store, by "
                            "method and the owner's status code")
                      .Register(*registry_)),
+      moves_(prometheus::BuildCounter()
+                 .Name("adaptd_handoff_moves_total")
+                 .Help("Stores this member handed off to their new owner, by outcome")
+                 .Register(*registry_)),
+      handoff_(prometheus::BuildGauge()
+                   .Name("adaptd_handoff")
+                   .Help("Cluster hand-off: state=moving (stores held here that another "
+                         "member owns) and state=settled (1 once every member routes by this "
+                         "member's list and holds only its own stores)")
+                   .Register(*registry_)),
       resident_bytes_(prometheus::BuildGauge()
                           .Name("adaptd_resident_bytes")
                           .Help("Memory loaded stores hold (with a memory budget)")
@@ -298,6 +308,15 @@ void Metrics::RecordLoad(const std::string& kind, double seconds) {
 
 void Metrics::RecordEviction(const std::string& kind) {
   evictions_.Add({{"kind", kind}}).Increment();
+}
+
+void Metrics::RecordMove(const std::string& outcome) {
+  moves_.Add({{"outcome", outcome}}).Increment();
+}
+
+void Metrics::SetHandOff(double moving, bool settled) {
+  handoff_.Add({{"state", "moving"}}).Set(moving);
+  handoff_.Add({{"state", "settled"}}).Set(settled ? 1.0 : 0.0);
 }
 
 void Metrics::RecordForwarded(const std::string& method, const std::string& code) {

@@ -78,6 +78,12 @@ class Metrics {
   // Cluster (docs/CLUSTER.md): a call passed to its store's owner, by method and the owner's
   // status code (adaptd_forwarded_calls_total).
   void RecordForwarded(const std::string& method, const std::string& code);
+  // A store handed off to another member (docs/CLUSTER.md, "Hand-off"): `outcome` "moved"
+  // or "failed" (adaptd_handoff_moves_total).
+  void RecordMove(const std::string& outcome);
+  // Stores held here that another member owns, and whether this member saw the cluster
+  // settled (adaptd_handoff_moving_stores, adaptd_cluster_settled).
+  void SetHandOff(double moving, bool settled);
   void SetResidentBytes(double bytes);
   void SetMemoryBudget(double bytes);
   // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
@@ -131,6 +137,8 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& load_seconds_;
   prometheus::Family<prometheus::Counter>& evictions_;
   prometheus::Family<prometheus::Counter>& forwarded_;
+  prometheus::Family<prometheus::Counter>& moves_;
+  prometheus::Family<prometheus::Gauge>& handoff_;
   prometheus::Family<prometheus::Gauge>& resident_bytes_;
   prometheus::Family<prometheus::Gauge>& memory_budget_;
   prometheus::Family<prometheus::Counter>& examples_;

@@ -204,18 +204,31 @@ absl::Status Journal::StoreOne(const std::shared_ptr<Entry>& entry) {
 }
 
 absl::Status Journal::StoreImported(const std::string& tenant, const std::string& name,
-                                    const Store* store) {
+                                    const Store* store,
+                                    const std::vector<std::string>& applied_ids) {
   std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
   bool ours = false;
   if (entry != nullptr) {
     absl::MutexLock entry_lock(&entry->mu);
     ours = !entry->deleted && entry->store.get() == store;
+    if (ours) {
+      for (const std::string& id : applied_ids) entry->ids.Add(id);
+    }
   }
   if (!ours) {
     return absl::InternalError(
         absl::StrCat("store ", tenant, "/", name, " is not the one just imported"));
   }
   return StoreOne(entry);
+}
+
+std::vector<std::string> Journal::RememberedIds(const std::string& tenant, const std::string& name,
+                                                const Store* store) const {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  if (entry == nullptr) return {};
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->deleted || entry->store.get() != store) return {};
+  return entry->ids.List();
 }
 
 uint64_t Journal::RememberedBytes(const std::string& tenant, const std::string& name) const {

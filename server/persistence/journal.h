@@ -103,8 +103,13 @@ class Journal {
   // After an imported store's record is durable: writes its state to the state database (a
   // one-store checkpoint), so a restart finds it. The state database's error when it could
   // not (the import then fails: AppendDelete it before abandoning its name).
-  absl::Status StoreImported(const std::string& tenant, const std::string& name,
-                             const Store* store);
+  // `applied_ids` (oldest first) become the store's remembered ids, stored with its state.
+  absl::Status StoreImported(const std::string& tenant, const std::string& name, const Store* store,
+                             const std::vector<std::string>& applied_ids = {});
+  // The example ids tenant/name's loaded `store` remembers, oldest first (empty when it is not
+  // the loaded store).
+  std::vector<std::string> RememberedIds(const std::string& tenant, const std::string& name,
+                                         const Store* store) const;
   // Reads a cold store back from the state database (the store when it is loaded already).
   // NotFound when it was deleted; a state that cannot be read or restored makes the store a
   // FailedStore with the reason (recorded, so it stays failed), returned as the store;

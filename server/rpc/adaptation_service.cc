@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "server/auth/grpc_auth.h"
 #include "server/core/list_page.h"
 #include "server/core/names.h"
 #include "server/rpc/predict_batch.h"
@@ -67,10 +68,10 @@ grpc::Status AdaptationService::Open(grpc::CallbackServerContext* context, const
 
 template <typename Call>
 bool AdaptationService::Forwarded(grpc::CallbackServerContext* context, const char* method,
-                                  const Raw* request, Call* call) {
+                                  Access access, const Raw* request, Call* call) {
   const cluster::Member* owner = nullptr;
   if (grpc::Status routed =
-          ctx_.Route(*context, call->request.tenant(), call->request.store(), &owner);
+          ctx_.Route(*context, call->request.tenant(), call->request.store(), access, &owner);
       !routed.ok()) {
     Refuse(ctx_, call, method, routed);
     return true;
@@ -116,10 +117,10 @@ grpc::Status AdaptationService::CheckBase(const grpc::ServerContextBase& context
       return grpc::Status(denied.error_code(), absl::StrCat("spec.base: ", denied.error_message()));
     }
   }
-  if (ctx_.forwarder != nullptr) {
-    const cluster::Membership& members = ctx_.forwarder->membership();
-    const cluster::Member& base_owner = members.OwnerOf(name->first, name->second);
-    const cluster::Member& owner = members.OwnerOf(request.tenant(), request.store());
+  if (ctx_.handoff != nullptr) {
+    const std::shared_ptr<const cluster::Membership> members = ctx_.handoff->membership();
+    const cluster::Member& base_owner = members->OwnerOf(name->first, name->second);
+    const cluster::Member& owner = members->OwnerOf(request.tenant(), request.store());
     if (&base_owner != &owner) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           absl::StrCat("spec.base: the base ", name->first, "/", name->second,
@@ -139,7 +140,7 @@ grpc::ServerUnaryReactor* AdaptationService::CreateStore(grpc::CallbackServerCon
   if (auto s = CheckBase(*context, call->request); !s.ok()) {
     return Refuse(ctx_, call, "CreateStore", s);
   }
-  if (Forwarded(context, "CreateStore", request, call)) return call;
+  if (Forwarded(context, "CreateStore", Access::kCreate, request, call)) return call;
   return Unary(context, "CreateStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->CreateStore(call->request);
     if (!info.ok()) return info.status();
@@ -152,7 +153,7 @@ grpc::ServerUnaryReactor* AdaptationService::GetStore(grpc::CallbackServerContex
                                                       const Raw* request, Raw* response) {
   auto* call = new UnaryCall<GetStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "GetStore", s);
-  if (Forwarded(context, "GetStore", request, call)) return call;
+  if (Forwarded(context, "GetStore", Access::kRead, request, call)) return call;
   return Unary(context, "GetStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->GetStore(call->request);
     if (!info.ok()) return info.status();
@@ -165,7 +166,7 @@ grpc::ServerUnaryReactor* AdaptationService::ListStores(grpc::CallbackServerCont
                                                         const Raw* request, Raw* response) {
   auto* call = new UnaryCall<ListStoresRequest, ListStoresResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "ListStores", s);
-  if (ctx_.forwarder != nullptr && !Forwarder::IsForwarded(*context)) {
+  if (ctx_.handoff != nullptr && !Forwarder::IsForwarded(*context)) {
     return ClusterListStores(context, request, call);
   }
   return Unary(context, "ListStores", call, [this, call]() -> absl::Status {
@@ -202,6 +203,12 @@ grpc::Status MergePages(const ListStoresRequest& request, std::vector<ListStores
   }
   std::sort(stores.begin(), stores.end(),
             [](const StoreInfo& a, const StoreInfo& b) { return a.store() < b.store(); });
+  // A store whose hand-off ended but for its old copy's deletion is on two members for a
+  // moment: listed once.
+  stores.erase(
+      std::unique(stores.begin(), stores.end(),
+                  [](const StoreInfo& a, const StoreInfo& b) { return a.store() == b.store(); }),
+      stores.end());
   if (stores.size() > page->limit) {
     stores.resize(page->limit);
     more = true;
@@ -289,7 +296,7 @@ grpc::ServerUnaryReactor* AdaptationService::DeleteStore(grpc::CallbackServerCon
                                                          const Raw* request, Raw* response) {
   auto* call = new UnaryCall<DeleteStoreRequest, DeleteStoreResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "DeleteStore", s);
-  if (Forwarded(context, "DeleteStore", request, call)) return call;
+  if (Forwarded(context, "DeleteStore", Access::kDelete, request, call)) return call;
   return Unary(context, "DeleteStore", call,
                [this, call]() -> absl::Status { return ctx_.engine->DeleteStore(call->request); });
 }
@@ -298,7 +305,7 @@ grpc::ServerUnaryReactor* AdaptationService::PinStore(grpc::CallbackServerContex
                                                       const Raw* request, Raw* response) {
   auto* call = new UnaryCall<adapt::v1::PinStoreRequest, StoreInfo>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "PinStore", s);
-  if (Forwarded(context, "PinStore", request, call)) return call;
+  if (Forwarded(context, "PinStore", Access::kWrite, request, call)) return call;
   return Unary(context, "PinStore", call, [this, call]() -> absl::Status {
     auto info = ctx_.engine->PinStore(call->request);
     if (!info.ok()) return info.status();
@@ -311,7 +318,7 @@ grpc::ServerUnaryReactor* AdaptationService::Predict(grpc::CallbackServerContext
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<PredictRequest, PredictResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "Predict", s);
-  if (Forwarded(context, "Predict", request, call)) return call;
+  if (Forwarded(context, "Predict", Access::kRead, request, call)) return call;
   // Batchable: the scheduler hands it to RunPredictBatch with other predicts.
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
@@ -342,6 +349,119 @@ grpc::ServerUnaryReactor* AdaptationService::Ping(grpc::CallbackServerContext* c
   return call;
 }
 
+grpc::Status AdaptationService::OpenAdmin(const grpc::ServerContextBase& context) const {
+  if (ctx_.auth != nullptr && ctx_.auth->enabled()) {
+    absl::StatusOr<const Principal*> principal =
+        ctx_.auth->Authenticate(AuthorizationHeader(context));
+    if (!principal.ok()) return ToGrpc(principal.status());
+    if (!(*principal)->admin) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "cluster calls need an admin token (docs/SECURITY.md)");
+    }
+  }
+  if (ctx_.handoff == nullptr) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "this server is not a member of a cluster (it has no cluster config: "
+                        "docs/CLUSTER.md)");
+  }
+  return grpc::Status::OK;
+}
+
+namespace {
+
+// How long an admin call gives each other member to answer: its own deadline's remainder, at
+// most 5 s.
+absl::Duration MemberTimeout(const grpc::CallbackServerContext& context) {
+  const absl::Duration left = absl::FromChrono(context.deadline()) - absl::Now();
+  return std::max(absl::Milliseconds(100), std::min(absl::Seconds(5), left));
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* AdaptationService::ClusterStatus(grpc::CallbackServerContext* context,
+                                                           const Raw* request, Raw* response) {
+  auto* call =
+      new UnaryCall<adapt::v1::ClusterStatusRequest, adapt::v1::ClusterStatusResponse>(response);
+  if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "ClusterStatus", s);
+  if (auto s = OpenAdmin(*context); !s.ok()) return Refuse(ctx_, call, "ClusterStatus", s);
+  const absl::Time start = absl::Now();
+  const ServiceContext ctx = ctx_;
+  if (call->request.local()) {
+    *call->response.add_members() = ctx.handoff->LocalStatus(kMovingListed);
+    ctx.Record("ClusterStatus", grpc::Status::OK, start);
+    call->Reply(grpc::Status::OK);
+    return call;
+  }
+  const absl::Duration timeout = MemberTimeout(*context);
+  if (!ctx.handoff->RunAdmin([ctx, call, start, timeout] {
+        call->response = ctx.handoff->Gather(timeout);
+        ctx.Record("ClusterStatus", grpc::Status::OK, start);
+        call->Reply(grpc::Status::OK);
+      })) {
+    return Refuse(ctx_, call, "ClusterStatus", ShuttingDown());
+  }
+  return call;
+}
+
+grpc::ServerUnaryReactor* AdaptationService::DrainMember(grpc::CallbackServerContext* context,
+                                                         const Raw* request, Raw* response) {
+  auto* call =
+      new UnaryCall<adapt::v1::DrainMemberRequest, adapt::v1::DrainMemberResponse>(response);
+  if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "DrainMember", s);
+  if (auto s = OpenAdmin(*context); !s.ok()) return Refuse(ctx_, call, "DrainMember", s);
+  if (call->request.member().empty()) {
+    return Refuse(ctx_, call, "DrainMember",
+                  grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "member: required"));
+  }
+  const absl::Time start = absl::Now();
+  const ServiceContext ctx = ctx_;
+  if (call->request.local()) {
+    const grpc::Status status =
+        ToGrpc(ctx.handoff->SetDraining(call->request.member(), call->request.undo()));
+    if (status.ok()) {
+      *call->response.mutable_status()->add_members() = ctx.handoff->LocalStatus(1000);
+    }
+    ctx.Record("DrainMember", status, start);
+    call->Reply(status);
+    return call;
+  }
+  const absl::Duration timeout = MemberTimeout(*context);
+  if (!ctx.handoff->RunAdmin([ctx, call, context, start, timeout] {
+        const adapt::v1::DrainMemberRequest& r = call->request;
+        grpc::Status status = ToGrpc(ctx.handoff->DrainEverywhere(r.member(), r.undo(), timeout));
+        const absl::Time deadline = absl::FromChrono(context->deadline());
+        while (status.ok()) {
+          *call->response.mutable_status() = ctx.handoff->Gather(absl::Seconds(2));
+          if (!r.wait()) break;
+          const adapt::v1::ClusterStatusResponse& st = call->response.status();
+          uint64_t left = 0;
+          for (const adapt::v1::MemberStatus& m : st.members()) {
+            if (m.name() == r.member()) left = m.stores();
+          }
+          if (st.settled() && (r.undo() || left == 0)) break;
+          if (context->IsCancelled()) {
+            status = grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled");
+          } else if (ctx.handoff->stopping()) {
+            status = ShuttingDown();
+          } else if (absl::Now() + absl::Milliseconds(200) > deadline) {
+            status = grpc::Status(
+                grpc::StatusCode::DEADLINE_EXCEEDED,
+                absl::StrCat("the drain of ", r.member(), " is recorded, but ",
+                             st.moves_in_flight(), " move(s) are still in flight",
+                             st.settled() ? "" : " or a member has not confirmed the list",
+                             "; ask again or see ClusterStatus"));
+          } else {
+            absl::SleepFor(absl::Milliseconds(200));
+          }
+        }
+        ctx.Record("DrainMember", status, start);
+        call->Reply(status);
+      })) {
+    return Refuse(ctx_, call, "DrainMember", ShuttingDown());
+  }
+  return call;
+}
+
 grpc::ServerUnaryReactor* AdaptationService::ListEncoders(grpc::CallbackServerContext* context,
                                                           const Raw* request, Raw* response) {
   auto* call = new UnaryCall<ListEncodersRequest, ListEncodersResponse>(response);
@@ -358,7 +478,7 @@ grpc::ServerUnaryReactor* AdaptationService::Compile(grpc::CallbackServerContext
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<CompileRequest, CompileResponse>(response);
   if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "Compile", s);
-  if (Forwarded(context, "Compile", request, call)) return call;
+  if (Forwarded(context, "Compile", Access::kWrite, request, call)) return call;
   // The compile pool, not the scheduler, runs the work; the call finishes from there.
   const absl::Time start = absl::Now();
   const ServiceContext ctx = ctx_;
@@ -411,7 +531,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* AdaptationService::ExportStore(
   if (s.ok()) s = ctx_.Admit(*context, parsed.tenant(), &admitted);
   if (!s.ok()) return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", s);
   const cluster::Member* owner = nullptr;
-  if (s = ctx_.Route(*context, parsed.tenant(), parsed.store(), &owner); !s.ok()) {
+  if (s = ctx_.Route(*context, parsed.tenant(), parsed.store(), Access::kRead, &owner); !s.ok()) {
     return RefuseStream<grpc::ServerWriteReactor<Raw>>(ctx_, "ExportStore", s);
   }
   if (owner != nullptr) {

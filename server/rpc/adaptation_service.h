@@ -26,7 +26,9 @@ using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
                             Adaptation::WithRawCallbackMethod_ImportStore<
                                 Adaptation::WithRawCallbackMethod_ListEncoders<
                                     Adaptation::WithRawCallbackMethod_Ping<
-                                        Adaptation::Service>>>>>>>>>>>>>>;
+                                        Adaptation::WithRawCallbackMethod_ClusterStatus<
+                                            Adaptation::WithRawCallbackMethod_DrainMember<
+                                                Adaptation::Service>>>>>>>>>>>>>>>>;
 }  // namespace internal
 
 class AdaptationService final : public internal::RawAdaptationService {
@@ -61,6 +63,10 @@ class AdaptationService final : public internal::RawAdaptationService {
                                          Raw* response) override;
   grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const Raw* request,
                                  Raw* response) override;
+  grpc::ServerUnaryReactor* ClusterStatus(grpc::CallbackServerContext* context, const Raw* request,
+                                          Raw* response) override;
+  grpc::ServerUnaryReactor* DrainMember(grpc::CallbackServerContext* context, const Raw* request,
+                                        Raw* response) override;
 
  private:
   // Parses `request` into `call` and admits the call (draining, authentication, authorization).
@@ -76,8 +82,10 @@ class AdaptationService final : public internal::RawAdaptationService {
   // In a cluster, when another member owns `call`'s store: passes the call to it (or refuses
   // a forwarded call that is not ours) and returns true; the call finishes from there.
   template <typename Call>
-  bool Forwarded(grpc::CallbackServerContext* context, const char* method, const Raw* request,
-                 Call* call);
+  bool Forwarded(grpc::CallbackServerContext* context, const char* method, Access access,
+                 const Raw* request, Call* call);
+  // ClusterStatus and DrainMember: admin tokens only; FAILED_PRECONDITION on a single server.
+  grpc::Status OpenAdmin(const grpc::ServerContextBase& context) const;
   // ListStores of a cluster: this member's page merged with every other member's.
   grpc::ServerUnaryReactor* ClusterListStores(
       grpc::CallbackServerContext* context, const Raw* request,

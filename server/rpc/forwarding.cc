@@ -185,37 +185,29 @@ bool Forwarder::IsForwarded(const grpc::ServerContextBase& context) {
   return context.client_metadata().count(kForwardedHeader) > 0;
 }
 
-const cluster::Member* Forwarder::Route(const grpc::ServerContextBase& context,
-                                        const std::string& tenant, const std::string& store,
-                                        grpc::Status* refusal) const {
-  const cluster::Member& owner = membership_.OwnerOf(tenant, store);
-  if (&owner == &membership_.self()) return nullptr;
-  if (IsForwarded(context)) {
-    const auto from = context.client_metadata().find(kForwardedHeader);
-    *refusal = grpc::Status(
-        grpc::StatusCode::UNAVAILABLE,
-        absl::StrCat("store ", tenant, "/", store, " belongs to member ", owner.name,
-                     " by the member list of ", membership_.self().name,
-                     ", not to this member, "
-                     "to which member ",
-                     std::string(from->second.data(), from->second.size()),
-                     " forwarded it: their member lists differ (a change of members in "
-                     "progress); retry"));
-    return nullptr;
-  }
-  return &owner;
+std::string Forwarder::ForwardedBy(const grpc::ServerContextBase& context) {
+  const auto from = context.client_metadata().find(kForwardedHeader);
+  if (from == context.client_metadata().end()) return "";
+  return std::string(from->second.data(), from->second.size());
 }
 
-grpc::GenericStub* Forwarder::StubFor(const cluster::Member& member) {
+std::shared_ptr<grpc::Channel> Forwarder::ChannelFor(const cluster::Member& member) {
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<grpc::GenericStub>& stub = stubs_[member.name];
-  if (stub == nullptr) {
+  std::shared_ptr<grpc::Channel>& channel = channels_[member.name];
+  if (channel == nullptr) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(max_message_bytes_);
     args.SetMaxSendMessageSize(max_message_bytes_);
-    stub = std::make_unique<grpc::GenericStub>(
-        grpc::CreateCustomChannel(member.address, credentials_, args));
+    channel = grpc::CreateCustomChannel(member.address, credentials_, args);
   }
+  return channel;
+}
+
+grpc::GenericStub* Forwarder::StubFor(const cluster::Member& member) {
+  std::shared_ptr<grpc::Channel> channel = ChannelFor(member);
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<grpc::GenericStub>& stub = stubs_[member.name];
+  if (stub == nullptr) stub = std::make_unique<grpc::GenericStub>(std::move(channel));
   return stub.get();
 }
 

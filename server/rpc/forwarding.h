@@ -2,9 +2,8 @@
 // store passes the call to the owner, once, and answers with the owner's reply. A forwarded
 // call carries the caller's deadline (and cancellation), its metadata (credentials included:
 // the owner authenticates and authorizes again) and `adaptd-forwarded: <this member>`; a
-// member that receives a forwarded call for a store it does not own either answers
-// UNAVAILABLE (retryable: the two members' lists disagree, as during a change of members)
-// rather than forward it again.
+// member that receives a forwarded call never forwards it again (the hand-off decides where a
+// call runs: handoff.h).
 //
 // Messages travel raw (the bytes the caller sent), so forwarding parses nothing it does not
 // need. Thread-safe.
@@ -19,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/config.pb.h"
+#include "grpcpp/channel.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/server_context.h"
@@ -38,15 +38,16 @@ class Forwarder {
   static absl::StatusOr<std::unique_ptr<Forwarder>> Create(const adapt::v1::ServerConfig& config,
                                                            Metrics* metrics);
 
+  // The configured members (none draining; the hand-off's membership says who owns what).
   const cluster::Membership& membership() const { return membership_; }
 
-  // Where a call for tenant/store goes: null when this member owns the store (serve it
-  // here); otherwise the owner. A call that was itself forwarded (from another member) and
-  // is not ours gets `*refusal` set (UNAVAILABLE naming both members) instead.
-  const cluster::Member* Route(const grpc::ServerContextBase& context, const std::string& tenant,
-                               const std::string& store, grpc::Status* refusal) const;
   // Whether `context`'s call came from another member.
   static bool IsForwarded(const grpc::ServerContextBase& context);
+  // The member that forwarded `context`'s call ("" when none did).
+  static std::string ForwardedBy(const grpc::ServerContextBase& context);
+
+  // The channel to `member` (one per member, shared by every call to it).
+  std::shared_ptr<grpc::Channel> ChannelFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Passes a unary call to `owner`. `done` runs once, on a gRPC thread, with the owner's
   // status; `response` then holds the owner's reply.
@@ -102,6 +103,7 @@ class Forwarder {
   const int max_message_bytes_;
   Metrics* const metrics_;  // nullable
   absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<grpc::GenericStub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 

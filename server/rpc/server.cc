@@ -9,6 +9,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/auth/sha256.h"
 #include "server/auth/tls_credentials.h"
 #include "server/config/config.h"
 #include "server/core/status_macros.h"
@@ -41,7 +42,17 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   RETURN_IF_ERROR(ValidateConfig(config));
   QuietProtobufUtf8Log();  // the service answers those requests itself, naming the field
   std::unique_ptr<AdaptdServer> s(new AdaptdServer());
-  ASSIGN_OR_RETURN(TokenAuthorizer auth, TokenAuthorizer::Create(config.tokens()));
+  google::protobuf::RepeatedPtrField<adapt::v1::TokenConfig> tokens = config.tokens();
+  if (config.has_cluster() && !tokens.empty()) {
+    // The members' own token (hand-off, status) counts as an admin token.
+    ASSIGN_OR_RETURN(std::string member_token,
+                     ReadMemberToken(config.cluster().member_token_file()));
+    adapt::v1::TokenConfig* member = tokens.Add();
+    member->set_sha256(Sha256Hex(member_token));
+    member->set_admin(true);
+    member->set_name("cluster member");
+  }
+  ASSIGN_OR_RETURN(TokenAuthorizer auth, TokenAuthorizer::Create(tokens));
   s->auth_ = std::make_unique<TokenAuthorizer>(std::move(auth));
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                    MakeServerCredentials(config));
@@ -91,6 +102,9 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   if (config.has_cluster()) {
     ASSIGN_OR_RETURN(s->forwarder_, Forwarder::Create(config, s->metrics_.get()));
     ctx.forwarder = s->forwarder_.get();
+    ASSIGN_OR_RETURN(s->handoff_, HandOff::Create(config, s->forwarder_.get(), s->engine_.get(),
+                                                  s->auth_.get(), s->metrics_.get()));
+    ctx.handoff = s->handoff_.get();
   }
   s->service_ = std::make_unique<AdaptationService>(ctx);
 
@@ -115,6 +129,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   auto* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
+  if (s->handoff_ != nullptr) s->handoff_->Start();
   return s;
 }
 
@@ -125,6 +140,9 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   // From here on the service answers new calls UNAVAILABLE itself, while the transport still
   // accepts them; gRPC's own shutdown starts only once the admitted calls are done.
   gate_.Close();
+  // Hand-offs stop first (a move cut short resumes at the next start; admin calls waiting on
+  // moves answer UNAVAILABLE), so the calls below can drain.
+  if (handoff_ != nullptr) handoff_->Stop();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     gate_.WaitIdle(deadline);

@@ -60,6 +60,7 @@ class AdaptdServer {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<Forwarder> forwarder_;  // a cluster's; null for a single server
+  std::unique_ptr<HandOff> handoff_;      // a cluster's; null for a single server
   std::unique_ptr<AdaptationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<TokenAuthorizer> auth_;

@@ -13,6 +13,7 @@
 #include "server/metrics/metrics.h"
 #include "server/rpc/call_gate.h"
 #include "server/rpc/forwarding.h"
+#include "server/rpc/handoff.h"
 #include "server/rpc/status.h"
 #include "server/scheduler/scheduler.h"
 
@@ -34,6 +35,9 @@ struct ServiceContext {
   // In a cluster, passes calls for stores another member owns to it (forwarding.h); null for
   // a single server.
   Forwarder* forwarder = nullptr;
+  // In a cluster, where each call runs while stores move (handoff.h); null for a single
+  // server.
+  HandOff* handoff = nullptr;
 
   // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
   // `*admitted` holds the call's place in the gate until the call object is destroyed.
@@ -53,15 +57,14 @@ struct ServiceContext {
     return AuthorizeCall(auth, context, tenant);
   }
 
-  // Where a call for tenant/store runs: `*owner` null (here) or the member to pass it to
-  // (a cluster's, forwarding.h); an error to answer instead (a forwarded call not ours).
+  // Where a call for tenant/store that does `access` runs: `*to` null (here) or the member
+  // to pass it to (a cluster's, handoff.h); an error to answer instead (a store in motion,
+  // or a forwarded call that is not ours).
   grpc::Status Route(const grpc::ServerContextBase& context, const std::string& tenant,
-                     const std::string& store, const cluster::Member** owner) const {
-    *owner = nullptr;
-    if (forwarder == nullptr) return grpc::Status::OK;
-    grpc::Status refusal;
-    *owner = forwarder->Route(context, tenant, store, &refusal);
-    return refusal;
+                     const std::string& store, Access access, const cluster::Member** to) const {
+    *to = nullptr;
+    if (handoff == nullptr) return grpc::Status::OK;
+    return handoff->Route(context, tenant, store, access, to);
   }
 
   void Record(const char* method, const grpc::Status& status, absl::Time start) const {

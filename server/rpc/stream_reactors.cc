@@ -123,7 +123,8 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
   if (tenant_.empty() && !request_.tenant().empty() && !request_.store().empty()) {
     // In a cluster, the first message names the owner.
     const cluster::Member* owner = nullptr;
-    if (grpc::Status routed = ctx_.Route(*context_, request_.tenant(), request_.store(), &owner);
+    if (grpc::Status routed =
+            ctx_.Route(*context_, request_.tenant(), request_.store(), Access::kWrite, &owner);
         !routed.ok()) {
       Complete(routed);
       return;
@@ -196,7 +197,8 @@ void PredictStreamReactor::OnReadDone(bool ok) {
   }
   // In a cluster, a message for another member's store goes there.
   const cluster::Member* owner = nullptr;
-  if (grpc::Status routed = ctx_.Route(*context_, request_.tenant(), request_.store(), &owner);
+  if (grpc::Status routed =
+          ctx_.Route(*context_, request_.tenant(), request_.store(), Access::kRead, &owner);
       !routed.ok()) {
     Complete(routed);
     return;
@@ -363,7 +365,8 @@ void ImportReactor::OnReadDone(bool ok) {
     if (tenant_.empty() && store_.empty()) {
       // In a cluster, the first chunk names the owner.
       const cluster::Member* owner = nullptr;
-      if (grpc::Status routed = ctx_.Route(*context_, chunk_.tenant(), chunk_.store(), &owner);
+      if (grpc::Status routed =
+              ctx_.Route(*context_, chunk_.tenant(), chunk_.store(), Access::kCreate, &owner);
           !routed.ok()) {
         Complete(routed);
         return;
@@ -374,6 +377,8 @@ void ImportReactor::OnReadDone(bool ok) {
       }
       tenant_ = chunk_.tenant();
       store_ = chunk_.store();
+      applied_ids_.assign(chunk_.applied_ids().begin(), chunk_.applied_ids().end());
+      moved_ = ctx_.handoff != nullptr && ctx_.handoff->IsMove(*context_);
     } else if ((!chunk_.tenant().empty() && chunk_.tenant() != tenant_) ||
                (!chunk_.store().empty() && chunk_.store() != store_)) {
       Complete(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -397,7 +402,7 @@ void ImportReactor::OnReadDone(bool ok) {
       Complete(ToGrpc(wanted));
       return;
     }
-    auto info = ctx_.engine->Import(tenant_, store_, file_);
+    auto info = ctx_.engine->Import(tenant_, store_, file_, applied_ids_, moved_);
     if (info.ok()) response_ = *std::move(info);
     Complete(ToGrpc(info.status()));
   };

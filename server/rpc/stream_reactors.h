@@ -106,6 +106,8 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   grpc::ByteBuffer* reply_;
   absl::Time start_;
   std::string tenant_, store_, file_;
+  std::vector<std::string> applied_ids_;         // from the first chunk
+  bool moved_ = false;                           // a member handing the store off (handoff.h)
   std::shared_ptr<Forwarder::Stream> upstream_;  // set when relaying to the owner
   grpc::ByteBuffer incoming_;
   adapt::v1::StoreChunk chunk_;

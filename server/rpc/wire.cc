@@ -115,6 +115,8 @@ grpc::Status ParseMessage(const grpc::ByteBuffer& buffer, google::protobuf::Mess
 }
 
 grpc::Status SerializeMessage(const google::protobuf::Message& message, grpc::ByteBuffer* buffer) {
+  // A reactor's outgoing buffer is reused from one message to the next.
+  buffer->Clear();
   bool own_buffer = false;
   return grpc::SerializationTraits<google::protobuf::Message>::Serialize(message, buffer,
                                                                          &own_buffer);

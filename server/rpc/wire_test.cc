@@ -117,6 +117,11 @@ TEST(WireTest, SerializeRoundTrips) {
   adapt::v1::StoreInfo back;
   ASSERT_TRUE(ParseMessage(buffer, &back).ok());
   EXPECT_EQ(back.SerializeAsString(), info.SerializeAsString());
+  // The buffer of a stream's responses is reused: the next message replaces the last.
+  info.set_store("next");
+  ASSERT_TRUE(SerializeMessage(info, &buffer).ok());
+  ASSERT_TRUE(ParseMessage(buffer, &back).ok());
+  EXPECT_EQ(back.store(), "next");
 }
 
 }  // namespace

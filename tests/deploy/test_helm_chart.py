@@ -269,6 +269,29 @@ def main():
     check(r.returncode != 0 and "an HPA cannot scale adaptd" in r.stderr,
           "autoscaling.enabled was not refused: rc=%d %s" % (r.returncode, r.stderr))
 
+    # A cluster with tokens needs the members' own token: refused without the Secret, and with
+    # it the config names the mounted file.
+    tokens = os.path.join(WORK, "cluster-tokens-values.yaml")
+    with open(tokens, "w") as f:
+        f.write("replicas: 2\nconfig:\n  tokens: [{sha256: '%s', tenants: [acme]}]\n" %
+                ("ab" * 32))
+    r = render(renderer, tokens, expect_ok=False)
+    check(r.returncode != 0 and "clusterTokenSecret is required" in r.stderr,
+          "a cluster with tokens but no member token was not refused: rc=%d %s" %
+          (r.returncode, r.stderr))
+    with open(tokens, "a") as f:
+        f.write("clusterTokenSecret: adaptd-member-token\n")
+    _, docs = render(renderer, tokens)
+    config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+    check(config["cluster"].get("memberTokenFile") == "/etc/adaptd/cluster/token",
+          "member token file: %r" % config["cluster"])
+    pod = by_kind(docs)["StatefulSet"][0]["spec"]["template"]["spec"]
+    vols = {v["name"]: v for v in pod["volumes"]}
+    check(vols.get("cluster-token", {}).get("secret", {}).get("secretName") ==
+          "adaptd-member-token", "member token Secret volume: %r" % vols.get("cluster-token"))
+    mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+    check(mounts.get("cluster-token") == "/etc/adaptd/cluster", "member token mount %r" % mounts)
+
     # required: GPUs on without a count stop the render with the message.
     bad = os.path.join(WORK, "bad-values.yaml")
     with open(bad, "w") as f:

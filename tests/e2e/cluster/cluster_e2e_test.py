@@ -100,6 +100,7 @@ class ClusterEndToEnd(unittest.TestCase):
         try:
             for m in MEMBERS:
                 cls.wait_until_serving(m)
+            cls.wait_until_settled()
         except Exception:
             cls.tearDownClass()
             raise
@@ -137,6 +138,20 @@ class ClusterEndToEnd(unittest.TestCase):
                 return
             if time.monotonic() > deadline:
                 raise RuntimeError("adaptd %s did not answer: %s" % (m, probe.stderr))
+            time.sleep(0.2)
+
+    @classmethod
+    def wait_until_settled(cls):
+        # A new cluster creates stores once every member has confirmed the list.
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            probe = subprocess.run([ADAPTCTL, "--addr", cls.addr["a"], "--timeout", "5",
+                                    "cluster", "status"], capture_output=True, text=True)
+            if probe.returncode == 0 and json.loads(probe.stdout)["settled"]:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not settle: %s %s" %
+                                   (probe.stdout, probe.stderr))
             time.sleep(0.2)
 
     @classmethod

@@ -53,7 +53,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $pod := printf "%s-%d" $name $i -}}
 {{- $members = append $members (dict "name" $pod "address" (printf "%s.%s-headless.%s.svc.cluster.local:%v" $pod $name $.Release.Namespace $.Values.ports.grpc)) -}}
 {{- end }}
-{{- $_ := set $cfg "cluster" (dict "members" $members) -}}
+{{- $cluster := dict "members" $members -}}
+{{- if .Values.clusterTokenSecret }}{{- $_ := set $cluster "memberTokenFile" "/etc/adaptd/cluster/token" -}}
+{{- else if $c.tokens }}{{- fail "clusterTokenSecret is required when replicas > 1 and config.tokens are set (the members hand stores off to each other with it: docs/CLUSTER.md)" -}}
+{{- end -}}
+{{- $_ := set $cfg "cluster" $cluster -}}
 {{- end -}}
 {{- if $c.tokens }}{{- $_ := set $cfg "tokens" $c.tokens -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}

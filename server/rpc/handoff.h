@@ -1,0 +1,185 @@
+// HandOff: where each call of a cluster member runs while stores move between members, and
+// the moves themselves (docs/CLUSTER.md, "Hand-off").
+//
+// A member routes by its member list less the members drained (the membership). Every store
+// it holds that another member owns under that list is a move in flight: it serves reads of
+// it, refuses its changes (UNAVAILABLE, retryable) and hands it off to the owner — closes the
+// store's write fence, sends its snapshot and remembered example ids by ImportStore, and
+// deletes its copy once the owner acknowledged the import. A member accepts changes only to
+// the stores it both owns and holds, so no two members ever accept writes for one store.
+//
+// Until a member has seen every member route by its own list and hold only its own stores
+// (settled), it asks the others every `handoff_interval_ms` for the stores they move. For a
+// store it owns but does not hold it then relays reads to the member moving it, answers
+// changes UNAVAILABLE, and creates nothing until every member has confirmed the list, so a
+// store never exists twice. A settled member asks nobody: a member that is down then
+// makes only its own stores unavailable. The drained members and the list last seen settled
+// persist in `<data_dir>/cluster.state`.
+//
+// Thread-safe. Start begins the background thread (polls and moves); Stop ends it and the
+// admin threads (RunAdmin) and must be called before the engine and forwarder go.
+#ifndef ADAPTD_SERVER_RPC_HANDOFF_H_
+#define ADAPTD_SERVER_RPC_HANDOFF_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "adapt/v1/adapt.grpc.pb.h"
+#include "adapt/v1/config.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/server_context.h"
+#include "server/auth/token_authorizer.h"
+#include "server/cluster/membership.h"
+#include "server/core/engine.h"
+#include "server/metrics/metrics.h"
+#include "server/rpc/forwarding.h"
+
+namespace adaptd {
+
+// The metadata key of an ImportStore that hands a store off; its value names the sender.
+inline constexpr char kMoveHeader[] = "adaptd-move";
+// The most store names a member lists as moving when the others ask (ClusterStatus local);
+// a longer list is marked incomplete, and they wait for it to shrink.
+inline constexpr size_t kMovingListed = 100000;
+
+// What a call does to its store, for routing.
+enum class Access {
+  kRead,    // GetStore, Predict, PredictStream, ExportStore
+  kWrite,   // Adapt, Forget, Compile, PinStore
+  kCreate,  // CreateStore, ImportStore
+  kDelete,  // DeleteStore
+};
+
+class HandOff {
+ public:
+  // From the config's `cluster` (checked by ValidateConfig); reads `<data_dir>/cluster.state`
+  // and `cluster.member_token_file`. All pointers must outlive the HandOff.
+  // `auth` (nullable: authentication off) tells a member's own calls from others'.
+  static absl::StatusOr<std::unique_ptr<HandOff>> Create(const adapt::v1::ServerConfig& config,
+                                                         Forwarder* forwarder, Engine* engine,
+                                                         const TokenAuthorizer* auth,
+                                                         Metrics* metrics);
+  ~HandOff();
+
+  void Start();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_, admin_mu_);
+
+  // Where a call for tenant/store runs: OK with `*to` null (here), OK with `*to` set (pass
+  // it there: the owner, or the member moving the store to this one), or the refusal to
+  // answer (UNAVAILABLE while the store moves or the members' lists differ).
+  grpc::Status Route(const grpc::ServerContextBase& context, const std::string& tenant,
+                     const std::string& store, Access access, const cluster::Member** to) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Whether `context`'s call is another member handing a store off to this one: marked so,
+  // forwarded, and (with authentication on) made with an admin token such as the members'.
+  bool IsMove(const grpc::ServerContextBase& context) const;
+
+  // The list this member routes by (its configured members, the drained ones owning none).
+  std::shared_ptr<const cluster::Membership> membership() const ABSL_LOCKS_EXCLUDED(mu_);
+  const std::string& self() const { return self_; }
+
+  // This member's view: its list, stores held, the moves in flight (at most `max_moving`
+  // names listed).
+  adapt::v1::MemberStatus LocalStatus(size_t max_moving) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Records (durably) that `member` drains (owns no store) or, with `undo`, owns stores
+  // again. InvalidArgument for a name not among the members; FailedPrecondition when no
+  // member would own stores.
+  absl::Status SetDraining(const std::string& member, bool undo) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Every member's view, this one's included, asking the others with `timeout` each (the
+  // moving lists: at most 1000 names each).
+  adapt::v1::ClusterStatusResponse Gather(absl::Duration timeout) const;
+  // Has every member record the drain (this one too); the error names the members that
+  // did not (they may be asked again: recording is idempotent).
+  absl::Status DrainEverywhere(const std::string& member, bool undo, absl::Duration timeout);
+
+  // Runs `work` on a thread of its own (admin calls that wait on other members), joined by
+  // Stop. False, running nothing, once Stop began.
+  bool RunAdmin(std::function<void()> work) ABSL_LOCKS_EXCLUDED(admin_mu_);
+  bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Peer {
+    bool answered = false;  // in the last round
+    std::string error;      // why not
+    std::string fingerprint;
+    absl::flat_hash_set<std::string> moving;  // kept from earlier rounds while unanswered
+    bool complete = true;                     // `moving` lists every store it moves
+  };
+
+  HandOff(Forwarder* forwarder, Engine* engine, const TokenAuthorizer* auth, Metrics* metrics,
+          std::string state_path, std::string member_token, absl::Duration interval,
+          size_t chunk_bytes);
+
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks every other member for its view; settles when all agree and none moves anything.
+  void Poll(size_t moving_here) ABSL_LOCKS_EXCLUDED(mu_);
+  // Hands tenant/store off to `owner`; true when its copy here is gone.
+  bool MoveOne(const std::string& tenant, const std::string& store, const cluster::Member& owner);
+  absl::Status SaveLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A client context for a call to another member: deadline, the member token, the mark.
+  std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
+  absl::StatusOr<adapt::v1::MemberStatus> AskStatus(const cluster::Member& member,
+                                                    absl::Duration timeout) const;
+  adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) const
+      ABSL_LOCKS_EXCLUDED(stub_mu_);
+  // The member (of the configured list, which outlives every call) named `name`.
+  const cluster::Member* Configured(const std::string& name) const;
+
+  Forwarder* const forwarder_;
+  Engine* const engine_;
+  const TokenAuthorizer* const auth_;  // nullable
+  Metrics* const metrics_;             // nullable
+  const std::string self_;
+  const std::string state_path_;  // empty without a data directory
+  const std::string member_token_;
+  const absl::Duration interval_;
+  const size_t chunk_bytes_;
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const cluster::Membership> current_ ABSL_GUARDED_BY(mu_);
+  std::string settled_fingerprint_ ABSL_GUARDED_BY(mu_);  // as saved
+  bool settled_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, Peer> peers_ ABSL_GUARDED_BY(mu_);
+  uint64_t moved_out_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool woken_ ABSL_GUARDED_BY(mu_) = false;
+  bool unfence_ ABSL_GUARDED_BY(mu_) = false;  // the list changed: lift fences of owned stores
+  grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;  // the hand-off being sent
+  std::thread thread_;
+
+  mutable absl::Mutex stub_mu_;
+  mutable std::map<std::string, std::unique_ptr<adapt::v1::Adaptation::Stub>> stubs_
+      ABSL_GUARDED_BY(stub_mu_);
+
+  struct AdminThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  absl::Mutex admin_mu_;
+  bool admin_closed_ ABSL_GUARDED_BY(admin_mu_) = false;
+  std::vector<AdminThread> admin_ ABSL_GUARDED_BY(admin_mu_);  // finished ones joined as new come
+};
+
+// The token in `path` (cluster.member_token_file), whitespace around it dropped;
+// InvalidArgument naming the file when it cannot be read or is empty.
+absl::StatusOr<std::string> ReadMemberToken(const std::string& path);
+
+// The hex form of a membership fingerprint, as MemberStatus carries it.
+std::string FingerprintHex(uint64_t fingerprint);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_RPC_HANDOFF_H_

@@ -1,13 +1,13 @@
 """adaptd_client: a Python client for adaptd, the test-time adaptation service.
 
-Needs grpcio, protobuf and numpy, and the adapt.v1 stubs the build generates (target
-adaptd_python_stubs) into <build>/client/python, which has to be on PYTHONPATH next to the
-folder holding this package.
+Install it with `pip install client/python` (from the adaptd repository): the wheel carries the
+adapt.v1 modules, generated from proto/ when it is built, and needs grpcio, protobuf and numpy.
+docs/CLIENTS.md has the full guide.
 
 Example (a faast label store over raw vectors)::
 
     import numpy as np
-    from adaptd_client import Client, AdaptdError
+    from adaptd_client import Client, AdaptdError, NotFoundError
 
     with Client("127.0.0.1:50051", token=None, timeout=30.0) as client:
         client.create_store("acme", "intents", kind="faast", encoder="identity",
@@ -20,17 +20,32 @@ Example (a faast label store over raw vectors)::
         # [[('yes', 0.91), ('no', 0.08)], ...]
         try:
             client.get_store("acme", "missing")
-        except AdaptdError as error:
+        except NotFoundError as error:                        # an AdaptdError
             print(error.code_name, error.message)             # NOT_FOUND ...
 
 Vector stores (output="vector:M") take `targets=` (rows × M) in adapt and return a numpy array
-from predict. Every call has a deadline (`timeout`); every failure raises AdaptdError with the
-gRPC status code's name and the server's message. `list_stores` returns every store of a
-tenant, following the server's pages; `iter_stores` yields them one page at a time.
+from predict. Inputs and labels may be numpy arrays, lists or pandas DataFrames / Series.
+Every call has a deadline (`timeout`); every failure raises an AdaptdError subclass with the
+gRPC status code, its name and the server's message; calls that are safe to resend are retried
+on UNAVAILABLE with backoff (RetryPolicy), and adapted examples carry ids so a resend applies
+each once. `list_stores` returns every store of a tenant, following the server's pages;
+`iter_stores` yields them one page at a time; `predict_stream` answers a stream of batches on
+one call. adaptd_client.aio.Client is the asyncio form; adaptd_client.sklearn has
+scikit-learn estimators backed by a store.
 """
 
+from ._channel import DEFAULT_RETRY, RetryPolicy
 from .client import Client
-from .errors import AdaptdError
+from .errors import (AbortedError, AdaptdError, AlreadyExistsError, CancelledError,
+                     DeadlineExceededError, FailedPreconditionError, InternalError,
+                     InvalidArgumentError, NotFoundError, PermissionDeniedError,
+                     ResourceExhaustedError, UnauthenticatedError, UnavailableError,
+                     UnimplementedError)
 
-__all__ = ["Client", "AdaptdError"]
-__version__ = "0.1.0"
+__all__ = [
+    "Client", "RetryPolicy", "DEFAULT_RETRY", "AdaptdError", "AbortedError",
+    "AlreadyExistsError", "CancelledError", "DeadlineExceededError", "FailedPreconditionError",
+    "InternalError", "InvalidArgumentError", "NotFoundError", "PermissionDeniedError",
+    "ResourceExhaustedError", "UnauthenticatedError", "UnavailableError", "UnimplementedError",
+]
+__version__ = "0.2.0"

@@ -1,7 +1,9 @@
-"""Conversions between Python/numpy values and adapt.v1 messages.
+"""Conversions between Python/numpy/pandas values and adapt.v1 messages.
 
 Inputs are either numeric (a rows × dim array, sent as packed float32 vectors) or texts (a
-sequence of str, for text encoders). Targets are labels (one str per row) or a rows × M array.
+sequence of str, for text encoders). Targets are labels (one per row, sent with str) or a
+rows × M array. Wherever an array is taken, a pandas DataFrame or Series is taken too (a Series
+is one column); pandas is never imported here, only recognised by its types' module.
 """
 
 import numbers
@@ -11,6 +13,15 @@ from google.protobuf import descriptor
 
 from ._stubs import pb
 
+
+
+def _is_repeated(field):
+    """protobuf >= 6 has FieldDescriptor.is_repeated (and 7 dropped `label`); Debian's 3.21
+    has only `label`."""
+    repeated = getattr(field, "is_repeated", None)
+    if repeated is not None:
+        return bool(repeated)
+    return field.label == descriptor.FieldDescriptor.LABEL_REPEATED
 
 
 def _kinds():
@@ -28,6 +39,47 @@ KIND_NAMES = {number: name for name, number in KINDS.items()}
 _PARAMS = {field.name for field in pb.StoreSpec.DESCRIPTOR.oneofs_by_name["params"].fields}
 
 
+def pandas_kind(values):
+    """'frame', 'series' or 'index' for a pandas object, else None (pandas is not imported)."""
+    if not type(values).__module__.startswith("pandas"):
+        return None
+    if hasattr(values, "columns") and hasattr(values, "to_numpy"):
+        return "frame"
+    if hasattr(values, "dtype") and hasattr(values, "to_numpy"):
+        return "index" if type(values).__name__.endswith("Index") else "series"
+    return None
+
+
+def _is_text_dtype(dtype):
+    return getattr(dtype, "kind", None) in ("U", "S", "O") or str(dtype) in ("string", "str")
+
+
+def _texts(values, what):
+    texts = list(values)
+    for row, value in enumerate(texts):
+        if not isinstance(value, str):
+            raise ValueError("%s: row %d is %r, expected a str (texts) or give numbers only" %
+                             (what, row, value))
+    return texts
+
+
+def _from_pandas(values, what):
+    """A DataFrame or Series as a list of texts or a 2-D float32 array."""
+    kind = pandas_kind(values)
+    if kind == "frame":
+        text_columns = [str(c) for c, dtype in values.dtypes.items() if _is_text_dtype(dtype)]
+        if text_columns:
+            if len(values.columns) != 1:
+                raise ValueError("%s: a DataFrame of texts has one column, got columns %s; the "
+                                 "text columns are %s" % (what, list(map(str, values.columns)),
+                                                          text_columns))
+            return _texts(values.iloc[:, 0].to_numpy(dtype=object), what)
+        return values.to_numpy(dtype=np.float32)
+    if _is_text_dtype(values.dtype):
+        return _texts(values.to_numpy(dtype=object), what)
+    return values.to_numpy(dtype=np.float32).reshape(-1, 1)
+
+
 def _is_text_sequence(values):
     if isinstance(values, np.ndarray):
         return values.dtype.kind in ("U", "S", "O") and values.ndim == 1 and all(
@@ -37,9 +89,14 @@ def _is_text_sequence(values):
 
 
 def to_inputs(values):
-    """Returns a list of pb.Input: one per row of a 2-D numeric array, or one per text."""
+    """Returns a list of pb.Input: one per row of a 2-D numeric array (or DataFrame), or one per
+    text (a sequence of str, or a Series / one-column DataFrame of str)."""
     if isinstance(values, str):
         raise ValueError("inputs: give a sequence of texts, not one str")
+    if pandas_kind(values) is not None:
+        values = _from_pandas(values, "inputs")
+        if isinstance(values, list):
+            return [pb.Input(text=v) for v in values]
     if _is_text_sequence(values):
         return [pb.Input(text=str(v)) for v in values]
     array = np.asarray(values, dtype=np.float32)
@@ -49,6 +106,46 @@ def to_inputs(values):
     return [pb.Input(vector=pb.FloatVector(values=row.tolist())) for row in array]
 
 
+def label_list(labels):
+    """One label per row as str: from a list, a 1-D array, a Series or a one-column DataFrame."""
+    if isinstance(labels, str):
+        raise ValueError("labels: give one label per row, not one str")
+    kind = pandas_kind(labels)
+    if kind == "frame":
+        if len(labels.columns) != 1:
+            raise ValueError("labels: a DataFrame of labels has one column, got %d" %
+                             len(labels.columns))
+        labels = labels.iloc[:, 0]
+        kind = "series"
+    if kind is not None:
+        labels = labels.to_numpy(dtype=object)
+    if isinstance(labels, np.ndarray):
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1:
+            raise ValueError("labels: expected one label per row, got shape %s" %
+                             (labels.shape,))
+        labels = labels.tolist()
+    out = []
+    for row, value in enumerate(labels):
+        if value is None or (isinstance(value, float) and value != value):
+            raise ValueError("labels: row %d has no label (%r)" % (row, value))
+        out.append(str(value))
+    return out
+
+
+def target_array(targets, rows):
+    if pandas_kind(targets) is not None:
+        targets = targets.to_numpy(dtype=np.float32)
+        if targets.ndim == 1:
+            targets = targets.reshape(-1, 1)
+    array = np.asarray(targets, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != rows:
+        raise ValueError("targets: expected a 2-D array with %d rows, got shape %s" %
+                         (rows, array.shape))
+    return array
+
+
 def to_examples(inputs, labels=None, targets=None, ids=None):
     """Returns a list of pb.Example from inputs and exactly one of labels / targets."""
     if (labels is None) == (targets is None):
@@ -56,22 +153,16 @@ def to_examples(inputs, labels=None, targets=None, ids=None):
     converted = to_inputs(inputs)
     rows = len(converted)
     if labels is not None:
-        if isinstance(labels, str):
-            raise ValueError("labels: give one label per row, not one str")
-        label_list = [str(v) for v in (labels.tolist() if isinstance(labels, np.ndarray)
-                                       else labels)]
-        if len(label_list) != rows:
-            raise ValueError("labels: %d given for %d input rows" % (len(label_list), rows))
-        examples = [pb.Example(input=x, label=y) for x, y in zip(converted, label_list)]
+        names = label_list(labels)
+        if len(names) != rows:
+            raise ValueError("labels: %d given for %d input rows" % (len(names), rows))
+        examples = [pb.Example(input=x, label=y) for x, y in zip(converted, names)]
     else:
-        array = np.asarray(targets, dtype=np.float32)
-        if array.ndim != 2 or array.shape[0] != rows:
-            raise ValueError("targets: expected a 2-D array with %d rows, got shape %s" %
-                             (rows, array.shape))
+        array = target_array(targets, rows)
         examples = [pb.Example(input=x, vector=pb.FloatVector(values=t.tolist()))
                     for x, t in zip(converted, array)]
     if ids is not None:
-        id_list = list(ids)
+        id_list = list(ids.tolist() if hasattr(ids, "tolist") else ids)
         if len(id_list) != rows:
             raise ValueError("ids: %d given for %d input rows" % (len(id_list), rows))
         for example, example_id in zip(examples, id_list):
@@ -125,7 +216,7 @@ def fill_params(message, params, what):
         if field is None:
             raise ValueError("%s: unknown parameter %r (known: %s)" %
                              (what, name, ", ".join(sorted(fields))))
-        if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+        if _is_repeated(field):
             values = [value] if isinstance(value, numbers.Number) else list(value)
             getattr(message, name).extend(values)
         elif field.type == descriptor.FieldDescriptor.TYPE_ENUM:
@@ -152,7 +243,7 @@ def build_spec(kind, encoder, output, dim, params):
 
 
 def _field_has_value(message, field):
-    if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+    if _is_repeated(field):
         return True
     presence = getattr(field, "has_presence",
                        field.message_type is not None or field.containing_oneof is not None)
@@ -176,7 +267,7 @@ def message_to_dict(message):
         if not _field_has_value(message, field):
             continue
         value = getattr(message, field.name)
-        if field.label == descriptor.FieldDescriptor.LABEL_REPEATED:
+        if _is_repeated(field):
             out[field.name] = [_scalar(field, v) for v in value]
         else:
             out[field.name] = _scalar(field, value)

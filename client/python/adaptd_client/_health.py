@@ -26,9 +26,13 @@ def _build():
                        label=field.LABEL_OPTIONAL)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
-    factory = message_factory.MessageFactory(pool)
-    return (factory.GetPrototype(pool.FindMessageTypeByName("grpc.health.v1.HealthCheckRequest")),
-            factory.GetPrototype(pool.FindMessageTypeByName("grpc.health.v1.HealthCheckResponse")))
+    request_type = pool.FindMessageTypeByName("grpc.health.v1.HealthCheckRequest")
+    response_type = pool.FindMessageTypeByName("grpc.health.v1.HealthCheckResponse")
+    # protobuf >= 4.22 has GetMessageClass (and 7 dropped GetPrototype); Debian's 3.21 has not.
+    get_class = getattr(message_factory, "GetMessageClass", None)
+    if get_class is None:
+        get_class = message_factory.MessageFactory(pool).GetPrototype
+    return get_class(request_type), get_class(response_type)
 
 
 HealthCheckRequest, HealthCheckResponse = _build()

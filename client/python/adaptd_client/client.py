@@ -1,26 +1,35 @@
 """Client: one gRPC channel to adaptd and a method per RPC of adapt.v1.Adaptation.
 
 Thread safety: a Client may be shared between threads (the channel is thread-safe and the
-client keeps no other mutable state). Every call carries a deadline of `timeout` seconds.
+client keeps no other mutable state). Every call carries a deadline of `timeout` seconds, and
+the calls that are safe to resend are retried on UNAVAILABLE with backoff (`retry`, see
+RetryPolicy). adaptd_client.aio.Client has the same methods for asyncio.
 """
 
-import os
+from __future__ import annotations
+
 import time
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import grpc
 import numpy as np
 
-from . import _convert, _health
+from . import _calls, _channel, _convert, _health
+from ._calls import Predictions
+from ._channel import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RETRY, RetryPolicy
 from ._stubs import pb, pb_grpc
-from .errors import AdaptdError
+from .errors import AdaptdError, error_for
 
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-IMPORT_CHUNK_BYTES = 1 << 20
+IMPORT_CHUNK_BYTES = _calls.IMPORT_CHUNK_BYTES
+
+__all__ = ["Client", "DEFAULT_MAX_MESSAGE_BYTES", "IMPORT_CHUNK_BYTES"]
 
 
-def _batches(items, batch):
-    for start in range(0, len(items), batch):
-        yield items[start:start + batch]
+def open_channel(settings: _channel.Settings) -> grpc.Channel:
+    credentials = settings.credentials()
+    if credentials is not None:
+        return grpc.secure_channel(settings.address, credentials, options=settings.options)
+    return grpc.insecure_channel(settings.address, options=settings.options)
 
 
 class Client:
@@ -36,36 +45,29 @@ class Client:
         that requires client certificates (mutual TLS; with root_certificates).
       max_message_bytes: largest message sent or received (the server's default too).
       channel_options: further (name, value) gRPC channel arguments.
+      retry: the RetryPolicy for the calls safe to resend (default: 5 attempts, backoff 0.1 s
+        doubling up to 2 s); None turns retries off.
+      auto_example_ids: give every adapted example an id when the caller gives none, so a
+        resent Adapt call (by the retry policy or by the caller) applies each example once.
     """
 
-    def __init__(self, address, token=None, timeout=30.0, root_certificates=None,
-                 max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES, channel_options=(),
-                 private_key=None, certificate_chain=None):
-        if token is None:
-            token = os.environ.get("ADAPTD_TOKEN") or None
-        if (private_key is None) != (certificate_chain is None):
-            raise ValueError("private_key and certificate_chain go together")
-        if private_key is not None and root_certificates is None:
-            raise ValueError("a client certificate needs root_certificates (TLS)")
-        if timeout is None or timeout <= 0:
-            raise ValueError("timeout: every call needs a positive deadline, got %r" % (timeout,))
+    def __init__(self, address: str, token: Optional[str] = None, timeout: float = 30.0,
+                 root_certificates: Optional[bytes] = None,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 channel_options: Sequence[Tuple[str, Any]] = (),
+                 private_key: Optional[bytes] = None, certificate_chain: Optional[bytes] = None,
+                 retry: Optional[RetryPolicy] = DEFAULT_RETRY,
+                 auto_example_ids: bool = True) -> None:
+        self._settings = _channel.settings(address, token, timeout, root_certificates,
+                                           max_message_bytes, channel_options, private_key,
+                                           certificate_chain, retry)
         self.address = address
-        self.timeout = float(timeout)
-        self._token = token
-        self._root_certificates = root_certificates
-        self._client_cert = (private_key, certificate_chain)
-        options = [("grpc.max_send_message_length", max_message_bytes),
-                   ("grpc.max_receive_message_length", max_message_bytes)]
-        options.extend(channel_options)
-        if root_certificates is not None:
-            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates,
-                                                       private_key=private_key,
-                                                       certificate_chain=certificate_chain)
-            self._channel = grpc.secure_channel(address, credentials, options=options)
-        else:
-            self._channel = grpc.insecure_channel(address, options=options)
+        self.timeout = self._settings.timeout
+        self.retry = retry
+        self.auto_example_ids = bool(auto_example_ids)
+        self._channel = open_channel(self._settings)
         self._stub = pb_grpc.AdaptationStub(self._channel)
-        self._metadata = (("authorization", "Bearer " + token),) if token else None
+        self._metadata = self._settings.metadata
         self._health_check = self._channel.unary_unary(
             _health.CHECK_METHOD,
             request_serializer=_health.HealthCheckRequest.SerializeToString,
@@ -73,16 +75,16 @@ class Client:
 
     # -- plumbing --------------------------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         self._channel.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _call(self, method, request):
+    def _call(self, method: str, request: Any) -> Any:
         try:
             return getattr(self._stub, method)(request, timeout=self.timeout,
                                                metadata=self._metadata)
@@ -91,7 +93,7 @@ class Client:
 
     # -- health ----------------------------------------------------------------------------
 
-    def health(self, service=""):
+    def health(self, service: str = "") -> str:
         """The standard health service's status for `service` ("" = the server), e.g. "SERVING"."""
         try:
             response = self._health_check(_health.HealthCheckRequest(service=service),
@@ -100,7 +102,11 @@ class Client:
             raise AdaptdError.from_rpc_error(error, "Health.Check") from None
         return _health.status_name(response)
 
-    def wait_ready(self, timeout=20.0, interval=0.1):
+    def ping(self) -> None:
+        """One Ping call (the server answers at once)."""
+        self._call("Ping", pb.PingRequest())
+
+    def wait_ready(self, timeout: float = 20.0, interval: float = 0.1) -> None:
         """Polls the health service until the server answers SERVING; raises AdaptdError
         (the last failure) when `timeout` seconds pass first.
 
@@ -109,29 +115,35 @@ class Client:
         """
         deadline = time.monotonic() + timeout
         while True:
-            probe = Client(self.address, token=self._token,
-                           timeout=max(0.05, min(1.0, deadline - time.monotonic())),
-                           root_certificates=self._root_certificates,
-                           private_key=self._client_cert[0],
-                           certificate_chain=self._client_cert[1])
+            probe_settings = self._settings.with_timeout(
+                max(0.05, min(1.0, deadline - time.monotonic())))
+            channel = open_channel(probe_settings)
+            check = channel.unary_unary(
+                _health.CHECK_METHOD,
+                request_serializer=_health.HealthCheckRequest.SerializeToString,
+                response_deserializer=_health.HealthCheckResponse.FromString)
             try:
-                status = probe.health()
+                status = _health.status_name(check(_health.HealthCheckRequest(),
+                                                   timeout=probe_settings.timeout,
+                                                   metadata=self._metadata))
                 if status == "SERVING":
                     return
-                last = AdaptdError(grpc.StatusCode.UNAVAILABLE, "health status " + status,
-                                   "Health.Check")
-            except AdaptdError as error:
-                last = error
+                last = error_for(grpc.StatusCode.UNAVAILABLE, "health status " + status,
+                                 "Health.Check")
+            except grpc.RpcError as error:
+                last = AdaptdError.from_rpc_error(error, "Health.Check")
             finally:
-                probe.close()
+                channel.close()
             if time.monotonic() + interval > deadline:
                 raise last
             time.sleep(interval)
 
     # -- stores ----------------------------------------------------------------------------
 
-    def create_store(self, tenant, store, kind="faast", encoder="identity", output="labels",
-                     dim=0, label_encoder="", labels=(), base="", **params):
+    def create_store(self, tenant: str, store: str, kind: str = "faast",
+                     encoder: str = "identity", output: str = "labels", dim: int = 0,
+                     label_encoder: str = "", labels: Iterable[Any] = (), base: str = "",
+                     **params: Any) -> Dict[str, Any]:
         """Creates tenant/store and returns its info (see get_store).
 
         kind: "faast", "falcon" or "fwpkm"; output: "labels", "vector:M" or "next"; dim: the key
@@ -144,27 +156,23 @@ class Client:
         rcond=1e-6, prior_examples=16 for faast; enums by short name, e.g. variant="1a",
         key_norm="l2" for falcon).
         """
-        spec = _convert.build_spec(kind, encoder, output, dim, params)
-        spec.output.label_encoder = label_encoder
-        spec.output.labels.extend(str(name) for name in labels)
-        spec.base = base
-        info = self._call("CreateStore",
-                          pb.CreateStoreRequest(tenant=tenant, store=store, spec=spec))
-        return _convert.store_info_to_dict(info)
+        request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
+                                              label_encoder, labels, base, params)
+        return _convert.store_info_to_dict(self._call("CreateStore", request))
 
-    def get_store(self, tenant, store):
+    def get_store(self, tenant: str, store: str) -> Dict[str, Any]:
         """The store's info as a dict: tenant, store, spec {kind, encoder, output, dim, params},
         version, examples, weighted_examples, labels (column order), memory_bytes,
         prequential_*, failure and stats (the kind's statistics, e.g. faast's solver)."""
         info = self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store))
         return _convert.store_info_to_dict(info)
 
-    def list_stores(self, tenant, page_size=0):
+    def list_stores(self, tenant: str, page_size: int = 0) -> List[Dict[str, Any]]:
         """Every store of the tenant, in name order, as dicts like get_store's; fetched
         `page_size` stores a call (0: the server's default, 100; at most 1000)."""
         return list(self.iter_stores(tenant, page_size))
 
-    def iter_stores(self, tenant, page_size=0):
+    def iter_stores(self, tenant: str, page_size: int = 0) -> Iterator[Dict[str, Any]]:
         """Yields the tenant's stores in name order, fetching the next page only once the
         previous one is consumed. The listing is stable while stores are created and deleted:
         a store that exists throughout is yielded once; one created or deleted meanwhile may or
@@ -174,29 +182,26 @@ class Client:
             response = self.list_stores_page(tenant, page_size, token)
             for info in response.stores:
                 yield _convert.store_info_to_dict(info)
-            if not response.next_page_token:
+            next_token = _calls.check_next_token(response, token)
+            if next_token is None:
                 return
-            if response.next_page_token == token:
-                raise AdaptdError(grpc.StatusCode.INTERNAL,
-                                  "the server answered a page token with itself", "ListStores")
-            token = response.next_page_token
+            token = next_token
 
-    def list_stores_page(self, tenant, page_size=0, page_token=""):
+    def list_stores_page(self, tenant: str, page_size: int = 0, page_token: str = "") -> Any:
         """One ListStores call: the adapt.v1.ListStoresResponse (stores, next_page_token) of the
         page `page_token` names (empty: the first)."""
-        return self._call("ListStores", pb.ListStoresRequest(
-            tenant=tenant, page_size=page_size, page_token=page_token))
+        return self._call("ListStores", _calls.list_request(tenant, page_size, page_token))
 
-    def delete_store(self, tenant, store):
+    def delete_store(self, tenant: str, store: str) -> None:
         self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store))
 
-    def pin_store(self, tenant, store, pinned=True):
+    def pin_store(self, tenant: str, store: str, pinned: bool = True) -> Dict[str, Any]:
         """Pins the store (it stays loaded, never evicted under the server's memory budget),
         or unpins it with pinned=False. Returns the store's info."""
         return _convert.store_info_to_dict(self._call(
             "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned)))
 
-    def encoders(self):
+    def encoders(self) -> List[Dict[str, Any]]:
         """The encoders the server hosts: dicts with name, type, input_kind, dim, normalize,
         fingerprint."""
         response = self._call("ListEncoders", pb.ListEncodersRequest())
@@ -204,115 +209,114 @@ class Client:
 
     # -- adaptation ------------------------------------------------------------------------
 
-    def adapt(self, tenant, store, inputs, labels=None, targets=None, batch=256, ids=None):
+    def adapt(self, tenant: str, store: str, inputs: Any, labels: Any = None,
+              targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:
         """Streams examples into the store in one Adapt call (one transaction), `batch`
         examples per message.
 
-        inputs: rows × dim numbers or a sequence of texts; labels: one per row (label stores,
-        converted with str) or targets: rows × M numbers (vector stores); ids: optional, one
-        per row. Returns {accepted, version, evaluated, correct, accuracy, loss}; accuracy and
-        loss are None when no example was evaluated (nothing was published before the call).
+        inputs: rows × dim numbers (array, list of rows, DataFrame) or a sequence of texts;
+        labels: one per row (label stores, converted with str; list, array or Series) or
+        targets: rows × M numbers (vector stores); ids: one per row, optional: without them
+        the client gives each example an id unique to this call (auto_example_ids), so a
+        retried call applies each example once. Returns {accepted, version, evaluated, correct,
+        accuracy, loss, duplicates}; accuracy and loss are None when no example was evaluated
+        (nothing was published before the call); duplicates counts the examples skipped
+        because the store had applied their id already.
         """
-        examples = _convert.to_examples(inputs, labels, targets, ids)
-        response = self._call("Adapt", self._example_stream(
-            pb.AdaptRequest, tenant, store, examples, batch))
-        return {
-            "accepted": response.accepted,
-            "version": response.version,
-            "evaluated": response.evaluated,
-            "correct": response.correct,
-            "accuracy": response.accuracy if response.evaluated else None,
-            "loss": response.loss if response.evaluated else None,
-        }
+        items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)
+        messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch)
+        return _calls.adapt_result(self._call("Adapt", iter(messages)))
 
-    def forget(self, tenant, store, inputs, labels=None, targets=None, batch=256, ids=None):
+    def forget(self, tenant: str, store: str, inputs: Any, labels: Any = None,
+               targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:
         """Removes examples adapted before (faast), in one Forget call. Same arguments as
         adapt. Returns {forgotten, version}."""
-        examples = _convert.to_examples(inputs, labels, targets, ids)
-        response = self._call("Forget", self._example_stream(
-            pb.ForgetRequest, tenant, store, examples, batch))
-        return {"forgotten": response.forgotten, "version": response.version}
+        items = _convert.to_examples(inputs, labels, targets, ids)
+        messages = _calls.example_messages(pb.ForgetRequest, tenant, store, items, batch)
+        return _calls.forget_result(self._call("Forget", iter(messages)))
 
     @staticmethod
-    def _example_stream(message_type, tenant, store, examples, batch):
-        """The request messages of an Adapt or Forget stream (built eagerly, so that a bad
-        argument raises here rather than inside gRPC's sending thread)."""
-        if not isinstance(batch, int) or batch < 1:
-            raise ValueError("batch: must be a positive int, got %r" % (batch,))
-        if not examples:
-            return iter([message_type(tenant=tenant, store=store)])
-        return iter([message_type(tenant=tenant, store=store, examples=part)
-                     for part in _batches(examples, batch)])
+    def _example_stream(message_type: Any, tenant: str, store: str, examples: List[Any],
+                        batch: int) -> Iterator[Any]:
+        """The request messages of an Adapt or Forget stream."""
+        return iter(_calls.example_messages(message_type, tenant, store, examples, batch))
 
-    def compile(self, tenant, store, refresh_base=False, **overrides):
+    def compile(self, tenant: str, store: str, refresh_base: bool = False,
+                **overrides: Any) -> Dict[str, Any]:
         """Solves and publishes a new version (faast; fwpkm applies any queued items). overrides
         (faast): rcond, alpha, ridge, kept for later compiles too; refresh_base (a faast store
         with a base): copy the base's current read-out first. Returns {version, stats}."""
-        request = pb.CompileRequest(tenant=tenant, store=store, refresh_base=refresh_base)
-        if overrides:
-            _convert.fill_params(request.faast, overrides, "compile")
-        response = self._call("Compile", request)
-        stats = _convert.message_to_dict(response.faast) if response.HasField("faast") else {}
-        return {"version": response.version, "stats": stats}
+        request = _calls.compile_request(tenant, store, refresh_base, overrides)
+        return _calls.compile_result(self._call("Compile", request))
 
     # -- prediction ------------------------------------------------------------------------
 
-    def predict_raw(self, tenant, store, inputs, top_k=1):
+    def predict_raw(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Any:
         """One Predict call; returns the PredictResponse message (it names the version read)."""
-        request = pb.PredictRequest(tenant=tenant, store=store, inputs=_convert.to_inputs(inputs),
-                                    top_k=top_k)
-        return self._call("Predict", request)
+        return self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k))
 
-    def predict(self, tenant, store, inputs, top_k=1):
+    def predict(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Predictions:
         """Adapted outputs for rows × dim inputs (or texts), read from one published version.
 
         Label stores: a list with, per input, a list of (label, score) best first (at most
         top_k). Vector stores: a float32 numpy array rows × M.
         """
-        response = self.predict_raw(tenant, store, inputs, top_k)
-        predictions = response.predictions
-        if predictions and not predictions[0].labels:
-            return np.array([list(p.vector) for p in predictions], dtype=np.float32)
-        return [[(item.label, item.score) for item in p.labels] for p in predictions]
+        return _calls.predictions(self.predict_raw(tenant, store, inputs, top_k))
 
-    def predict_scores(self, tenant, store, inputs):
+    def predict_stream(self, tenant: str, store: str, batches: Iterable[Any], top_k: int = 1,
+                       raw: bool = False, timeout: Optional[float] = None) -> Iterator[Any]:
+        """One PredictStream call: yields, for each batch of inputs taken from `batches` (read
+        lazily, so it may be a generator that waits for data), its predictions as predict
+        returns them (raw=True: the PredictResponse), in order, as they arrive. The stream as a
+        whole has the deadline `timeout` (default: the client's). A batch that cannot be
+        converted ends the stream after the batches before it were answered, then raises
+        ValueError."""
+        failure: List[BaseException] = []
+
+        def requests() -> Iterator[Any]:
+            try:
+                for inputs in batches:
+                    yield _calls.predict_request(tenant, store, inputs, top_k)
+            except Exception as error:  # raised again in the caller's thread below
+                failure.append(error)
+
+        call = self._stub.PredictStream(requests(), timeout=timeout or self.timeout,
+                                        metadata=self._metadata)
+        try:
+            for response in call:
+                yield response if raw else _calls.predictions(response)
+        except grpc.RpcError as error:
+            raise AdaptdError.from_rpc_error(error, "PredictStream") from None
+        finally:
+            call.cancel()
+        if failure:
+            raise failure[0]
+
+    def predict_scores(self, tenant: str, store: str,
+                       inputs: Any) -> Tuple[Optional[List[str]], np.ndarray]:
         """Label stores: (labels, scores) with labels in the store's column order and scores a
         float64 array rows × labels of the raw adapted outputs (NaN for a label the version
         read does not know yet). Vector stores: (None, the predict array)."""
         info = self.get_store(tenant, store)
         if info["spec"]["output"] != "labels":
-            return None, self.predict(tenant, store, inputs)
+            return None, np.asarray(self.predict(tenant, store, inputs))
         labels = info["labels"]
-        column = {label: j for j, label in enumerate(labels)}
         response = self.predict_raw(tenant, store, inputs, top_k=len(labels))
-        scores = np.full((len(response.predictions), len(labels)), np.nan)
-        for i, prediction in enumerate(response.predictions):
-            for item in prediction.labels:
-                j = column.get(item.label)
-                if j is not None:
-                    scores[i, j] = item.score
-        return labels, scores
+        return labels, _calls.score_matrix(labels, response)
 
     # -- export and import -----------------------------------------------------------------
 
-    def export_store(self, tenant, store):
+    def export_store(self, tenant: str, store: str) -> bytes:
         """The store's snapshot file (header, checksum, payload) as bytes."""
-        method = "ExportStore"
         try:
             chunks = self._stub.ExportStore(pb.ExportStoreRequest(tenant=tenant, store=store),
                                             timeout=self.timeout, metadata=self._metadata)
             return b"".join(chunk.data for chunk in chunks)
         except grpc.RpcError as error:
-            raise AdaptdError.from_rpc_error(error, method) from None
+            raise AdaptdError.from_rpc_error(error, "ExportStore") from None
 
-    def import_store(self, tenant, store, data):
+    def import_store(self, tenant: str, store: str, data: bytes) -> Dict[str, Any]:
         """Creates tenant/store (it must not exist) from an export_store snapshot; returns its
         info."""
-        data = bytes(data)
-
-        def chunks():
-            yield pb.StoreChunk(tenant=tenant, store=store, data=data[:IMPORT_CHUNK_BYTES])
-            for start in range(IMPORT_CHUNK_BYTES, len(data), IMPORT_CHUNK_BYTES):
-                yield pb.StoreChunk(data=data[start:start + IMPORT_CHUNK_BYTES])
-
-        return _convert.store_info_to_dict(self._call("ImportStore", chunks()))
+        chunks = _calls.import_chunks(tenant, store, bytes(data))
+        return _convert.store_info_to_dict(self._call("ImportStore", chunks))

@@ -1,0 +1,141 @@
+"""The requests and results of each call, shared by the sync and asyncio clients: both build
+the same messages here and turn the same responses into the same Python values, so they differ
+only in how the call is made."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _convert
+from ._stubs import pb
+
+IMPORT_CHUNK_BYTES = 1 << 20
+
+# Per input: (label, score) best first, or one float32 array rows × M for a vector store.
+Predictions = Union[List[List[Tuple[str, float]]], np.ndarray]
+
+
+def _batches(items, batch):
+    for start in range(0, len(items), batch):
+        yield items[start:start + batch]
+
+
+def new_id_prefix() -> str:
+    """A prefix no other call uses: 64 random bits."""
+    return secrets.token_hex(8)
+
+
+def examples(inputs: Any, labels: Any, targets: Any, ids: Any,
+             auto_ids: bool) -> List[Any]:
+    """The call's examples; without ids and with auto_ids, each gets `<prefix>-<row>`, the
+    prefix new for this call, so a retried stream carries the same ids (and the store applies
+    each example once) while another call never repeats them."""
+    converted = _convert.to_examples(inputs, labels, targets, ids)
+    if ids is None and auto_ids:
+        prefix = new_id_prefix()
+        for row, example in enumerate(converted):
+            example.id = "%s-%d" % (prefix, row)
+    return converted
+
+
+def example_messages(message_type: Any, tenant: str, store: str, items: List[Any],
+                     batch: int) -> List[Any]:
+    """The request messages of an Adapt or Forget stream (built eagerly, so that a bad argument
+    raises here rather than inside gRPC's sending thread)."""
+    if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
+        raise ValueError("batch: must be a positive int, got %r" % (batch,))
+    if not items:
+        return [message_type(tenant=tenant, store=store)]
+    return [message_type(tenant=tenant, store=store, examples=part)
+            for part in _batches(items, batch)]
+
+
+def adapt_result(response: Any) -> Dict[str, Any]:
+    return {
+        "accepted": response.accepted,
+        "version": response.version,
+        "evaluated": response.evaluated,
+        "correct": response.correct,
+        "accuracy": response.accuracy if response.evaluated else None,
+        "loss": response.loss if response.evaluated else None,
+        "duplicates": response.duplicates,
+    }
+
+
+def forget_result(response: Any) -> Dict[str, Any]:
+    return {"forgotten": response.forgotten, "version": response.version}
+
+
+def create_store_request(tenant: str, store: str, kind: str, encoder: str, output: str,
+                         dim: int, label_encoder: str, labels: Iterable[Any], base: str,
+                         params: Dict[str, Any]) -> Any:
+    spec = _convert.build_spec(kind, encoder, output, dim, params)
+    spec.output.label_encoder = label_encoder
+    spec.output.labels.extend(str(name) for name in labels)
+    spec.base = base
+    return pb.CreateStoreRequest(tenant=tenant, store=store, spec=spec)
+
+
+def compile_request(tenant: str, store: str, refresh_base: bool,
+                    overrides: Dict[str, Any]) -> Any:
+    request = pb.CompileRequest(tenant=tenant, store=store, refresh_base=refresh_base)
+    if overrides:
+        _convert.fill_params(request.faast, overrides, "compile")
+    return request
+
+
+def compile_result(response: Any) -> Dict[str, Any]:
+    stats = _convert.message_to_dict(response.faast) if response.HasField("faast") else {}
+    return {"version": response.version, "stats": stats}
+
+
+def predict_request(tenant: str, store: str, inputs: Any, top_k: int) -> Any:
+    return pb.PredictRequest(tenant=tenant, store=store, inputs=_convert.to_inputs(inputs),
+                             top_k=top_k)
+
+
+def predictions(response: Any) -> Predictions:
+    """Label stores: per input a list of (label, score) best first. Vector stores: a float32
+    numpy array rows × M."""
+    items = response.predictions
+    if items and not items[0].labels:
+        return np.array([list(p.vector) for p in items], dtype=np.float32)
+    return [[(item.label, item.score) for item in p.labels] for p in items]
+
+
+def score_matrix(labels: List[str], response: Any) -> np.ndarray:
+    """Scores rows × labels in `labels` order (NaN where the version read lacks a label)."""
+    column = {label: j for j, label in enumerate(labels)}
+    scores = np.full((len(response.predictions), len(labels)), np.nan)
+    for i, prediction in enumerate(response.predictions):
+        for item in prediction.labels:
+            j = column.get(item.label)
+            if j is not None:
+                scores[i, j] = item.score
+    return scores
+
+
+def import_chunks(tenant: str, store: str, data: bytes) -> Iterator[Any]:
+    yield pb.StoreChunk(tenant=tenant, store=store, data=data[:IMPORT_CHUNK_BYTES])
+    for start in range(IMPORT_CHUNK_BYTES, len(data), IMPORT_CHUNK_BYTES):
+        yield pb.StoreChunk(data=data[start:start + IMPORT_CHUNK_BYTES])
+
+
+def list_request(tenant: str, page_size: int, page_token: str) -> Any:
+    return pb.ListStoresRequest(tenant=tenant, page_size=page_size, page_token=page_token)
+
+
+def check_next_token(response: Any, token: str) -> Optional[str]:
+    """The next page's token, None at the end; raises on a token answered with itself."""
+    if not response.next_page_token:
+        return None
+    if response.next_page_token == token:
+        from grpc import StatusCode
+
+        from .errors import error_for
+        raise error_for(StatusCode.INTERNAL, "the server answered a page token with itself",
+                        "ListStores")
+    return response.next_page_token

@@ -49,11 +49,10 @@ class Members:
              os.path.join(self.tmp, "data-" + m), "--cluster-self", m, "--cluster-members",
              listed, "--fsync", self.fsync, "--handoff-interval-ms", "200"],
             stdout=open(os.path.join(self.tmp, m + ".log"), "a"), stderr=subprocess.STDOUT)
-        stub = self.stub(m)
         deadline = time.monotonic() + 120
         while True:
             try:
-                stub.Ping(adapt_pb2.PingRequest(), timeout=2)
+                self.stub(m).Ping(adapt_pb2.PingRequest(), timeout=5, wait_for_ready=True)
                 return
             except grpc.RpcError:
                 if self.procs[m].poll() is not None or time.monotonic() > deadline:
@@ -132,8 +131,10 @@ def main():
         for m in reversed(three):
             cluster.stop(m)
             cluster.start(m, four)
+        restarted = time.monotonic()
         status = wait_settled()
         roll_s = time.monotonic() - rolled
+        after_restarts_s = time.monotonic() - restarted
         moved_in_roll = sum(m.moved_out for m in status.members)
         on_d = next(m.stores for m in status.members if m.name == "d")
 
@@ -160,7 +161,8 @@ def main():
         print(json.dumps({
             "stores": args.stores, "examples_per_store": args.examples, "fsync": args.fsync,
             "fill_s": round(fill_s, 1),
-            "roll_3_to_4": {"moved": moved_in_roll, "seconds_to_settled": round(roll_s, 2)},
+            "roll_3_to_4": {"moved": moved_in_roll, "seconds_to_settled": round(roll_s, 2),
+                            "settled_after_last_restart_s": round(after_restarts_s, 2)},
             "drain": {"moved": on_d, "seconds": round(drain_s, 2),
                       "moves_per_s": round(on_d / drain_s, 1)},
             "client_export_import_delete_per_s": round(on_d / client_s, 1),

@@ -168,7 +168,8 @@ TEST_F(EngineHandOffTest, AStoreInMotionTakesNoChangeOfAnyKind) {
   EXPECT_FALSE(out->file.empty());
   EXPECT_EQ(out->applied_ids, (std::vector<std::string>{"a0", "a1", "a2", "a3", "a4", "a5"}));
 
-  const std::string why = "store acme/s is being handed off to another member of the cluster; retry";
+  const std::string why =
+      "store acme/s is being handed off to another member of the cluster; retry";
   absl::StatusOr<adapt::v1::AdaptResponse> write = Adapt(*from_, "acme", "s", 2, "b");
   ASSERT_TRUE(absl::IsUnavailable(write.status())) << write.status();
   EXPECT_EQ(write.status().message(), why);

@@ -39,9 +39,8 @@ class WriteFences {
   void Close(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     closed_.insert(key);
-    const auto idle = [this, &key]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !in_flight_.contains(key);
-    };
+    const auto idle = [this, &key]()
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !in_flight_.contains(key); };
     mu_.Await(absl::Condition(&idle));
   }
   void Open(const std::string& key) ABSL_LOCKS_EXCLUDED(mu_) {

@@ -13,9 +13,9 @@
 #include "absl/strings/strip.h"
 #include "server/auth/grpc_auth.h"
 #include "server/config/config.h"
+#include "server/core/status_macros.h"
 #include "server/persistence/env.h"
 #include "server/persistence/file_util.h"
-#include "server/core/status_macros.h"
 
 namespace adaptd {
 namespace {
@@ -63,8 +63,8 @@ absl::StatusOr<SavedState> ReadState(const std::string& path) {
     ++number;
     if (number == 1) {
       if (line != kStateHeader) {
-        return absl::DataLossError(absl::StrCat(path, ": not a cluster state file (line 1 is \"",
-                                                line, "\")"));
+        return absl::DataLossError(
+            absl::StrCat(path, ": not a cluster state file (line 1 is \"", line, "\")"));
       }
       continue;
     }
@@ -309,13 +309,11 @@ absl::Status HandOff::SaveLocked() const {
 
 absl::Status HandOff::SetDraining(const std::string& member, bool undo) {
   if (Configured(member) == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("member: \"", member, "\" is not among the cluster's members (",
-                     absl::StrJoin(forwarder_->membership().members(), ", ",
-                                   [](std::string* out, const cluster::Member& m) {
-                                     out->append(m.name);
-                                   }),
-                     ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "member: \"", member, "\" is not among the cluster's members (",
+        absl::StrJoin(forwarder_->membership().members(), ", ",
+                      [](std::string* out, const cluster::Member& m) { out->append(m.name); }),
+        ")"));
   }
   absl::MutexLock lock(&mu_);
   std::set<std::string> draining = current_->draining();
@@ -366,8 +364,7 @@ absl::StatusOr<adapt::v1::MemberStatus> HandOff::AskStatus(const cluster::Member
   adapt::v1::ClusterStatusResponse response;
   const grpc::Status status = StubFor(member)->ClusterStatus(context.get(), request, &response);
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
   }
   if (response.members_size() != 1 || response.members(0).name() != member.name) {
     return absl::InternalError(
@@ -387,10 +384,10 @@ adapt::v1::ClusterStatusResponse HandOff::Gather(absl::Duration timeout) const {
     adapt::v1::MemberStatus* status = out.add_members();
     if (member.name == self_) {
       *status = LocalStatus(1000);
-    } else if (absl::StatusOr<adapt::v1::MemberStatus> got = AskStatus(member, timeout);
-               got.ok()) {
+    } else if (absl::StatusOr<adapt::v1::MemberStatus> got = AskStatus(member, timeout); got.ok()) {
       *status = *std::move(got);
-      if (status->moving_size() > 1000) status->mutable_moving()->DeleteSubrange(1000, status->moving_size() - 1000);
+      if (status->moving_size() > 1000)
+        status->mutable_moving()->DeleteSubrange(1000, status->moving_size() - 1000);
     } else {
       status->set_name(member.name);
       status->set_address(member.address);
@@ -520,8 +517,8 @@ bool HandOff::MoveOne(const std::string& tenant, const std::string& store,
   }
   if (absl::Status dropped = engine_->DropMoved(tenant, store);
       !dropped.ok() && !absl::IsNotFound(dropped)) {
-    std::fprintf(stderr, "adaptd: cluster: %s is on %s, but its copy here stays: %s\n",
-                 key.c_str(), owner.name.c_str(), std::string(dropped.message()).c_str());
+    std::fprintf(stderr, "adaptd: cluster: %s is on %s, but its copy here stays: %s\n", key.c_str(),
+                 owner.name.c_str(), std::string(dropped.message()).c_str());
     if (metrics_ != nullptr) metrics_->RecordMove("failed");
     return false;
   }
@@ -548,8 +545,8 @@ void HandOff::Loop() {
         if (m->OwnsStore(tenant, store)) engine_->Unfence(tenant, store);
       }
     }
-    const std::vector<std::pair<std::string, std::string>> outgoing = engine_->HeldStores(
-        [&](const std::string& tenant, const std::string& store) {
+    const std::vector<std::pair<std::string, std::string>> outgoing =
+        engine_->HeldStores([&](const std::string& tenant, const std::string& store) {
           return !m->OwnsStore(tenant, store);
         });
     if (!settled || !outgoing.empty()) Poll(outgoing.size());

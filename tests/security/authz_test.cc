@@ -222,6 +222,18 @@ class AuthzTest : public ::testing::Test {
       writer->WritesDone();
       return writer->Finish();
     };
+    // Admin-only, and for clusters: a tenant's token is refused whatever the tenant.
+    rpcs["ClusterStatus"] = [](const std::string& token, const std::string&) {
+      adapt::v1::ClusterStatusResponse response;
+      return stub().ClusterStatus(TokenContext(token).get(), adapt::v1::ClusterStatusRequest(),
+                                  &response);
+    };
+    rpcs["DrainMember"] = [](const std::string& token, const std::string&) {
+      adapt::v1::DrainMemberRequest request;
+      request.set_member("m");
+      adapt::v1::DrainMemberResponse response;
+      return stub().DrainMember(TokenContext(token).get(), request, &response);
+    };
     rpcs["Ping"] = [](const std::string& token, const std::string&) {
       adapt::v1::PingResponse response;
       return stub().Ping(TokenContext(token).get(), adapt::v1::PingRequest(), &response);
@@ -297,6 +309,16 @@ TEST_F(AuthzTest, MissingOrUnknownTokenIsUnauthenticated) {
 
 TEST_F(AuthzTest, OwnerAndAdminSucceed) {
   for (const auto& [name, rpc] : AllRpcs()) {
+    if (name == "ClusterStatus" || name == "DrainMember") {
+      // Admin only; past authorization this single server says it is not in a cluster.
+      const grpc::Status own = rpc(kAlpha, "alpha");
+      EXPECT_EQ(own.error_code(), grpc::StatusCode::PERMISSION_DENIED) << name;
+      EXPECT_EQ(own.error_message(), "cluster calls need an admin token (docs/SECURITY.md)");
+      const grpc::Status admin = rpc(kAdmin, "alpha");
+      EXPECT_EQ(admin.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << name;
+      EXPECT_NE(admin.error_message().find("not a member of a cluster"), std::string::npos);
+      continue;
+    }
     const grpc::Status own = rpc(kAlpha, "alpha");
     EXPECT_TRUE(own.ok()) << name << ": " << own.error_message();
     for (const char* tenant : {"alpha", "beta"}) {

@@ -51,8 +51,9 @@ class InstalledPackage(unittest.TestCase):
         site = sysconfig.get_paths()["purelib"]
         self.assertTrue(_inside(adaptd_client.__file__, site),
                         "%s is not under %s" % (adaptd_client.__file__, site))
-        repo = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
-        self.assertFalse(_inside(adaptd_client.__file__, repo))
+        # Not the source tree's copy (the venv itself may live in a build folder of the repo).
+        source = os.path.normpath(os.path.join(HERE, "..", "..", "..", "client", "python"))
+        self.assertFalse(_inside(adaptd_client.__file__, source))
 
     def test_generated_modules_are_the_packages_own(self):
         from adaptd_client import _stubs

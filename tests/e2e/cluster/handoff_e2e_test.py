@@ -252,7 +252,12 @@ class HandOffEndToEnd(unittest.TestCase):
             while not stop.is_set():
                 name = rng.choice(names)
                 tenant, store = name.split("/")
-                for attempt in range(200):
+                # A member restarting makes its own stores unavailable for a while: retry
+                # for up to a minute (the machine may be busy).
+                deadline = time.monotonic() + 60
+                attempt = 0
+                while True:
+                    attempt += 1
                     live = list(self.cluster.procs)
                     try:
                         stubs[live[attempt % len(live)]].GetStore(
@@ -263,9 +268,10 @@ class HandOffEndToEnd(unittest.TestCase):
                         if e.code() not in self.RETRIED:
                             errors.append("read %s: %s %s" % (name, e.code(), e.details()))
                             break
+                        if time.monotonic() > deadline:
+                            errors.append("read %s: unavailable for a minute" % name)
+                            break
                         time.sleep(0.05)
-                else:
-                    errors.append("read %s: unavailable for 200 attempts" % name)
 
         threads = [threading.Thread(target=writer), threading.Thread(target=reader)]
         for t in threads:

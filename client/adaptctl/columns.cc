@@ -138,6 +138,13 @@ absl::StatusOr<ColumnSelection> SelectColumns(const Table& table, const ColumnOp
   selection.id = table.ColumnIndex("id");
   absl::Status status = SelectTargets(table, options, output, require_targets, selection);
   if (!status.ok()) return status;
+  if (!options.sequence_col.empty()) {
+    selection.sequence = table.ColumnIndex(options.sequence_col);
+    if (selection.sequence < 0) {
+      return TableError(table,
+                        absl::StrCat("no column \"", options.sequence_col, "\" (--sequence-col)"));
+    }
+  }
 
   const std::string text_name = options.text_col.empty() ? "text" : options.text_col;
   selection.text = table.ColumnIndex(text_name);
@@ -154,7 +161,8 @@ absl::StatusOr<ColumnSelection> SelectColumns(const Table& table, const ColumnOp
                       "vectors");
   }
 
-  absl::flat_hash_set<int> roles = {selection.id, selection.label, selection.text};
+  absl::flat_hash_set<int> roles = {selection.id, selection.label, selection.text,
+                                    selection.sequence};
   roles.insert(selection.targets.begin(), selection.targets.end());
   for (int column = 0; column < static_cast<int>(table.columns.size()); ++column) {
     if (roles.contains(column)) continue;

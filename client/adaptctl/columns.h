@@ -2,10 +2,10 @@
 // rows. Stateless; thread-safe.
 //
 // Roles: `id` (copied into Example.id and through to predictions), the label column (label
-// stores), the target columns (vector:M stores), the text column (text encoders), and the
-// features: for vector encoders, every other column whose first non-empty value is a number,
-// in file order. A later non-numeric value in a feature column is an error that names the line
-// and the column.
+// stores), the target columns (vector:M stores), the text column (text encoders), the sequence
+// column (adapt --sequence-col: which sequence a row belongs to), and the features: for vector
+// encoders, every other column whose first non-empty value is a number, in file order. A later
+// non-numeric value in a feature column is an error that names the line and the column.
 #ifndef ADAPTD_CLIENT_ADAPTCTL_COLUMNS_H_
 #define ADAPTD_CLIENT_ADAPTCTL_COLUMNS_H_
 
@@ -30,6 +30,8 @@ struct ColumnOptions {
   std::vector<std::string> target_cols;
   // Default: "text".
   std::string text_col;
+  // No default: only adapt --sequence-col names one.
+  std::string sequence_col;
 };
 
 // What each example carries besides its input.
@@ -44,6 +46,7 @@ struct ColumnSelection {
   int label = -1;
   std::vector<int> targets;
   int text = -1;
+  int sequence = -1;
   std::vector<int> features;
 };
 

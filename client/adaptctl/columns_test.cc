@@ -207,6 +207,26 @@ TEST(BuildExamplesTest, LabelsIdsAndNumbers) {
   EXPECT_EQ((*examples)[1].label(), "dog");
 }
 
+TEST(SelectColumnsTest, SequenceColumnIsARoleNotAFeature) {
+  Table table = Csv("session,f0,f1\n1,0.5,2\n1,1.5,3\n2,4,5\n");
+  OutputSpec next;
+  next.set_kind(OutputSpec::KIND_NEXT);
+  ColumnOptions options;
+  options.sequence_col = "session";
+  absl::StatusOr<ColumnSelection> selection =
+      SelectColumns(table, options, InputKind::kVector, next, true);
+  ASSERT_TRUE(selection.ok()) << selection.status();
+  EXPECT_EQ(selection->sequence, 0);
+  EXPECT_EQ(selection->features, (std::vector<int>{1, 2}));
+  options.sequence_col = "user";
+  absl::StatusOr<ColumnSelection> missing =
+      SelectColumns(table, options, InputKind::kVector, next, true);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("no column \"user\" (--sequence-col)"),
+            std::string::npos)
+      << missing.status();
+}
+
 TEST(BuildExamplesTest, NextStoreExamplesHaveNoTarget) {
   Table table = Csv("f0,label\n1,a\n");
   OutputSpec next;

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/wrappers.pb.h"
+#include "grpcpp/generic/generic_stub.h"
 
 namespace adaptd {
 namespace {
@@ -72,7 +75,100 @@ std::string RetryServiceConfig(int max_attempts) {
                       "\"backoffMultiplier\":3,\"retryableStatusCodes\":[\"UNAVAILABLE\"]}}]}");
 }
 
+// A message naming the store, as the first of a stream must.
+AdaptRequest NamedRequest(absl::string_view tenant, absl::string_view store) {
+  AdaptRequest request;
+  request.set_tenant(std::string(tenant));
+  request.set_store(std::string(store));
+  return request;
+}
+
 }  // namespace
+
+std::vector<AdaptRequest> ExampleRequests(absl::string_view tenant, absl::string_view store,
+                                          absl::Span<const adapt::v1::Example> examples,
+                                          const AdaptOptions& options) {
+  const size_t batch = std::max<size_t>(1, options.batch);
+  std::vector<AdaptRequest> requests;
+  for (size_t begin = 0; begin < examples.size() || requests.empty(); begin += batch) {
+    AdaptRequest& request = requests.emplace_back(NamedRequest(tenant, store));
+    request.set_passes(options.passes);
+    const size_t end = std::min(examples.size(), begin + batch);
+    for (size_t i = begin; i < end; ++i) *request.add_examples() = examples[i];
+  }
+  return requests;
+}
+
+std::vector<AdaptRequest> SequenceRequests(
+    absl::string_view tenant, absl::string_view store,
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options) {
+  const size_t batch = std::max<size_t>(1, options.batch);
+  std::vector<AdaptRequest> requests;
+  bool first_sequence = true;
+  for (const std::vector<adapt::v1::Input>& items : sequences) {
+    if (items.empty()) continue;
+    for (size_t begin = 0; begin < items.size(); begin += batch) {
+      AdaptRequest& request = requests.emplace_back(NamedRequest(tenant, store));
+      request.set_passes(options.passes);
+      request.set_restart_sequence(begin == 0 && !(first_sequence && options.continue_sequence));
+      const size_t end = std::min(items.size(), begin + batch);
+      for (size_t i = begin; i < end; ++i) *request.add_sequence() = items[i];
+    }
+    first_sequence = false;
+  }
+  if (requests.empty()) requests.push_back(NamedRequest(tenant, store));
+  return requests;
+}
+
+const char* ServingStatusName(ServingStatus status) {
+  switch (status) {
+    case ServingStatus::kServing:
+      return "SERVING";
+    case ServingStatus::kNotServing:
+      return "NOT_SERVING";
+    case ServingStatus::kServiceUnknown:
+      return "SERVICE_UNKNOWN";
+    case ServingStatus::kUnknown:
+      break;
+  }
+  return "UNKNOWN";
+}
+
+PredictStreamCall::~PredictStreamCall() {
+  if (!finished_) {
+    Cancel();
+    Finish().IgnoreError();
+  }
+}
+
+bool PredictStreamCall::Write(const PredictRequest& request) {
+  return !finished_ && stream_->Write(request);
+}
+
+bool PredictStreamCall::WritesDone() {
+  if (finished_ || writes_done_) return false;
+  writes_done_ = true;
+  return stream_->WritesDone();
+}
+
+std::optional<PredictResponse> PredictStreamCall::Read() {
+  PredictResponse response;
+  if (finished_ || !stream_->Read(&response)) return std::nullopt;
+  return response;
+}
+
+absl::Status PredictStreamCall::Finish() {
+  if (finished_) return absl::FailedPreconditionError("PredictStream: Finish was called already");
+  finished_ = true;
+  if (!writes_done_) stream_->WritesDone();
+  // Finish waits for the server's status, which follows every response: drain what is left.
+  PredictResponse unread;
+  while (stream_->Read(&unread)) {
+  }
+  return FromGrpcStatus(stream_->Finish());
+}
+
+void PredictStreamCall::Cancel() { context_.TryCancel(); }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
@@ -236,6 +332,19 @@ absl::StatusOr<AdaptResponse> Client::Adapt(absl::Span<const AdaptRequest> batch
       [this](grpc::ClientContext* c, AdaptResponse* r) { return stub_->Adapt(c, r); });
 }
 
+absl::StatusOr<AdaptResponse> Client::AdaptExamples(absl::string_view tenant,
+                                                    absl::string_view store,
+                                                    absl::Span<const adapt::v1::Example> examples,
+                                                    const AdaptOptions& options) {
+  return Adapt(ExampleRequests(tenant, store, examples, options));
+}
+
+absl::StatusOr<AdaptResponse> Client::AdaptSequences(
+    absl::string_view tenant, absl::string_view store,
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options) {
+  return Adapt(SequenceRequests(tenant, store, sequences, options));
+}
+
 absl::StatusOr<ForgetResponse> Client::Forget(absl::Span<const ForgetRequest> batches) {
   grpc::ClientContext context;
   Prepare(context, options_.stream_timeout);
@@ -260,25 +369,29 @@ absl::StatusOr<PredictResponse> Client::Predict(const PredictRequest& request) {
   return Reply(status, std::move(response));
 }
 
+std::unique_ptr<PredictStreamCall> Client::OpenPredictStream() {
+  std::unique_ptr<PredictStreamCall> call(new PredictStreamCall());
+  Prepare(call->context_, options_.stream_timeout);
+  call->stream_ = stub_->PredictStream(&call->context_);
+  return call;
+}
+
 absl::StatusOr<std::vector<PredictResponse>> Client::PredictStream(
     absl::Span<const PredictRequest> requests) {
-  grpc::ClientContext context;
-  Prepare(context, options_.stream_timeout);
-  std::unique_ptr<grpc::ClientReaderWriter<PredictRequest, PredictResponse>> stream =
-      stub_->PredictStream(&context);
+  std::unique_ptr<PredictStreamCall> call = OpenPredictStream();
   // Writes run beside the reads so that neither side's flow control can stall the other.
-  std::thread writer([&stream, requests] {
+  std::thread writer([&call, requests] {
     for (const PredictRequest& request : requests) {
-      if (!stream->Write(request)) break;
+      if (!call->Write(request)) break;
     }
-    stream->WritesDone();
+    call->WritesDone();
   });
   std::vector<PredictResponse> responses;
-  PredictResponse response;
-  while (stream->Read(&response)) responses.push_back(std::move(response));
+  while (std::optional<PredictResponse> response = call->Read()) {
+    responses.push_back(*std::move(response));
+  }
   writer.join();
-  grpc::Status status = stream->Finish();
-  if (!status.ok()) return FromGrpcStatus(status);
+  if (absl::Status status = call->Finish(); !status.ok()) return status;
   if (responses.size() != requests.size()) {
     return absl::DataLossError(absl::StrCat("PredictStream: ", requests.size(), " requests but ",
                                             responses.size(), " responses"));
@@ -364,6 +477,25 @@ absl::StatusOr<StoreInfo> Client::ImportStore(absl::string_view tenant, absl::st
     offset += n;
     return true;
   });
+}
+
+absl::StatusOr<ServingStatus> Client::Health(absl::string_view service) {
+  // grpc.health.v1's HealthCheckRequest {string service = 1} and HealthCheckResponse
+  // {ServingStatus status = 1} have the wire format of StringValue and Int32Value.
+  google::protobuf::StringValue request;
+  request.set_value(std::string(service));
+  google::protobuf::Int32Value response;
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  grpc::TemplatedGenericStub<google::protobuf::StringValue, google::protobuf::Int32Value> stub(
+      channel_);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  const grpc::Status status = done.get_future().get();
+  if (!status.ok()) return FromGrpcStatus(status);
+  const int32_t value = response.value();
+  return value >= 0 && value <= 3 ? static_cast<ServingStatus>(value) : ServingStatus::kUnknown;
 }
 
 absl::StatusOr<ListEncodersResponse> Client::ListEncoders() {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,70 @@ struct ClientOptions {
 // Maps a gRPC status onto an absl::Status with the same code and message.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
+// How AdaptExamples and AdaptSequences split their data into stream messages.
+struct AdaptOptions {
+  // Examples, or sequence items, per stream message (at least 1).
+  size_t batch = 256;
+  // fwpkm: every message fed this many times (iterative reading); 0 or 1: once.
+  uint32_t passes = 0;
+  // AdaptSequences: the first sequence continues the one the store kept (its last item is the
+  // predecessor of the first new one). By default every sequence starts afresh.
+  bool continue_sequence = false;
+};
+
+// The messages AdaptExamples sends: `examples` in order, options.batch a message, the first
+// naming the store; one message naming the store when there are none.
+std::vector<adapt::v1::AdaptRequest> ExampleRequests(absl::string_view tenant,
+                                                     absl::string_view store,
+                                                     absl::Span<const adapt::v1::Example> examples,
+                                                     const AdaptOptions& options = {});
+// The messages AdaptSequences sends: each sequence's items in order, options.batch a message,
+// a message never mixing two sequences; the first message of each sequence sets
+// restart_sequence (except the first one under continue_sequence). Empty sequences are skipped;
+// one message naming the store when no items remain.
+std::vector<adapt::v1::AdaptRequest> SequenceRequests(
+    absl::string_view tenant, absl::string_view store,
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {});
+
+// The serving status the standard health service (grpc.health.v1.Health/Check) reports.
+enum class ServingStatus { kUnknown = 0, kServing = 1, kNotServing = 2, kServiceUnknown = 3 };
+const char* ServingStatusName(ServingStatus status);
+
+// One open PredictStream call (Client::OpenPredictStream): requests go out as they are
+// written and each response comes back in order, while the call stays open. One thread may
+// write while another reads; neither method may be called from two threads at once.
+class PredictStreamCall {
+ public:
+  PredictStreamCall(const PredictStreamCall&) = delete;
+  PredictStreamCall& operator=(const PredictStreamCall&) = delete;
+  // Cancels a call that is still open.
+  ~PredictStreamCall();
+
+  // Sends one request; false once the call has ended (Finish says why).
+  bool Write(const adapt::v1::PredictRequest& request);
+  // Tells the server no more requests follow; responses to those sent still arrive.
+  bool WritesDone();
+  // The next response, in request order; std::nullopt once the call has ended (Finish says
+  // whether it ended well).
+  std::optional<adapt::v1::PredictResponse> Read();
+  // Ends the call and returns its status: OK when the server answered everything, its error
+  // otherwise. Call it once, when no Write is in progress (it sends WritesDone if that was not
+  // done); responses not read by then are dropped.
+  absl::Status Finish();
+  // Asks the call to end now (from any thread); Finish then returns CANCELLED.
+  void Cancel();
+
+ private:
+  friend class Client;
+  PredictStreamCall() = default;
+
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<adapt::v1::PredictRequest, adapt::v1::PredictResponse>>
+      stream_;
+  bool writes_done_ = false;
+  bool finished_ = false;
+};
+
 class Client {
  public:
   // Called with each chunk of an exported snapshot, in order; a non-OK status cancels the call.
@@ -97,6 +162,16 @@ class Client {
   // Sends the batches as consecutive messages of one stream: the server applies them as one
   // transaction. The first batch must name the tenant and the store.
   absl::StatusOr<adapt::v1::AdaptResponse> Adapt(absl::Span<const adapt::v1::AdaptRequest> batches);
+  // Adapts labelled examples in one transaction (ExampleRequests). Give every example an id to
+  // make a resend after a failure safe: the store skips ids it applied already.
+  absl::StatusOr<adapt::v1::AdaptResponse> AdaptExamples(
+      absl::string_view tenant, absl::string_view store,
+      absl::Span<const adapt::v1::Example> examples, const AdaptOptions& options = {});
+  // Adapts a `next` store from sequences of items in one transaction (SequenceRequests): each
+  // item's predecessor in its sequence predicts it.
+  absl::StatusOr<adapt::v1::AdaptResponse> AdaptSequences(
+      absl::string_view tenant, absl::string_view store,
+      absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {});
   absl::StatusOr<adapt::v1::ForgetResponse> Forget(
       absl::Span<const adapt::v1::ForgetRequest> batches);
 
@@ -105,6 +180,9 @@ class Client {
   // One response per request, in order, over one bidirectional stream.
   absl::StatusOr<std::vector<adapt::v1::PredictResponse>> PredictStream(
       absl::Span<const adapt::v1::PredictRequest> requests);
+  // Opens a PredictStream call for requests written one at a time (the deadline is
+  // options().stream_timeout from now). Never null.
+  std::unique_ptr<PredictStreamCall> OpenPredictStream();
 
   // Streams the store's snapshot into `sink`, chunk by chunk.
   absl::Status ExportStore(absl::string_view tenant, absl::string_view store,
@@ -123,6 +201,10 @@ class Client {
                                                    size_t chunk_bytes = 1 << 20);
 
   absl::StatusOr<adapt::v1::ListEncodersResponse> ListEncoders();
+
+  // The standard health service's status for `service` ("": the server as a whole). A service
+  // the server does not know is NOT_FOUND.
+  absl::StatusOr<ServingStatus> Health(absl::string_view service = "");
 
   // A cluster's members, stores per member and moves in flight (an admin token).
   absl::StatusOr<adapt::v1::ClusterStatusResponse> ClusterStatus();

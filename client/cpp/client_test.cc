@@ -1,12 +1,15 @@
-// Tests of adaptd::Client against an in-process fake of the Adaptation service.
+// Tests of adaptd::Client against an in-process fake of the Adaptation service (and gRPC's own
+// health service).
 #include "client/cpp/client.h"
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -40,8 +43,9 @@ class FakeService final : public adapt::v1::Adaptation::Service {
     while (reader->Read(&request)) {
       std::lock_guard<std::mutex> lock(mu_);
       ++messages_;
-      examples += request.examples_size();
+      examples += request.examples_size() + request.sequence_size();
       tenants_.push_back(request.tenant());
+      adapt_requests_.push_back(request);
     }
     response->set_accepted(examples);
     return grpc::Status::OK;
@@ -149,6 +153,10 @@ class FakeService final : public adapt::v1::Adaptation::Service {
     std::lock_guard<std::mutex> lock(mu_);
     return tenants_;
   }
+  std::vector<AdaptRequest> adapt_requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return adapt_requests_;
+  }
   std::vector<adapt::v1::StoreChunk> chunks() {
     std::lock_guard<std::mutex> lock(mu_);
     return chunks_;
@@ -178,6 +186,7 @@ class FakeService final : public adapt::v1::Adaptation::Service {
   std::chrono::system_clock::time_point deadline_;
   int messages_ = 0;
   std::vector<std::string> tenants_;
+  std::vector<AdaptRequest> adapt_requests_;
   std::vector<adapt::v1::StoreChunk> chunks_;
   std::vector<adapt::v1::ListStoresRequest> list_requests_;
   bool stuck_ = false;
@@ -195,6 +204,7 @@ std::vector<std::string> StoreNames(const adapt::v1::ListStoresResponse& respons
 class ClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    grpc::EnableDefaultHealthCheckService(true);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&service_);
@@ -332,6 +342,133 @@ TEST_F(ClientTest, PredictStreamKeepsOrder) {
   ASSERT_TRUE(responses.ok()) << responses.status();
   ASSERT_EQ(responses->size(), requests.size());
   for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ((*responses)[i].version(), i + 1);
+}
+
+// The call stays open between requests: each response is read before the next request is
+// written, which a client that sent everything first could not do.
+TEST_F(ClientTest, OpenPredictStreamAnswersEachRequestWhileOpen) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  std::unique_ptr<PredictStreamCall> call = client->OpenPredictStream();
+  for (uint32_t i = 1; i <= 5; ++i) {
+    adapt::v1::PredictRequest request;
+    request.set_top_k(i);
+    ASSERT_TRUE(call->Write(request));
+    std::optional<adapt::v1::PredictResponse> response = call->Read();
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->version(), i);
+  }
+  EXPECT_TRUE(call->WritesDone());
+  EXPECT_FALSE(call->Read().has_value());
+  EXPECT_TRUE(call->Finish().ok());
+  EXPECT_EQ(call->Finish().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(call->Write(adapt::v1::PredictRequest()));
+}
+
+TEST_F(ClientTest, PredictStreamCallCancelledOrLeftOpen) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  std::unique_ptr<PredictStreamCall> call = client->OpenPredictStream();
+  ASSERT_TRUE(call->Write(adapt::v1::PredictRequest()));
+  ASSERT_TRUE(call->Read().has_value());
+  call->Cancel();
+  EXPECT_EQ(call->Finish().code(), absl::StatusCode::kCancelled);
+  // A call dropped while open is cancelled by its destructor, which returns.
+  std::unique_ptr<PredictStreamCall> dropped = client->OpenPredictStream();
+  ASSERT_TRUE(dropped->Write(adapt::v1::PredictRequest()));
+  dropped.reset();
+  // Finish without WritesDone closes the sending side itself.
+  std::unique_ptr<PredictStreamCall> unclosed = client->OpenPredictStream();
+  ASSERT_TRUE(unclosed->Write(adapt::v1::PredictRequest()));
+  EXPECT_TRUE(unclosed->Finish().ok());
+}
+
+TEST_F(ClientTest, HealthReportsTheServingStatus) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  absl::StatusOr<ServingStatus> health = client->Health();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, ServingStatus::kServing);
+  EXPECT_STREQ(ServingStatusName(*health), "SERVING");
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  health = client->Health();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, ServingStatus::kNotServing);
+  EXPECT_EQ(client->Health("no.such.Service").status().code(), absl::StatusCode::kNotFound);
+}
+
+adapt::v1::Input Item(float value) {
+  adapt::v1::Input input;
+  input.mutable_vector()->add_values(value);
+  return input;
+}
+
+TEST(RequestsTest, ExamplesInBatchesWithPasses) {
+  std::vector<adapt::v1::Example> examples(5);
+  for (size_t i = 0; i < examples.size(); ++i) examples[i].set_id("e" + std::to_string(i));
+  AdaptOptions options;
+  options.batch = 2;
+  options.passes = 3;
+  std::vector<AdaptRequest> requests = ExampleRequests("acme", "s", examples, options);
+  ASSERT_EQ(requests.size(), 3u);
+  std::vector<std::string> ids;
+  for (const AdaptRequest& request : requests) {
+    EXPECT_EQ(request.tenant(), "acme");
+    EXPECT_EQ(request.store(), "s");
+    EXPECT_EQ(request.passes(), 3u);
+    EXPECT_FALSE(request.restart_sequence());
+    for (const auto& example : request.examples()) ids.push_back(example.id());
+  }
+  EXPECT_EQ(requests[2].examples_size(), 1);
+  EXPECT_EQ(ids, (std::vector<std::string>{"e0", "e1", "e2", "e3", "e4"}));
+  std::vector<AdaptRequest> none = ExampleRequests("acme", "s", {}, options);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].store(), "s");
+}
+
+// Messages never mix two sequences, and each sequence's first message restarts it.
+TEST(RequestsTest, SequencesRestartEachAndNeverShareAMessage) {
+  const std::vector<std::vector<adapt::v1::Input>> sequences = {
+      {Item(1), Item(2), Item(3)}, {}, {Item(4), Item(5), Item(6), Item(7), Item(8)}};
+  AdaptOptions options;
+  options.batch = 2;
+  std::vector<AdaptRequest> requests = SequenceRequests("acme", "s", sequences, options);
+  std::vector<std::pair<int, bool>> shape;  // items, restart
+  std::vector<float> items;
+  for (const AdaptRequest& request : requests) {
+    shape.emplace_back(request.sequence_size(), request.restart_sequence());
+    for (const auto& item : request.sequence()) items.push_back(item.vector().values(0));
+  }
+  EXPECT_EQ(shape, (std::vector<std::pair<int, bool>>{
+                       {2, true}, {1, false}, {2, true}, {2, false}, {1, false}}));
+  EXPECT_EQ(items, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  options.continue_sequence = true;
+  requests = SequenceRequests("acme", "s", sequences, options);
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_FALSE(requests[0].restart_sequence());
+  EXPECT_TRUE(requests[2].restart_sequence());
+  requests = SequenceRequests("acme", "s", {{}, {}}, options);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].sequence_size(), 0);
+  EXPECT_FALSE(requests[0].restart_sequence());
+}
+
+TEST_F(ClientTest, AdaptSequencesSendsOneStream) {
+  std::unique_ptr<Client> client = MakeClient(ClientOptions());
+  AdaptOptions options;
+  options.batch = 3;
+  options.passes = 2;
+  absl::StatusOr<AdaptResponse> response = client->AdaptSequences(
+      "acme", "s", {{Item(1), Item(2)}, {Item(3), Item(4), Item(5)}}, options);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 5u);
+  EXPECT_EQ(service_.calls(), 1);
+  std::vector<AdaptRequest> sent = service_.adapt_requests();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_TRUE(sent[0].restart_sequence() && sent[1].restart_sequence());
+  EXPECT_EQ(sent[1].passes(), 2u);
+  std::vector<adapt::v1::Example> examples(4);
+  response = client->AdaptExamples("acme", "s", examples, options);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 4u);
+  EXPECT_EQ(service_.adapt_requests().size(), 4u);
 }
 
 TEST_F(ClientTest, DeadlineExceeded) {

@@ -8,7 +8,6 @@
 #include "server/core/examples.h"
 #include "server/core/list_page.h"
 #include "server/core/names.h"
-#include "server/core/snapshot_file.h"
 #include "server/core/status_macros.h"
 #include "server/core/warm_store.h"
 #include "server/persistence/failed_store.h"
@@ -19,11 +18,6 @@
 
 namespace adaptd {
 namespace {
-
-absl::Status ValidateStoreNames(const std::string& tenant, const std::string& store) {
-  RETURN_IF_ERROR(ValidateName("tenant", tenant));
-  return ValidateName("store", store);
-}
 
 constexpr uint32_t kMaxPasses = 64;
 
@@ -36,8 +30,14 @@ bool HasWarmTier(adapt::v1::StoreKind kind) {
 // What a write message may carry for this store: examples or a sequence (next stores only),
 // and passes (fwpkm only).
 absl::Status CheckShape(const adapt::v1::StoreSpec& spec, int examples, int sequence,
-                        uint32_t passes) {
+                        uint32_t passes, bool restart_sequence) {
   const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
+  if (restart_sequence && sequence == 0) {
+    return absl::InvalidArgumentError(
+        next ? "restart_sequence: set on a message without items; send the new sequence's "
+               "first items in the same message"
+             : "restart_sequence: only stores whose output is 'next' learn from sequences");
+  }
   if (examples > 0 && sequence > 0) {
     return absl::InvalidArgumentError(
         "sequence: a message carries examples or a sequence, not both");
@@ -576,50 +576,6 @@ absl::Status Engine::RemoveStore(const std::string& tenant, const std::string& s
   return absl::OkStatus();
 }
 
-absl::StatusOr<FenceHold> Engine::EnterFence(const std::string& tenant, const std::string& store) {
-  std::string key = absl::StrCat(tenant, "/", store);
-  RETURN_IF_ERROR(fences_.Enter(key));
-  return FenceHold(&fences_, std::move(key));
-}
-
-bool Engine::Holds(const std::string& tenant, const std::string& store) const {
-  return registry_.Find(tenant, store).ok();
-}
-
-std::vector<std::pair<std::string, std::string>> Engine::HeldStores(
-    const std::function<bool(const std::string&, const std::string&)>& keep) const {
-  return registry_.Names(keep);
-}
-
-absl::StatusOr<Engine::Outgoing> Engine::ExportForMove(const std::string& tenant,
-                                                       const std::string& store) {
-  fences_.Close(absl::StrCat(tenant, "/", store));
-  Outgoing out;
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, Find(tenant, store));
-  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
-  const bool pinned = slot->pinned();  // the slot's, which PinStore changes
-  ASSIGN_OR_RETURN(out.file, EncodeStoreFile(*found, [pinned](adapt::v1::StoreSnapshot& header) {
-                     header.mutable_spec()->set_pinned(pinned);
-                   }));
-  if (journal_ != nullptr) out.applied_ids = journal_->RememberedIds(tenant, store, found.get());
-  return out;
-}
-
-void Engine::Unfence(const std::string& tenant, const std::string& store) {
-  fences_.Open(absl::StrCat(tenant, "/", store));
-}
-
-absl::Status Engine::DropMoved(const std::string& tenant, const std::string& store) {
-  absl::Status removed;
-  {
-    absl::MutexLock base_lock(&base_mu_);
-    removed = RemoveStore(tenant, store, /*keep_dependants=*/true);
-  }
-  // A later store of the same name (moved back) starts unfenced.
-  if (removed.ok() || absl::IsNotFound(removed)) Unfence(tenant, store);
-  return removed;
-}
-
 std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
   return std::unique_ptr<WriteSession>(new WriteSession(this, kind));
 }
@@ -627,7 +583,8 @@ std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
 absl::Status WriteSession::Add(
     const std::string& tenant, const std::string& store,
     const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
-    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, uint32_t passes) {
+    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, uint32_t passes,
+    bool restart_sequence) {
   ++messages_;
   if (store_ == nullptr) {
     if (tenant.empty() || store.empty()) {
@@ -646,7 +603,8 @@ absl::Status WriteSession::Add(
                                                 "/", store, " after ", tenant_, "/", store_name_)));
   }
   const adapt::v1::StoreSpec spec = store_->spec();
-  RETURN_IF_ERROR(Prefixed(messages_, CheckShape(spec, examples.size(), sequence.size(), passes)));
+  RETURN_IF_ERROR(Prefixed(
+      messages_, CheckShape(spec, examples.size(), sequence.size(), passes, restart_sequence)));
   auto fresh = SkipApplied(examples);
   if (!fresh.ok()) return Prefixed(messages_, fresh.status());
   if (!examples.empty() && (*fresh)->empty()) return absl::OkStatus();  // all resent
@@ -667,6 +625,7 @@ absl::Status WriteSession::Add(
     RETURN_IF_ERROR(Prefixed(messages_, EmbedLabelTargets(**label_encoder, *store_, &*batch)));
   }
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
+  batch->restart_sequence = restart_sequence;
   RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
   Remember(*batch, **fresh);
   if (engine_->metrics_ != nullptr) {
@@ -812,59 +771,6 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   auto copy = std::make_shared<const BaseReadout>(*std::move(readout));
   compile_pool_.Submit(*std::move(store), request,
                        LogCompileThen(request, target, std::move(done), copy), copy);
-}
-
-absl::StatusOr<std::string> Engine::Export(const adapt::v1::ExportStoreRequest& request) const {
-  ASSIGN_OR_RETURN(auto store, Find(request.tenant(), request.store()));
-  return EncodeStoreFile(*store);
-}
-
-absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
-                                                    const std::string& name, std::string_view file,
-                                                    const std::vector<std::string>& applied_ids,
-                                                    bool moved) {
-  RETURN_IF_ERROR(ValidateStoreNames(tenant, name));
-  if (registry_.Find(tenant, name).ok()) {
-    return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", name, " already exists"));
-  }
-  ASSIGN_OR_RETURN(DecodedSnapshot decoded, DecodeSnapshotState(file));
-  adapt::v1::StoreSnapshot& snapshot = decoded.header;
-  const bool pinned = moved && snapshot.spec().pinned();
-  snapshot.mutable_spec()->clear_pinned();  // an imported store starts unpinned
-  RETURN_IF_ERROR(encoders_->ForStore(snapshot.spec()).status());
-  RETURN_IF_ERROR(encoders_->LabelEncoderForStore(snapshot.spec()).status());
-  if (snapshot.spec().dim() > max_dim_) {
-    return absl::InvalidArgumentError(absl::StrCat("data: dimension ", snapshot.spec().dim(),
-                                                   " exceeds the server's maximum ", max_dim_));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<Store> restored,
-                   RestoreStore(snapshot, decoded.arrays, backend_));
-  std::shared_ptr<Store> store = std::move(restored);
-  if (!moved) RETURN_IF_ERROR(CheckQuota(tenant, store.get()));
-  RETURN_IF_ERROR(CheckBudget(*store));
-  absl::MutexLock base_lock(&base_mu_);
-  ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
-                   AddDurably(tenant, name, store, store->spec(), /*imported=*/true, applied_ids));
-  // An imported store keeps the copy of its base in its state; its base, if this server has
-  // it, is in use from now on.
-  if (const std::string& b = store->spec().base(); !b.empty()) {
-    AddDependantLocked(b, absl::StrCat(tenant, "/", name));
-  }
-  if (pinned) {
-    // A moved store keeps its pin where the budget allows; unpinned, it still serves.
-    absl::MutexLock pin_lock(&pin_mu_);
-    absl::Status pin = CheckPinBudget(slot->loaded_bytes());
-    if (pin.ok() && journal_ != nullptr) pin = journal_->LogPin(tenant, name, store.get(), true);
-    if (pin.ok()) {
-      slot->set_pinned(true);
-    } else {
-      std::fprintf(stderr, "adaptd: store %s/%s moved here unpinned: %s\n", tenant.c_str(),
-                   name.c_str(), std::string(pin.message()).c_str());
-    }
-  }
-  adapt::v1::StoreInfo info = Describe(tenant, name, *slot);
-  if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
-  return info;
 }
 
 std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request) {

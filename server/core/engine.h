@@ -41,12 +41,12 @@ class Engine;
 class WriteSession {
  public:
   // Stages one message: examples, or (stores whose output is `next`) a sequence, fed
-  // `passes` times (0 means 1). The first message names the store; later ones may repeat
-  // the same name.
+  // `passes` times (0 means 1); `restart_sequence` makes the sequence a new one. The first
+  // message names the store; later ones may repeat the same name.
   absl::Status Add(const std::string& tenant, const std::string& store,
                    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
                    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence = {},
-                   uint32_t passes = 0);
+                   uint32_t passes = 0, bool restart_sequence = false);
   // Commits everything staged: accepted count, version and prequential figures (a Forget
   // call reads `accepted` as the count forgotten).
   absl::StatusOr<adapt::v1::AdaptResponse> Finish();

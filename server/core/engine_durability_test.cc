@@ -407,5 +407,52 @@ TEST_F(EngineDurabilityTest, AnImportTheStateDatabaseCannotHoldLeavesNoStore) {
   EXPECT_TRUE(engine_->GetStore(get).ok());
 }
 
+// A restarted sequence is in the log as such: after a crash (no checkpoint), a next store that
+// restarted its sequence predicts what it did before, and not what the same items without the
+// restart teach.
+TEST_F(EngineDurabilityTest, ARestartedSequenceReplaysFromTheLog) {
+  for (const char* name : {"restarted", "continued"}) {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant("t");
+    create.set_store(name);
+    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+    create.mutable_spec()->set_dim(kDim);
+    create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_NEXT);
+    ASSERT_TRUE(engine_->CreateStore(create).ok());
+  }
+  auto adapt = [&](const std::string& store, int first, bool restart) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Input> items;
+    for (int i = first; i < first + 4; ++i) {
+      adapt::v1::Input* item = items.Add();
+      for (int j = 0; j < kDim; ++j) item->mutable_vector()->add_values((i * 7 + j * 3) % 5 - 2);
+    }
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    absl::Status added = session->Add("t", store, {}, items, 0, restart);
+    ASSERT_TRUE(added.ok()) << added;
+    ASSERT_TRUE(session->Finish().ok());
+  };
+  auto predict = [&](const std::string& store) {
+    adapt::v1::PredictRequest request;
+    request.set_tenant("t");
+    request.set_store(store);
+    for (int i = 0; i < 6; ++i) {
+      adapt::v1::Input* input = request.add_inputs();
+      for (int j = 0; j < kDim; ++j) input->mutable_vector()->add_values((i * 5 + j) % 3 - 1);
+    }
+    auto response = engine_->Predict(request);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? response->SerializeAsString() : std::string();
+  };
+  adapt("restarted", 0, false);
+  adapt("restarted", 4, true);
+  adapt("continued", 0, false);
+  adapt("continued", 4, false);
+  const std::string restarted = predict("restarted"), continued = predict("continued");
+  EXPECT_NE(restarted, continued);
+  Start(&env_);
+  EXPECT_EQ(predict("restarted"), restarted);
+  EXPECT_EQ(predict("continued"), continued);
+}
+
 }  // namespace
 }  // namespace adaptd

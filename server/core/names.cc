@@ -27,6 +27,11 @@ absl::Status ValidateName(absl::string_view field, absl::string_view name) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateStoreNames(absl::string_view tenant, absl::string_view store) {
+  if (absl::Status s = ValidateName("tenant", tenant); !s.ok()) return s;
+  return ValidateName("store", store);
+}
+
 absl::StatusOr<std::pair<std::string, std::string>> ParseBaseName(absl::string_view tenant,
                                                                   absl::string_view base) {
   const size_t slash = base.find('/');

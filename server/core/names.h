@@ -17,6 +17,9 @@ inline constexpr size_t kMaxNameLength = 63;
 // InvalidArgument naming `field` and the reason when `name` is not a valid name.
 absl::Status ValidateName(absl::string_view field, absl::string_view name);
 
+// Both names of a store: InvalidArgument naming `tenant` or `store`.
+absl::Status ValidateStoreNames(absl::string_view tenant, absl::string_view store);
+
 // The (tenant, store) a StoreSpec.base names: "TENANT/STORE", or "STORE" of `tenant` (the
 // creating one). InvalidArgument naming spec.base when either name is not valid.
 absl::StatusOr<std::pair<std::string, std::string>> ParseBaseName(absl::string_view tenant,

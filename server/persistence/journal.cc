@@ -28,6 +28,7 @@ adapt::v1::WalBatch ToWalBatch(const ExampleBatch& batch) {
   for (const auto& label : batch.labels) out.add_labels(label);
   out.mutable_targets()->Add(batch.targets.begin(), batch.targets.end());
   out.set_sequence(batch.sequence);
+  out.set_restart_sequence(batch.restart_sequence);
   out.set_passes(static_cast<uint32_t>(batch.passes));
   return out;
 }
@@ -40,6 +41,7 @@ ExampleBatch FromWalBatch(const adapt::v1::WalBatch& batch) {
   out.labels.assign(batch.labels().begin(), batch.labels().end());
   out.targets.assign(batch.targets().begin(), batch.targets().end());
   out.sequence = batch.sequence();
+  out.restart_sequence = batch.restart_sequence();
   out.passes = static_cast<int>(std::max<uint32_t>(1, batch.passes()));
   return out;
 }

@@ -95,14 +95,28 @@ absl::Status FalconStore::BuildPairs(const FalconTxn& txn, FalconVersion* next, 
     next->spec.set_dim(static_cast<uint32_t>(d));
   }
   if (next_) {
-    // x_t = φ(k_{t−1}), y_t = k_t; the very first item has no predecessor (x_1 = 0, η_1 = 0).
-    const double* prev = next->last_key.empty() ? nullptr : next->last_key.data();
+    // x_t = φ(k_{t−1}), y_t = k_t; the first item of a sequence has no predecessor (x_1 = 0,
+    // η_1 = 0): the store's very first item, and the first of a batch that restarts it.
     std::vector<double> items(txn.keys_.begin(), txn.keys_.end());
-    pairs->rows = prev == nullptr ? n - 1 : n;
-    pairs->x.reserve(pairs->rows * d);
-    if (prev != nullptr) pairs->x.insert(pairs->x.end(), prev, prev + d);
-    pairs->x.insert(pairs->x.end(), items.begin(), items.end() - d);
-    pairs->y.assign(items.end() - pairs->rows * d, items.end());
+    std::vector<double> kept = std::move(next->last_key);
+    const double* prev = kept.empty() ? nullptr : kept.data();
+    auto restart = txn.restarts_.begin();
+    pairs->rows = 0;
+    pairs->x.reserve(n * d);
+    pairs->y.reserve(n * d);
+    for (int64_t r = 0; r < n; ++r) {
+      if (restart != txn.restarts_.end() && *restart == r) {
+        prev = nullptr;
+        ++restart;
+      }
+      const double* item = items.data() + r * d;
+      if (prev != nullptr) {
+        pairs->x.insert(pairs->x.end(), prev, prev + d);
+        pairs->y.insert(pairs->y.end(), item, item + d);
+        ++pairs->rows;
+      }
+      prev = item;
+    }
     next->last_key.assign(items.end() - d, items.end());
   } else {
     pairs->rows = n;

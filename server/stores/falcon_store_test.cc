@@ -132,6 +132,43 @@ TEST_F(FalconStoreTest, LabelsGrowColumns) {
 }
 
 // Items k_1..k_T: pairs (k_{t−1} → k_t); the first item of the store's life has no pair.
+// A restarted sequence pairs nothing across its boundary: items a_1..a_5 then (restart)
+// b_1..b_4 learn a_1→…→a_5 and b_1→…→b_4, within one call or across two; the state and
+// Falcon-3's window carry on.
+TEST_F(FalconStoreTest, NextStoreRestartedSequenceHasNoPairAcrossTheBoundary) {
+  constexpr int64_t kD = 3, kA = 5, kB = 4;
+  adapt::v1::StoreSpec spec = Spec(FalconParams::VARIANT_3, OutputSpec::KIND_NEXT);
+  spec.mutable_falcon()->set_lambda(0.1);
+  const std::vector<float> items = RandomFloats(rng_, (kA + kB) * kD);
+  auto one_call = Make(spec, backend_.get());
+  auto two_calls = Make(spec, backend_.get());
+  auto joined = Make(spec, backend_.get());
+  auto r = Apply(*one_call, TxnKind::kAdapt,
+                 {SequenceBatch(items, kD, 0, kA), SequenceBatch(items, kD, kA, kB, true)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->examples, static_cast<uint64_t>(kA + kB));
+  EXPECT_EQ(r->prequential.evaluated, static_cast<uint64_t>(kA - 1 + kB - 1));
+  ASSERT_TRUE(Apply(*two_calls, TxnKind::kAdapt, {SequenceBatch(items, kD, 0, kA)}).ok());
+  ASSERT_TRUE(Apply(*two_calls, TxnKind::kAdapt, {SequenceBatch(items, kD, kA, kB, true)}).ok());
+  ASSERT_TRUE(Apply(*joined, TxnKind::kAdapt, {SequenceBatch(items, kD, 0, kA + kB)}).ok());
+
+  const std::vector<double> all = ToDoubles(items);
+  std::vector<double> x, y;
+  for (int64_t t = 1; t < kA + kB; ++t) {
+    if (t == kA) continue;  // b_1 starts the second sequence
+    x.insert(x.end(), all.begin() + (t - 1) * kD, all.begin() + t * kD);
+    y.insert(y.end(), all.begin() + t * kD, all.begin() + (t + 1) * kD);
+  }
+  const FalconMemory want = Reference(spec, x, y, kD, kD);
+  EXPECT_LT(RelError(one_call->published()->memory.s, want.s), 1e-10);
+  EXPECT_LT(RelError(two_calls->published()->memory.s, want.s), 1e-10);
+  EXPECT_GT(RelError(joined->published()->memory.s, want.s), 1e-3);
+  EXPECT_EQ(two_calls->published()->last_key, std::vector<double>(all.end() - kD, all.end()));
+  adapt::v1::StoreInfo info;
+  two_calls->Describe(&info);
+  EXPECT_EQ(info.falcon().steps(), static_cast<uint64_t>(kA + kB - 2));
+}
+
 TEST_F(FalconStoreTest, NextStorePairsAndContinuesAcrossCalls) {
   constexpr int64_t kD = 4, kN = 12;
   adapt::v1::StoreSpec spec = Spec(FalconParams::VARIANT_3, OutputSpec::KIND_NEXT);

@@ -42,12 +42,13 @@ inline std::unique_ptr<FalconStore> Make(const adapt::v1::StoreSpec& spec,
 }
 
 inline ExampleBatch SequenceBatch(const std::vector<float>& keys, int64_t dim, int64_t first,
-                                  int64_t rows) {
+                                  int64_t rows, bool restart = false) {
   ExampleBatch b;
   b.rows = rows;
   b.dim = dim;
   b.keys.assign(keys.begin() + first * dim, keys.begin() + (first + rows) * dim);
   b.sequence = true;
+  b.restart_sequence = restart;
   return b;
 }
 

@@ -76,6 +76,7 @@ absl::Status FalconTxn::Add(const ExampleBatch& b) {
   keys_.insert(keys_.end(), b.keys.begin(), b.keys.end());
   labels_.insert(labels_.end(), b.labels.begin(), b.labels.end());
   targets_.insert(targets_.end(), b.targets.begin(), b.targets.end());
+  if (b.restart_sequence) restarts_.push_back(rows_);
   rows_ += b.rows;
   return absl::OkStatus();
 }

@@ -38,6 +38,8 @@ class FalconTxn final : public Txn {
   std::vector<float> keys_;
   std::vector<std::string> labels_;
   std::vector<float> targets_;
+  // next stores: the rows at which a batch restarted the sequence, ascending.
+  std::vector<int64_t> restarts_;
 };
 
 }  // namespace adaptd

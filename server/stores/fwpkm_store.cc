@@ -222,7 +222,9 @@ absl::StatusOr<CommitResult> FwpkmStore::Commit(Txn& txn) {
       FwpkmQueue& items = seg.items;
       for (int32_t& c : items.labels) c = column[c];
       if (next_) {
-        // (carry → item 0), (item r − 1 → item r); the last item waits for its successor.
+        // (carry → item 0), (item r − 1 → item r); the last item waits for its successor. A
+        // restarted sequence has no carry: its first item only starts it.
+        if (seg.restart_sequence) carry_.clear();
         FwpkmQueue pairs;
         pairs.items = items.items - (carry_.empty() ? 1 : 0);
         pairs.queries = carry_;

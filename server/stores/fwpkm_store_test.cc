@@ -204,6 +204,55 @@ TEST(FwpkmStoreTest, NextStoreLearnsTheFollowingItem) {
   }
 }
 
+// A restarted sequence drops the carried item: a next store fed a_1..a_5, then (restart)
+// b_1..b_3, writes the same pairs as a vector store fed (a_t → a_{t+1}) and (b_t → b_{t+1}) in
+// the same calls, and not the pair a_5 → b_1.
+TEST(FwpkmStoreTest, NextStoreRestartedSequenceDropsTheCarriedItem) {
+  std::mt19937_64 rng(13);
+  const int dim = 8;
+  adapt::v1::StoreSpec next_spec = Spec(OutputSpec::KIND_NEXT, 0, dim);
+  adapt::v1::StoreSpec vector_spec = Spec(OutputSpec::KIND_VECTOR, dim, dim);
+  for (adapt::v1::StoreSpec* spec : {&next_spec, &vector_spec}) {
+    spec->mutable_fwpkm()->set_chunk(2);
+    spec->mutable_fwpkm()->set_sub_keys(4);  // 16 slots: the reads below meet the writes
+    spec->mutable_fwpkm()->set_top_k(2);
+  }
+  const std::vector<float> a = Gaussian(rng, 5 * dim), b = Gaussian(rng, 3 * dim);
+  auto pairs = [&](const std::vector<float>& items) {
+    return VectorBatch(std::vector<float>(items.begin(), items.end() - dim), dim,
+                       std::vector<float>(items.begin() + dim, items.end()));
+  };
+  std::unique_ptr<FwpkmStore> restarted = Make(next_spec);
+  std::unique_ptr<FwpkmStore> continued = Make(next_spec);
+  std::unique_ptr<FwpkmStore> explicit_pairs = Make(vector_spec);
+  for (FwpkmStore* store : {restarted.get(), continued.get()}) {
+    ASSERT_TRUE(Apply(*store, fwpkm_test::SequenceBatch(a, dim)).ok());
+  }
+  auto r = Apply(*restarted, fwpkm_test::SequenceBatch(b, dim, /*restart=*/true));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->examples, 3u);
+  ASSERT_TRUE(Apply(*continued, fwpkm_test::SequenceBatch(b, dim)).ok());
+  ASSERT_TRUE(Apply(*explicit_pairs, pairs(a)).ok());
+  ASSERT_TRUE(Apply(*explicit_pairs, pairs(b)).ok());
+  EXPECT_EQ(Stats(*restarted).carried(), 1u);
+  for (FwpkmStore* store : {restarted.get(), continued.get(), explicit_pairs.get()}) {
+    ASSERT_TRUE(store->Compile(adapt::v1::CompileRequest()).ok());
+  }
+
+  // Read where the pairs were written: at the items themselves.
+  std::vector<float> probe = a;
+  probe.insert(probe.end(), b.begin(), b.end());
+  auto read = [&](const FwpkmStore& store) {
+    auto p = store.Predict(probe.data(), 8, dim, 1);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->vectors : std::vector<float>();
+  };
+  const std::vector<float> got = read(*restarted);
+  EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float v) { return v != 0; }));
+  EXPECT_EQ(got, read(*explicit_pairs));
+  EXPECT_NE(read(*continued), read(*explicit_pairs));
+}
+
 TEST(FwpkmStoreTest, UnwrittenSlotsCostNothing) {
   adapt::v1::StoreSpec spec = Spec(OutputSpec::KIND_VECTOR, 8, 16);
   spec.mutable_fwpkm()->set_sub_keys(4096);  // 16.7M slots

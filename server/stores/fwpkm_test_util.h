@@ -67,12 +67,13 @@ inline ExampleBatch LabelBatch(std::vector<float> keys, int64_t dim,
   return b;
 }
 
-inline ExampleBatch SequenceBatch(std::vector<float> items, int64_t dim) {
+inline ExampleBatch SequenceBatch(std::vector<float> items, int64_t dim, bool restart = false) {
   ExampleBatch b;
   b.dim = dim;
   b.rows = static_cast<int64_t>(items.size()) / dim;
   b.keys = std::move(items);
   b.sequence = true;
+  b.restart_sequence = restart;
   return b;
 }
 

@@ -106,6 +106,7 @@ absl::Status FwpkmTxn::Add(const ExampleBatch& b) {
   }
   Segment seg;
   seg.passes = b.passes;
+  seg.restart_sequence = b.restart_sequence;
   FwpkmQueue& items = seg.items;
   const int64_t kd = store_->key_dim_;
   items.items = b.rows;

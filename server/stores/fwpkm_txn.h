@@ -37,6 +37,7 @@ class FwpkmTxn final : public Txn {
   struct Segment {
     FwpkmQueue items;
     int passes = 1;
+    bool restart_sequence = false;  // next stores: the carried item is dropped first
   };
 
   absl::Status CheckShape(const ExampleBatch& batch) const;

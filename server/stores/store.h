@@ -42,6 +42,9 @@ struct ExampleBatch {
   // `next` stores: the keys are consecutive items of a sequence (no labels or targets); the
   // store forms the pairs (previous item → item) itself.
   bool sequence = false;
+  // With `sequence`: the batch's first item starts a new sequence (it has no predecessor; the
+  // item kept from earlier batches is dropped).
+  bool restart_sequence = false;
   // fwpkm: iterative reading, the batch fed this many times (≥ 1; 1 for other kinds).
   int passes = 1;
 };

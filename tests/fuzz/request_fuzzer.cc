@@ -31,7 +31,7 @@ void Write(const Request& request, adaptd::TxnKind kind, const std::string& stor
   absl::Status added;
   if constexpr (std::is_same_v<Request, adapt::v1::AdaptRequest>) {
     added = session->Add(request.tenant(), request.store(), request.examples(), request.sequence(),
-                         request.passes() % 4);
+                         request.passes() % 4, request.restart_sequence());
   } else {
     added = session->Add(request.tenant(), request.store(), request.examples());
   }

@@ -127,6 +127,11 @@ TEST_F(BadInputTest, SequencesAndPassesOnlyWhereTheKindTakesThem) {
   status = AdaptStream(stub(), {m}, &r);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message().rfind("passes:", 0), 0u) << status.error_message();
+  m.set_passes(0);
+  m.set_restart_sequence(true);
+  status = AdaptStream(stub(), {m}, &r);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message().rfind("restart_sequence:", 0), 0u) << status.error_message();
 }
 
 TEST_F(BadInputTest, UnknownStoreAndTenant) {

@@ -41,16 +41,59 @@ def examples(inputs: Any, labels: Any, targets: Any, ids: Any,
     return converted
 
 
-def example_messages(message_type: Any, tenant: str, store: str, items: List[Any],
-                     batch: int) -> List[Any]:
-    """The request messages of an Adapt or Forget stream (built eagerly, so that a bad argument
-    raises here rather than inside gRPC's sending thread)."""
+def _check_batch(batch: Any) -> None:
     if not isinstance(batch, int) or isinstance(batch, bool) or batch < 1:
         raise ValueError("batch: must be a positive int, got %r" % (batch,))
+
+
+def _passes(passes: Optional[int]) -> Dict[str, int]:
+    """The AdaptRequest field for `passes` (None: the server's default, once)."""
+    if passes is None:
+        return {}
+    if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:
+        raise ValueError("passes: must be a positive int, got %r" % (passes,))
+    return {"passes": passes}
+
+
+def example_messages(message_type: Any, tenant: str, store: str, items: List[Any],
+                     batch: int, passes: Optional[int] = None) -> List[Any]:
+    """The request messages of an Adapt or Forget stream (built eagerly, so that a bad argument
+    raises here rather than inside gRPC's sending thread). passes: Adapt only."""
+    _check_batch(batch)
+    extra = _passes(passes)
     if not items:
         return [message_type(tenant=tenant, store=store)]
-    return [message_type(tenant=tenant, store=store, examples=part)
+    return [message_type(tenant=tenant, store=store, examples=part, **extra)
             for part in _batches(items, batch)]
+
+
+def sequence_messages(tenant: str, store: str, sequences: Iterable[Any], batch: int,
+                      passes: Optional[int], continue_sequence: bool) -> Tuple[List[Any], int]:
+    """The Adapt messages for a `next` store and the number of (non-empty) sequences: each
+    sequence's items (rows × dim, or texts) in order, `batch` a message, a message never mixing
+    two sequences; the first message of each sequence restarts it, except the very first under
+    continue_sequence."""
+    _check_batch(batch)
+    extra = _passes(passes)
+    if isinstance(sequences, str):
+        raise ValueError("sequences: give a list of sequences, not one str")
+    messages: List[Any] = []
+    count = 0
+    for index, sequence in enumerate(sequences):
+        if len(sequence) == 0:
+            continue
+        try:
+            items = _convert.to_inputs(sequence)
+        except ValueError as error:
+            raise ValueError("sequences[%d]: %s" % (index, error)) from None
+        for start, part in enumerate(_batches(items, batch)):
+            restart = start == 0 and not (count == 0 and continue_sequence)
+            messages.append(pb.AdaptRequest(tenant=tenant, store=store, sequence=part,
+                                            restart_sequence=restart, **extra))
+        count += 1
+    if not messages:
+        messages.append(pb.AdaptRequest(tenant=tenant, store=store))
+    return messages, count
 
 
 def adapt_result(response: Any) -> Dict[str, Any]:

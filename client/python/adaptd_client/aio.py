@@ -173,11 +173,29 @@ class Client:
     # -- adaptation ------------------------------------------------------------------------
 
     async def adapt(self, tenant: str, store: str, inputs: Any, labels: Any = None,
-                    targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:
+                    targets: Any = None, batch: int = 256, ids: Any = None,
+                    passes: Optional[int] = None) -> Dict[str, Any]:
         """See Client.adapt (the sync one): one Adapt call, examples with ids."""
         items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)
-        messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch)
+        messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch, passes)
         return _calls.adapt_result(await self._call("Adapt", iter(messages)))
+
+    async def adapt_sequences(self, tenant: str, store: str, sequences: Iterable[Any],
+                              batch: int = 256, passes: Optional[int] = None,
+                              continue_sequence: bool = False) -> Dict[str, Any]:
+        """See Client.adapt_sequences: sequences into a `next` store in one Adapt call."""
+        messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
+                                                   continue_sequence)
+        result = _calls.adapt_result(await self._call("Adapt", iter(messages)))
+        result["sequences"] = count
+        return result
+
+    async def adapt_sequence(self, tenant: str, store: str, items: Any, batch: int = 256,
+                             passes: Optional[int] = None,
+                             continue_sequence: bool = False) -> Dict[str, Any]:
+        """adapt_sequences with one sequence."""
+        return await self.adapt_sequences(tenant, store, [items], batch, passes,
+                                          continue_sequence)
 
     async def forget(self, tenant: str, store: str, inputs: Any, labels: Any = None,
                      targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:

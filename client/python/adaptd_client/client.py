@@ -210,7 +210,8 @@ class Client:
     # -- adaptation ------------------------------------------------------------------------
 
     def adapt(self, tenant: str, store: str, inputs: Any, labels: Any = None,
-              targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:
+              targets: Any = None, batch: int = 256, ids: Any = None,
+              passes: Optional[int] = None) -> Dict[str, Any]:
         """Streams examples into the store in one Adapt call (one transaction), `batch`
         examples per message.
 
@@ -221,11 +222,37 @@ class Client:
         retried call applies each example once. Returns {accepted, version, evaluated, correct,
         accuracy, loss, duplicates}; accuracy and loss are None when no example was evaluated
         (nothing was published before the call); duplicates counts the examples skipped
-        because the store had applied their id already.
+        because the store had applied their id already. passes (fwpkm stores): each message
+        is fed this many times (iterative reading).
         """
         items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)
-        messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch)
+        messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch, passes)
         return _calls.adapt_result(self._call("Adapt", iter(messages)))
+
+    def adapt_sequences(self, tenant: str, store: str, sequences: Iterable[Any],
+                        batch: int = 256, passes: Optional[int] = None,
+                        continue_sequence: bool = False) -> Dict[str, Any]:
+        """Streams sequences of items into a store whose output is `next`, in one Adapt call
+        (one transaction): within each sequence, every item is predicted from the one before.
+
+        sequences: a list of sequences, each rows × dim numbers (array, list of rows,
+        DataFrame) or a list of texts, in order. Each starts afresh (its first item has no
+        predecessor); with continue_sequence the first continues the sequence the store kept
+        from earlier calls. passes: fwpkm stores. Returns adapt's dict and "sequences", the
+        number of non-empty sequences sent. Sequence items carry no ids: a retry after an
+        unknown outcome may apply them twice.
+        """
+        messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
+                                                   continue_sequence)
+        result = _calls.adapt_result(self._call("Adapt", iter(messages)))
+        result["sequences"] = count
+        return result
+
+    def adapt_sequence(self, tenant: str, store: str, items: Any, batch: int = 256,
+                       passes: Optional[int] = None,
+                       continue_sequence: bool = False) -> Dict[str, Any]:
+        """adapt_sequences with one sequence."""
+        return self.adapt_sequences(tenant, store, [items], batch, passes, continue_sequence)
 
     def forget(self, tenant: str, store: str, inputs: Any, labels: Any = None,
                targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:

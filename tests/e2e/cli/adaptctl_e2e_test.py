@@ -355,6 +355,59 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(1, "INVALID_ARGUMENT", "store", "create", "acme/zs-bad", "--kind", "faast",
                    "--encoder", "text", "--label", "refund")
 
+    def test_next_store_sequences(self):
+        cycle = [[1 if j == i else 0 for j in range(4)] for i in range(4)]  # e0 -> e1 -> e2 -> e3
+        header = ["f%d" % j for j in range(4)]
+        # Six sessions of one cycle each, interleaved in the file: --sequence-col groups them.
+        rows = [["s%d" % (k % 6)] + cycle[k // 6] for k in range(24)]
+        write_csv(self.path("sessions.csv"), ["session"] + header, rows)
+        write_csv(self.path("cycle.csv"), header, cycle)
+        self.ok("store", "create", "acme/next", "--kind", "falcon", "--output", "next", "--set",
+                "dim=4")
+        grouped = self.ok("adapt", "acme/next", "--input", self.path("sessions.csv"),
+                          "--sequence-col", "session", "--batch", "3")
+        self.assertEqual((grouped["accepted"], grouped["sequences"], grouped["evaluated"]),
+                         (24, 6, 18))
+        self.assertNotIn("accuracy", grouped)
+        continued = self.ok("adapt", "acme/next", "--input", self.path("cycle.csv"),
+                            "--continue-sequence")
+        self.assertEqual((continued["sequences"], continued["evaluated"]), (1, 4))
+        # A next store takes the rows as one sequence by default; it starts afresh.
+        fresh = self.ok("adapt", "acme/next", "--input", self.path("cycle.csv"))
+        self.assertEqual(fresh["evaluated"], 3)
+        self.assertEqual(self.ok("adapt", "acme/next", "--input", self.path("cycle.csv"),
+                                 "--sequence")["evaluated"], 3)
+        self.ok("predict", "acme/next", "--input", self.path("cycle.csv"), "--output",
+                self.path("next_pred.csv"))
+        predicted = read_csv(self.path("next_pred.csv"))
+        self.assertEqual(list(predicted[0]), ["y0", "y1", "y2", "y3"])
+        best = [max(range(4), key=lambda j: float(row["y%d" % j])) for row in predicted[:3]]
+        self.assertEqual(best, [1, 2, 3])
+        self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 36)
+
+        # Sequences only for next stores, passes only for fwpkm; nothing changes on an error.
+        self.ok("store", "create", "acme/flat", "--kind", "falcon", "--set", "dim=4")
+        write_csv(self.path("flat.csv"), header + ["label"], [r + ["a"] for r in cycle])
+        stderr = self.fails(1, "INVALID_ARGUMENT", "adapt", "acme/flat", "--input",
+                            self.path("flat.csv"), "--sequence")
+        self.assertIn("--sequence applies to stores whose output is next", stderr)
+        stderr = self.fails(1, "INVALID_ARGUMENT", "adapt", "acme/flat", "--input",
+                            self.path("flat.csv"), "--passes", "2")
+        self.assertIn("passes: only fwpkm stores re-read examples", stderr)
+        self.fails(1, "INVALID_ARGUMENT", "adapt", "acme/next", "--input",
+                   self.path("sessions.csv"), "--sequence-col", "user")
+        self.fails(2, "INVALID_ARGUMENT", "adapt", "acme/next", "--input",
+                   self.path("sessions.csv"), "--sequence", "--sequence-col", "session")
+        self.fails(2, "INVALID_ARGUMENT", "adapt", "acme/next", "--input",
+                   self.path("cycle.csv"), "--passes", "0")
+        self.assertEqual(self.ok("store", "get", "acme/flat")["examples"], 0)
+        self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 36)
+
+        # fwpkm reads each message --passes times.
+        self.ok("store", "create", "acme/pkm", "--kind", "fwpkm", "--set", "dim=4")
+        self.assertEqual(self.ok("adapt", "acme/pkm", "--input", self.path("flat.csv"),
+                                 "--passes", "3")["accepted"], 4)
+
     def test_vector_store_from_json_lines(self):
         rng = random.Random(3)
         in_dim, out_dim = 8, 2

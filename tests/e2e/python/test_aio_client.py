@@ -136,6 +136,29 @@ class AioClient(unittest.TestCase):
                                        [[score for _, score in row] for row in batch_expected],
                                        rtol=1e-5, atol=1e-6)
 
+    def test_sequences_equal_the_sync_client(self):
+        items = np.random.default_rng(5).normal(size=(12, 4)).astype(np.float32)
+        for name in ("seq-sync", "seq-aio"):
+            self.sync.create_store(TENANT, name, kind="falcon", output="next", dim=4)
+        want = self.sync.adapt_sequences(TENANT, "seq-sync", [items[:5], items[5:]], batch=4)
+
+        async def main():
+            async with aio.Client(SERVER.address) as client:
+                got = await client.adapt_sequences(TENANT, "seq-aio", [items[:5], items[5:]],
+                                                   batch=4)
+                more = await client.adapt_sequence(TENANT, "seq-aio", items[:3],
+                                                   continue_sequence=True)
+                return got, more
+
+        got, more = self.run_async(main())
+        self.assertEqual(got["sequences"], 2)
+        self.assertEqual(got["evaluated"], 10)
+        self.assertEqual(more["evaluated"], 3)
+        self.sync.adapt_sequence(TENANT, "seq-sync", items[:3], continue_sequence=True)
+        np.testing.assert_array_equal(self.sync.predict(TENANT, "seq-sync", items),
+                                      self.sync.predict(TENANT, "seq-aio", items))
+        self.assertEqual(want["loss"], got["loss"])
+
     def test_typed_errors(self):
         async def main():
             async with aio.Client(SERVER.address) as client:

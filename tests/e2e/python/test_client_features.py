@@ -66,6 +66,52 @@ class ClientFeatures(unittest.TestCase):
         client.adapt(TENANT, name, self.x, labels=self.y)
         client.compile(TENANT, name)
 
+    # -- sequences and passes ----------------------------------------------------------------
+
+    def test_sequences_into_a_next_store(self):
+        cycle = np.eye(4, dtype=np.float32)  # e0 -> e1 -> e2 -> e3
+        self.client.create_store(TENANT, "next", kind="falcon", output="next", dim=4)
+        # Six sequences of one cycle: each starts afresh, so e3 -> e0 is never a pair.
+        first = self.client.adapt_sequences(TENANT, "next", [cycle] * 6 + [cycle[:0]], batch=3)
+        self.assertEqual((first["accepted"], first["sequences"], first["evaluated"]),
+                         (24, 6, 18))
+        continued = self.client.adapt_sequence(TENANT, "next", cycle, continue_sequence=True)
+        self.assertEqual((continued["sequences"], continued["evaluated"]), (1, 4))
+        fresh = self.client.adapt_sequence(TENANT, "next", pd.DataFrame(cycle))
+        self.assertEqual(fresh["evaluated"], 3)
+        predicted = self.client.predict(TENANT, "next", cycle[:3])
+        self.assertEqual(predicted.shape, (3, 4))
+        self.assertEqual(list(np.argmax(predicted, axis=1)), [1, 2, 3])
+
+    def test_sequence_and_passes_errors(self):
+        self.client.create_store(TENANT, "not-next", ridge=1.0, **MANUAL)
+        before = self.client.get_store(TENANT, "not-next")["examples"]
+        with self.assertRaises(InvalidArgumentError) as wrong_kind:
+            self.client.adapt_sequence(TENANT, "not-next", self.x[:5])
+        self.assertIn("sequence", wrong_kind.exception.message)
+        with self.assertRaises(InvalidArgumentError) as no_rereading:
+            self.client.adapt(TENANT, "not-next", self.x[:5], labels=self.y[:5], passes=2)
+        self.assertTrue(no_rereading.exception.message.startswith("passes:"),
+                        no_rereading.exception.message)
+        self.assertEqual(self.client.get_store(TENANT, "not-next")["examples"], before)
+        with self.assertRaises(ValueError):
+            self.client.adapt(TENANT, "not-next", self.x[:5], labels=self.y[:5], passes=0)
+        with self.assertRaises(ValueError):
+            self.client.adapt_sequences(TENANT, "not-next", "abc")
+        with self.assertRaises(ValueError) as bad_item:
+            self.client.adapt_sequences(TENANT, "not-next", [self.x[:2], [1.0, 2.0]])
+        self.assertIn("sequences[1]", str(bad_item.exception))
+
+    def test_passes_feed_an_fwpkm_store_again(self):
+        for name, passes in (("once", None), ("thrice", 3)):
+            self.client.create_store(TENANT, "pkm-" + name, kind="fwpkm")
+            result = self.client.adapt(TENANT, "pkm-" + name, self.x[:64], labels=self.y[:64],
+                                       passes=passes)
+            self.assertEqual(result["accepted"], 64)
+        once = self.client.predict_scores(TENANT, "pkm-once", self.x[:16])[1]
+        thrice = self.client.predict_scores(TENANT, "pkm-thrice", self.x[:16])[1]
+        self.assertFalse(np.allclose(once, thrice))
+
     # -- pandas ------------------------------------------------------------------------------
 
     def test_pandas_frames_and_series_equal_numpy(self):

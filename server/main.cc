@@ -1,15 +1,23 @@
 // adaptd: the test-time adaptation server. Configuration comes from the embedded default,
 // then `--config FILE`, then flags (each later source overrides the earlier).
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "grpc/support/log.h"
+#include "kernels/cpu/blas_core.h"
 #include "server/auth/security_flags.h"
 #include "server/cluster/membership.h"
 #include "server/config/config.h"
@@ -43,6 +51,64 @@ void DropGrpcLog(gpr_log_func_args*) {}
 int Fail(const std::string& message) {
   std::fprintf(stderr, "adaptd: %s\n", message.c_str());
   return 1;
+}
+
+// Chooses the BLAS kernels (kernels/cpu/blas_core.h, docs/BLAS.md). A better core than the
+// library's own pick takes one restart of this process (execv, same pid and arguments), done
+// here, before any thread, file or signal mask of adaptd's own exists. Returns an exit code
+// when adaptd must stop.
+std::optional<int> SetUpBlas(const std::string& mode, char** argv) {
+  namespace k = adaptd::kernels;
+  const k::CpuFeatures features = k::DetectCpuFeatures();
+  const std::string library = k::LibraryCore();
+  const char* fallback = std::getenv(k::kCoreFallbackEnv);
+  absl::StatusOr<k::CorePlan> plan =
+      fallback != nullptr ? k::PlanCore("library", library, nullptr, nullptr, features)
+                          : k::PlanCore(mode, library, std::getenv("OPENBLAS_CORETYPE"),
+                                        std::getenv(k::kChosenCoreEnv), features);
+  if (!plan.ok()) return Fail(std::string(plan.status().message()));
+  if (fallback != nullptr) plan->reason = fallback;
+  if (!plan->restart_with.empty()) {
+    setenv("OPENBLAS_CORETYPE", plan->restart_with.c_str(), 1);
+    setenv(k::kChosenCoreEnv, k::CoreSourceName(plan->source), 1);
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr,
+                 "adaptd: BLAS: cannot restart with OPENBLAS_CORETYPE=%s (%s); keeping %s\n",
+                 plan->restart_with.c_str(), std::strerror(errno), library.c_str());
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv(k::kChosenCoreEnv);
+    plan->source = k::CoreSource::kLibrary;
+    plan->reason = "OpenBLAS's own pick (the restart failed)";
+  }
+  const std::string core = k::LibraryCore();
+  if (absl::Status check = k::BlasSelfCheck(); !check.ok()) {
+    if (plan->source == k::CoreSource::kCpuFeatures) {
+      // The core adaptd chose computes wrongly here: back to the library's own pick.
+      const std::string why =
+          absl::StrCat(core, " failed its self-check (", check.message(), "); OpenBLAS's own pick");
+      std::fprintf(stderr, "adaptd: BLAS: %s\n", why.c_str());
+      unsetenv("OPENBLAS_CORETYPE");
+      unsetenv(k::kChosenCoreEnv);
+      setenv(k::kCoreFallbackEnv, why.c_str(), 1);
+      execv("/proc/self/exe", argv);
+    }
+    return Fail(absl::StrCat("BLAS kernels ", core, ": ", check.message(),
+                             "; adaptd will not serve results computed by them (--blas-core "
+                             "chooses others; see docs/BLAS.md)"));
+  }
+  const char* forced = std::getenv("OPENBLAS_CORETYPE");
+  if (plan->source != k::CoreSource::kLibrary && forced != nullptr &&
+      !absl::EqualsIgnoreCase(core, forced)) {
+    std::fprintf(stderr, "adaptd: BLAS: OpenBLAS runs %s, not the %s asked for\n", core.c_str(),
+                 forced);
+  }
+  unsetenv(k::kChosenCoreEnv);
+  unsetenv(k::kCoreFallbackEnv);
+  const std::string version = k::BlasVersion();
+  std::fprintf(stderr, "adaptd: BLAS: %s, kernels %s (%s); self-check passed\n", version.c_str(),
+               core.c_str(), plan->reason.c_str());
+  k::SetBlasChoice({version, core, plan->source});
+  return std::nullopt;
 }
 
 }  // namespace
@@ -94,6 +160,13 @@ int main(int argc, char** argv) {
   app.add_option("--handoff-interval-ms", handoff_interval_ms,
                  "How often a member whose member list changed asks the others where stores are "
                  "and retries hand-offs, in ms [default 1000]");
+  std::string blas_core = "auto";
+  app.add_option("--blas-core", blas_core,
+                 "OpenBLAS kernels: auto (the best class this CPU's features run, when better "
+                 "than OpenBLAS's own pick), library (OpenBLAS's own pick) or a core name such as "
+                 "SkylakeX, Haswell, Zen; OPENBLAS_CORETYPE set in the environment wins "
+                 "(docs/BLAS.md)")
+      ->capture_default_str();
   app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
   try {
     app.parse(NormalizeFlagSpelling(argc, argv));
@@ -104,6 +177,7 @@ int main(int argc, char** argv) {
     }
     return Fail(std::string(e.what()) + " (see adaptd --help)");
   }
+  if (std::optional<int> stop = SetUpBlas(blas_core, argv)) return *stop;
 
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
 

@@ -165,6 +165,12 @@ Metrics::Metrics(TenantPolicy policy)
                          "member owns) and state=settled (1 once every member routes by this "
                          "member's list and holds only its own stores)")
                    .Register(*registry_)),
+      build_info_(prometheus::BuildGauge()
+                      .Name("adaptd_build_info")
+                      .Help("1, labelled with the server's version, its BLAS library, the BLAS "
+                            "kernels in use (blas_core) and who chose them (blas_core_source: "
+                            "cpu, library, flag or environment; docs/BLAS.md)")
+                      .Register(*registry_)),
       resident_bytes_(prometheus::BuildGauge()
                           .Name("adaptd_resident_bytes")
                           .Help("Memory loaded stores hold (with a memory budget)")
@@ -317,6 +323,13 @@ void Metrics::RecordMove(const std::string& outcome) {
 void Metrics::SetHandOff(double moving, bool settled) {
   handoff_.Add({{"state", "moving"}}).Set(moving);
   handoff_.Add({{"state", "settled"}}).Set(settled ? 1.0 : 0.0);
+}
+
+void Metrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {
+  absl::MutexLock lock(&build_info_mu_);
+  if (build_info_series_ != nullptr) build_info_.Remove(build_info_series_);
+  build_info_series_ = &build_info_.Add(labels);
+  build_info_series_->Set(1);
 }
 
 void Metrics::RecordForwarded(const std::string& method, const std::string& code) {

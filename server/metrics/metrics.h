@@ -84,6 +84,9 @@ class Metrics {
   // Stores held here that another member owns, and whether this member saw the cluster
   // settled (adaptd_handoff_moving_stores, adaptd_cluster_settled).
   void SetHandOff(double moving, bool settled);
+  // adaptd_build_info: one series, value 1, whose labels describe the build and the BLAS
+  // kernels in use (version, blas, blas_core, blas_core_source). Replaces an earlier call's.
+  void SetBuildInfo(const std::map<std::string, std::string>& labels);
   void SetResidentBytes(double bytes);
   void SetMemoryBudget(double bytes);
   // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
@@ -139,6 +142,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& forwarded_;
   prometheus::Family<prometheus::Counter>& moves_;
   prometheus::Family<prometheus::Gauge>& handoff_;
+  prometheus::Family<prometheus::Gauge>& build_info_;
+  prometheus::Gauge* build_info_series_ ABSL_GUARDED_BY(build_info_mu_) = nullptr;
+  absl::Mutex build_info_mu_;
   prometheus::Family<prometheus::Gauge>& resident_bytes_;
   prometheus::Family<prometheus::Gauge>& memory_budget_;
   prometheus::Family<prometheus::Counter>& examples_;

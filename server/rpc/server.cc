@@ -9,6 +9,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "kernels/cpu/blas_core.h"
 #include "server/auth/sha256.h"
 #include "server/auth/tls_credentials.h"
 #include "server/config/config.h"
@@ -73,6 +74,14 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
       TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
                    config.has_metrics_top_tenants() ? config.metrics_top_tenants()
                                                     : TenantLabels::kDefaultTopK});
+  {
+    const kernels::BlasChoice blas = kernels::CurrentBlasChoice();
+    s->metrics_->SetBuildInfo({{"version", ADAPTD_VERSION},
+                               {"device", config.device().empty() ? "cpu" : config.device()},
+                               {"blas", blas.version},
+                               {"blas_core", blas.core},
+                               {"blas_core_source", kernels::CoreSourceName(blas.source)}});
+  }
   if (!config.metrics_listen().empty()) {
     ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));
     s->exposer_->RegisterCollectable(s->metrics_->collectable());

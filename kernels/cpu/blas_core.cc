@@ -28,13 +28,13 @@ struct NamedCore {
 
 // OpenBLAS's x86 core names (driver/others/dynamic.c) by class.
 constexpr NamedCore kCores[] = {
-    {"SkylakeX", 4},    {"CooperLake", 4}, {"SapphireRapids", 4}, {"Haswell", 3},
-    {"Zen", 3},         {"Excavator", 3},  {"Steamroller", 3},    {"Sandybridge", 2},
-    {"Bulldozer", 2},   {"Piledriver", 2}, {"Prescott", 1},       {"Core2", 1},
-    {"Penryn", 1},      {"Dunnington", 1}, {"Nehalem", 1},        {"Westmere", 1},
-    {"Atom", 1},        {"Nano", 1},       {"Barcelona", 1},      {"Opteron", 1},
-    {"Opteron_SSE3", 1}, {"Bobcat", 1},    {"Athlon", 1},         {"Katmai", 1},
-    {"Coppermine", 1},  {"Northwood", 1},  {"Banias", 1},
+    {"SkylakeX", 4},     {"CooperLake", 4}, {"SapphireRapids", 4}, {"Haswell", 3},
+    {"Zen", 3},          {"Excavator", 3},  {"Steamroller", 3},    {"Sandybridge", 2},
+    {"Bulldozer", 2},    {"Piledriver", 2}, {"Prescott", 1},       {"Core2", 1},
+    {"Penryn", 1},       {"Dunnington", 1}, {"Nehalem", 1},        {"Westmere", 1},
+    {"Atom", 1},         {"Nano", 1},       {"Barcelona", 1},      {"Opteron", 1},
+    {"Opteron_SSE3", 1}, {"Bobcat", 1},     {"Athlon", 1},         {"Katmai", 1},
+    {"Coppermine", 1},   {"Northwood", 1},  {"Banias", 1},
 };
 
 const char* ClassNeeds(int cls) {
@@ -106,8 +106,8 @@ absl::Status CheckGemm(double limit) {
     }
   }
   if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, ta.data(), k,
-                tb.data(), n, beta, tc.data(), n);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, alpha, ta.data(), k, tb.data(),
+                n, beta, tc.data(), n);
     return Check("dgemm", RelativeError(tc, want), limit);
   } else {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, static_cast<float>(alpha),
@@ -188,9 +188,13 @@ CpuFeatures DetectCpuFeatures() {
 
 std::string DescribeFeatures(const CpuFeatures& f) {
   std::vector<const char*> names;
-  for (auto [present, name] : {std::pair{f.avx, "avx"}, {f.avx2, "avx2"}, {f.fma, "fma"},
-                               {f.avx512f, "avx512f"}, {f.avx512bw, "avx512bw"},
-                               {f.avx512vl, "avx512vl"}, {f.avx512dq, "avx512dq"},
+  for (auto [present, name] : {std::pair{f.avx, "avx"},
+                               {f.avx2, "avx2"},
+                               {f.fma, "fma"},
+                               {f.avx512f, "avx512f"},
+                               {f.avx512bw, "avx512bw"},
+                               {f.avx512vl, "avx512vl"},
+                               {f.avx512dq, "avx512dq"},
                                {f.avx512cd, "avx512cd"}}) {
     if (present) names.push_back(name);
   }
@@ -268,9 +272,9 @@ absl::StatusOr<CorePlan> PlanCore(absl::string_view mode, absl::string_view libr
   if (cls == 0) {
     std::vector<const char*> names;
     for (const NamedCore& c : kCores) names.push_back(c.name);
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--blas-core: unknown OpenBLAS core \"", mode, "\"; expected auto, library or one of ",
-        absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("--blas-core: unknown OpenBLAS core \"", mode,
+                                                   "\"; expected auto, library or one of ",
+                                                   absl::StrJoin(names, ", ")));
   }
   if (!CanRun(features, mode)) {
     return absl::InvalidArgumentError(absl::StrCat("--blas-core: ", mode, " needs ",
@@ -299,8 +303,8 @@ std::string BlasVersion() {
 
 absl::Status BlasSelfCheck() {
   const double eps = std::numeric_limits<double>::epsilon();
-  for (absl::Status s : {CheckGemm<double>(1e4 * eps), CheckGemm<float>(1e-5), CheckSyrk(),
-                         CheckSyevd()}) {
+  for (absl::Status s :
+       {CheckGemm<double>(1e4 * eps), CheckGemm<float>(1e-5), CheckSyrk(), CheckSyevd()}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -56,8 +56,9 @@ int Fail(const std::string& message) {
 // Chooses the BLAS kernels (kernels/cpu/blas_core.h, docs/BLAS.md). A better core than the
 // library's own pick takes one restart of this process (execv, same pid and arguments), done
 // here, before any thread, file or signal mask of adaptd's own exists. Returns an exit code
-// when adaptd must stop.
-std::optional<int> SetUpBlas(const std::string& mode, char** argv) {
+// when adaptd must stop; otherwise sets *summary to the line main logs once it serves (a start
+// that fails says so in one line, its reason).
+std::optional<int> SetUpBlas(const std::string& mode, char** argv, std::string* summary) {
   namespace k = adaptd::kernels;
   const k::CpuFeatures features = k::DetectCpuFeatures();
   const std::string library = k::LibraryCore();
@@ -105,8 +106,8 @@ std::optional<int> SetUpBlas(const std::string& mode, char** argv) {
   unsetenv(k::kChosenCoreEnv);
   unsetenv(k::kCoreFallbackEnv);
   const std::string version = k::BlasVersion();
-  std::fprintf(stderr, "adaptd: BLAS: %s, kernels %s (%s); self-check passed\n", version.c_str(),
-               core.c_str(), plan->reason.c_str());
+  *summary = absl::StrCat("adaptd: BLAS: ", version, ", kernels ", core, " (", plan->reason,
+                          "); self-check passed");
   k::SetBlasChoice({version, core, plan->source});
   return std::nullopt;
 }
@@ -177,7 +178,8 @@ int main(int argc, char** argv) {
     }
     return Fail(std::string(e.what()) + " (see adaptd --help)");
   }
-  if (std::optional<int> stop = SetUpBlas(blas_core, argv)) return *stop;
+  std::string blas_summary;
+  if (std::optional<int> stop = SetUpBlas(blas_core, argv, &blas_summary)) return *stop;
 
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
 
@@ -225,6 +227,7 @@ int main(int argc, char** argv) {
 
   auto server = adaptd::AdaptdServer::Start(config);
   if (!server.ok()) return Fail(std::string(server.status().message()));
+  std::fprintf(stderr, "%s\n", blas_summary.c_str());
   std::fprintf(stderr, "adaptd: serving gRPC on %s, metrics on %s, data in %s\n",
                (*server)->address().c_str(),
                (*server)->metrics_address().empty()

@@ -62,6 +62,9 @@ void Residency::Loaded(const std::shared_ptr<StoreSlot>& slot) {
 void Residency::Grew() { Check(); }
 
 uint64_t Residency::PinnedBytes() const {
+  // A round takes the list whole while it runs: without its lock the pinned stores it holds
+  // would not be counted.
+  absl::MutexLock round(&round_mu_);
   absl::MutexLock lock(&mu_);
   uint64_t total = 0;
   absl::flat_hash_set<const StoreSlot*> seen;

@@ -59,8 +59,9 @@ class Residency {
   uint64_t budget_bytes() const { return budget_; }
   // What the loaded stores and the overhead hold now (the running total).
   uint64_t ResidentBytes() const;
-  // What the pinned loaded stores hold, in all (a walk over the loaded stores).
-  uint64_t PinnedBytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // What the pinned loaded stores hold, in all (a walk over the loaded stores). A round in
+  // progress holds the list, so this waits for it to end.
+  uint64_t PinnedBytes() const ABSL_LOCKS_EXCLUDED(mu_, round_mu_);
 
  private:
   void Loop();
@@ -73,7 +74,7 @@ class Residency {
   const Evict evict_;
   const Observe observe_;
   const Overhead overhead_;
-  absl::Mutex round_mu_;  // one round at a time
+  mutable absl::Mutex round_mu_;  // one round at a time
   mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(round_mu_);
   const std::shared_ptr<StoreSlot::ByteTally> tally_;
   // Every slot reported loaded (a slot may appear more than once, or be cold or gone now:

@@ -6,6 +6,8 @@
 //            (same order: larger value first, ties to the lower index).
 //   syrk:    SyrkUpperAccumulate on float input against cblas_dsyrk on the same rows already
 //            in float64 (the price of the conversion that buys float64 accumulation).
+//   narrow:  the backend's float Gemm on R rows × d against d × n with few columns (the narrow
+//            kernel, narrow_gemm.h, where the CPU has one) against cblas_sgemm.
 // Usage: kernels_bench [--quick] [--rounds N] [--threads T]. Prints one JSON line per point.
 #include <cblas.h>
 
@@ -104,6 +106,29 @@ void Syrk(kernels::Backend& cpu, int n, int k, int rounds) {
       n, k, ours, dsyrk, dsyrk / ours);
 }
 
+void Narrow(kernels::Backend& cpu, int rows, int d, int n, int rounds) {
+  const std::vector<float> x = NormalFloats(5, int64_t{rows} * d);
+  const std::vector<float> w = NormalFloats(6, int64_t{d} * n);
+  std::vector<float> c1(int64_t{rows} * n), c2(c1.size());
+  const double ours = MedianSeconds(rounds, [&] {
+    Check(cpu.Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, n, d, 1.0f, x.data(), d,
+                   w.data(), n, 0.0f, c1.data(), n),
+          "Gemm");
+  });
+  const double sgemm = MedianSeconds(rounds, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, d, 1.0f, x.data(), d, w.data(),
+                n, 0.0f, c2.data(), n);
+  });
+  double max_diff = 0;
+  for (size_t i = 0; i < c1.size(); ++i) {
+    max_diff = std::max<double>(max_diff, std::abs(c1[i] - c2[i]));
+  }
+  std::printf(
+      "{\"bench\":\"narrow_gemm\",\"rows\":%d,\"d\":%d,\"n\":%d,\"gemm_s\":%.6g,"
+      "\"sgemm_s\":%.6g,\"speedup\":%.3f,\"max_abs_diff\":%.3g}\n",
+      rows, d, n, ours, sgemm, sgemm / ours, max_diff);
+}
+
 int Main(int argc, char** argv) {
   bool quick = false;
   int rounds = 7, threads = 1;
@@ -126,6 +151,7 @@ int Main(int argc, char** argv) {
     Grouped(*cpu, 8, 16, 4, 2, 1);
     TopK(*cpu, 4, 100, 8, 1);
     Syrk(*cpu, 16, 64, 1);
+    Narrow(*cpu, 64, 16, 5, 1);
     return 0;
   }
   for (int b : {1, 4, 16}) Grouped(*cpu, 1000, 256, 16, b, rounds);
@@ -135,6 +161,8 @@ int Main(int argc, char** argv) {
   TopK(*cpu, 100, 65536, 256, rounds);
   Syrk(*cpu, 256, 4096, rounds);
   Syrk(*cpu, 1024, 4096, rounds);
+  for (int n : {2, 8, 26, 32}) Narrow(*cpu, 16000, 2048, n, rounds);
+  Narrow(*cpu, 4096, 256, 26, rounds);
   return 0;
 }
 

@@ -1,4 +1,5 @@
-// CPU backend: OpenBLAS for the products, LAPACKE for the decompositions, and the base class's
+// CPU backend: OpenBLAS for the products (and narrow_gemm.h for float products with few
+// columns), LAPACKE for the decompositions, and the base class's
 // host implementations (kernels/cpu/*_ops.cc) for the rest. Arguments arrive validated and
 // non-empty (backend.h); it runs every call the checks admit.
 #include <cblas.h>
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/narrow_gemm.h"
 
 namespace adaptd::kernels {
 namespace {
@@ -56,6 +58,12 @@ class CpuBackend final : public Backend {
   absl::Status GemmImpl(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                         float* c, int64_t ldc) override {
+    // Many rows against few columns (scoring keys against a read-out): the narrow kernel
+    // streams A once instead of packing it.
+    if (ta == Trans::kNo && tb == Trans::kNo &&
+        cpu::NarrowGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) {
+      return absl::OkStatus();
+    }
     return BlasGemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 

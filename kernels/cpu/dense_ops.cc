@@ -1,11 +1,13 @@
 // CPU dense products beyond plain BLAS calls: GEMV, float-input SYRK accumulated in float64,
-// and the grouped GEMM (small groups by an own loop, larger ones by SGEMM).
+// and the grouped GEMM (groups of at most 32 columns by the narrow kernel, other small groups by
+// an own loop, larger ones by SGEMM).
 #include <cblas.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/narrow_gemm.h"
 
 namespace adaptd::kernels::cpu {
 namespace {
@@ -115,6 +117,8 @@ void GroupedGemm(std::span<const GemmGroup> groups) {
     if (g.m == 0 || g.n == 0) continue;
     if (g.k == 0) {
       for (int64_t i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+    } else if (NarrowGemm(g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, g.c, g.ldc)) {
+      // Few columns: the narrow kernel, which answers each row as a lone-row call would.
     } else if (g.m <= kSmallGroupRows) {
       SmallGemm(g.m, g.n, g.k, g.a, g.lda, g.b, g.ldb, g.c, g.ldc);
     } else {

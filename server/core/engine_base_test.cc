@@ -3,6 +3,7 @@
 // leaving nothing behind, deletion of a base in use refused until its dependants are gone
 // (across a restart, for hot and cold stores), and refresh_base compiles that a restart
 // replays without reading the base again.
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -132,6 +133,13 @@ class EngineBaseTest : public ::testing::Test {
   std::mt19937_64 rng_{7};
 };
 
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5 * (1.0 + std::fabs(want[i]))) << "score " << i;
+  }
+}
+
 TEST_F(EngineBaseTest, CreateFromABaseAndRefusalsNameTheField) {
   ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
   Adapt("shared", "curated", 30, {"billing", "returns"});
@@ -154,7 +162,9 @@ TEST_F(EngineBaseTest, CreateFromABaseAndRefusalsNameTheField) {
   ASSERT_TRUE(online.ok()) << online.status();
   EXPECT_EQ(online->spec().base(), "acme/support");
   EXPECT_EQ(online->spec().falcon().key_norm(), adapt::v1::FalconParams::KEY_NORM_NONE);
-  EXPECT_EQ(Scores("acme", "online"), Scores("acme", "support"));
+  // The same S: falcon scores it in float64, faast in float32 (docs/ALGORITHMS.md §1.4), so
+  // the scores agree to float32's rounding.
+  ExpectClose(Scores("acme", "online"), Scores("acme", "support"));
 
   struct Bad {
     const char* name;

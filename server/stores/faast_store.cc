@@ -73,6 +73,7 @@ void FaastStore::PublishRestored(FaastPublishedState published, uint64_t version
   weights->labels = labels_;
   weights->columns = published.columns;
   weights->s = std::move(published.s);
+  weights->float_scoring = FitsFloat(weights->s);
   absl::MutexLock lock(&mu_);
   weights->dim = stats_.dim;
   if (labels_) {
@@ -143,6 +144,12 @@ std::shared_ptr<const LinearReadout> FaastStore::Readout() const {
   std::shared_ptr<const FaastWeights> w = published();
   if (w == nullptr || w->columns == 0 || w->dim == 0) return nullptr;
   if (w->label_vectors != nullptr) return nullptr;  // decoded by cosine: Predict only
+  if (!w->float_scoring) return nullptr;            // outside float32's range: Predict, in float64
+  return FloatReadout(w);
+}
+
+std::shared_ptr<const LinearReadout> FaastStore::FloatReadout(
+    const std::shared_ptr<const FaastWeights>& w) const {
   return readout_cache_.Get(w, [&w] {
     auto r = std::make_shared<LinearReadout>();
     r->version = w->version;
@@ -261,6 +268,9 @@ absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows,
         "the store has no compiled version yet: call Compile (or wait for the auto-compile)");
   }
   RETURN_IF_ERROR(CheckReadShape(w->dim, rows, dim));
+  if (w->float_scoring && w->label_vectors == nullptr && w->columns > 0 && rows > 0) {
+    return PredictInFloat(w, keys, rows, top_k);
+  }
   // Converted and multiplied in blocks, so a large request needs no float64 copy of itself.
   constexpr int64_t kBlockRows = 512;
   std::vector<double> outputs(rows * w->columns, 0.0);
@@ -273,6 +283,43 @@ absl::StatusOr<Predictions> FaastStore::Predict(const float* keys, int64_t rows,
   }
   Predictions out;
   FaastFillPredictions(*w, outputs, rows, top_k, &out);
+  return out;
+}
+
+absl::StatusOr<Predictions> FaastStore::PredictInFloat(const std::shared_ptr<const FaastWeights>& w,
+                                                       const float* keys, int64_t rows,
+                                                       int top_k) const {
+  std::shared_ptr<const LinearReadout> r = FloatReadout(w);
+  const int64_t dim = w->dim;
+  const int64_t columns = w->columns;
+  std::vector<float> outputs(rows * columns);
+  RETURN_IF_ERROR(backend_->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, columns, dim, 1.0f,
+                                 keys, dim, r->weights.data(), columns, 0.0f, outputs.data(),
+                                 columns));
+  Predictions out;
+  FaastFillPredictions(*w, outputs, rows, top_k, &out);
+  // The rows float32 could not score are scored and ranked again from the float64 weights, so
+  // they answer exactly as the float64 path does.
+  const std::vector<int64_t> again = RowsToRescore(outputs.data(), rows, columns);
+  if (again.empty()) return out;
+  const int64_t n = static_cast<int64_t>(again.size());
+  std::vector<double> x(n * dim);
+  for (int64_t i = 0; i < n; ++i) {
+    std::copy(keys + again[i] * dim, keys + (again[i] + 1) * dim, x.begin() + i * dim);
+  }
+  ASSIGN_OR_RETURN(std::vector<double> exact, FaastOutputs(*w, x.data(), n, backend_));
+  Predictions fixed;
+  FaastFillPredictions(*w, exact, n, top_k, &fixed);
+  const int64_t width = w->labels ? out.top_k : columns;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t from = i * width, to = again[i] * width;
+    if (w->labels) {
+      std::copy_n(fixed.label_ids.begin() + from, width, out.label_ids.begin() + to);
+      std::copy_n(fixed.scores.begin() + from, width, out.scores.begin() + to);
+    } else {
+      std::copy_n(fixed.vectors.begin() + from, width, out.vectors.begin() + to);
+    }
+  }
   return out;
 }
 
@@ -523,6 +570,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   weights->dim = dim;
   weights->columns = columns;
   weights->s = std::move(solution->s);
+  weights->float_scoring = FitsFloat(weights->s);
   if (labels_) weights->label_names = names;
   weights->label_vectors = std::move(label_vectors);
 

@@ -102,6 +102,13 @@ class FaastStore final : public Store {
   // What the store holds in memory, `w` its published weights (StoreInfo.memory_bytes).
   size_t BytesLocked(const FaastWeights* w) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Publishes a snapshot's read-out as `version`, with `pending` examples not in it (Restore).
+  // The float32 read-out of `w` (shared with grouped predicts through readout_cache_).
+  std::shared_ptr<const LinearReadout> FloatReadout(
+      const std::shared_ptr<const FaastWeights>& w) const;
+  // Predict through the float32 read-out, with the caller's keys as they are (w->float_scoring,
+  // no label embeddings); rows float32 cannot score are rescored in float64.
+  absl::StatusOr<Predictions> PredictInFloat(const std::shared_ptr<const FaastWeights>& w,
+                                             const float* keys, int64_t rows, int top_k) const;
   void PublishRestored(FaastPublishedState published, uint64_t version, uint64_t pending)
       ABSL_LOCKS_EXCLUDED(mu_, pub_mu_);
   // Compiles with `overrides` and publishes as `version` (default: the next version).

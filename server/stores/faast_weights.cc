@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace adaptd {
@@ -40,7 +41,8 @@ void Cosines(const FaastWeights& weights, const double* row, std::vector<double>
 }
 
 // Top-k columns of `rows` score rows (rows × m) into `out`.
-void TopK(const FaastWeights& weights, const double* scores, int64_t rows, int64_t m, int top_k,
+template <typename T>
+void TopK(const FaastWeights& weights, const T* scores, int64_t rows, int64_t m, int top_k,
           Predictions* out) {
   const int k = static_cast<int>(std::clamp<int64_t>(top_k, 1, std::max<int64_t>(m, 1)));
   out->top_k = m == 0 ? 0 : k;
@@ -50,7 +52,7 @@ void TopK(const FaastWeights& weights, const double* scores, int64_t rows, int64
   out->scores.resize(rows * k);
   std::vector<int32_t> order(m);
   for (int64_t r = 0; r < rows; ++r) {
-    const double* row = scores + r * m;
+    const T* row = scores + r * m;
     std::iota(order.begin(), order.end(), 0);
     // Best first; ties go to the earlier label.
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
@@ -64,6 +66,33 @@ void TopK(const FaastWeights& weights, const double* scores, int64_t rows, int64
 }
 
 }  // namespace
+
+bool FitsFloat(const std::vector<double>& s) {
+  constexpr double kFloatMax = std::numeric_limits<float>::max();
+  double largest = 0;
+  for (double v : s) {
+    const double a = std::fabs(v);
+    // NaN fails the comparison too.
+    if (!(a <= kFloatMax)) return false;
+    largest = std::max(largest, a);
+  }
+  return largest == 0 || largest >= kFloatScoringFloor;
+}
+
+std::vector<int64_t> RowsToRescore(const float* outputs, int64_t rows, int64_t columns) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = outputs + r * columns;
+    float largest = 0;
+    bool finite = true;
+    for (int64_t j = 0; j < columns; ++j) {
+      finite = finite && std::isfinite(row[j]);
+      largest = std::max(largest, std::fabs(row[j]));
+    }
+    if (!finite || largest < static_cast<float>(kFloatScoringFloor)) out.push_back(r);
+  }
+  return out;
+}
 
 std::vector<double> UnitRows(const float* rows, int64_t count, int64_t width) {
   std::vector<double> out(rows, rows + count * width);
@@ -115,6 +144,18 @@ void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>
     return;
   }
   TopK(weights, outputs.data(), rows, m, top_k, out);
+}
+
+void FaastFillPredictions(const FaastWeights& weights, const std::vector<float>& outputs,
+                          int64_t rows, int top_k, Predictions* out) {
+  out->version = weights.version;
+  out->rows = rows;
+  if (!weights.labels) {
+    out->out_dim = weights.columns;
+    out->vectors = outputs;
+    return;
+  }
+  TopK(weights, outputs.data(), rows, weights.columns, top_k, out);
 }
 
 }  // namespace adaptd

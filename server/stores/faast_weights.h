@@ -1,5 +1,8 @@
 // A published faast version: the float64 weights S and the label names they were compiled
-// with, plus the scoring shared by Predict and prequential evaluation.
+// with, plus the scoring shared by Predict and prequential evaluation. Predict scores with a
+// float32 copy of S (FaastStore's read-out) where S fits float32's range (float_scoring), and
+// falls back to float64 for the rows float32 cannot score (docs/ALGORITHMS.md §1.4, "Predict
+// precision").
 //
 // Thread safety: immutable once published (held as shared_ptr<const FaastWeights>); the free
 // functions are thread-safe.
@@ -29,6 +32,8 @@ struct FaastWeights {
   // (labels × columns): an output row decodes to the labels of highest cosine.
   std::shared_ptr<const std::vector<std::string>> label_names;
   std::shared_ptr<const std::vector<double>> label_vectors;
+  // Whether S may be scored in float32 (FitsFloat(s)); set when the weights are published.
+  bool float_scoring = false;
 
   // S and the label embeddings (label_names is usually the store's own list, counted there).
   size_t bytes() const {
@@ -41,10 +46,23 @@ struct FaastWeights {
 absl::StatusOr<std::vector<double>> FaastOutputs(const FaastWeights& weights, const double* keys,
                                                  int64_t rows, kernels::Backend* backend);
 
+// Whether float32 scores S without losing its range: every entry is finite in float32 and the
+// largest magnitude is at least kFloatScoringFloor (or S is zero).
+inline constexpr double kFloatScoringFloor = 1e-30;
+bool FitsFloat(const std::vector<double>& s);
+
+// Rows of float32 outputs (rows × columns) that float32 could not score faithfully: a value
+// that is not finite, or a row whose largest magnitude is below kFloatScoringFloor (underflow
+// or a zero key; float64 rescoring decides its ranking).
+std::vector<int64_t> RowsToRescore(const float* outputs, int64_t rows, int64_t columns);
+
 // Fills `out` with the predictions of `outputs` (label stores: top-k ids and scores, k clamped
 // to [1, labels]; vector stores: the rows as floats). Label-embedding weights score each
 // label by the cosine between the output row and the label's embedding (0 for a zero row).
 void FaastFillPredictions(const FaastWeights& weights, const std::vector<double>& outputs,
+                          int64_t rows, int top_k, Predictions* out);
+// The same from float32 outputs (no label embeddings: weights.label_vectors is null).
+void FaastFillPredictions(const FaastWeights& weights, const std::vector<float>& outputs,
                           int64_t rows, int top_k, Predictions* out);
 
 // The best label of one output row (columns values): the largest column, or in label-embedding

@@ -7,6 +7,9 @@
 # Usage: bench/scheduler/run.sh [BUILD_DIR]   (default: build)
 # Environment: DURATION (seconds per phase, default 10), STORES (1000), DIM (256), LABELS (16),
 #   TENANTS (10), INPUTS (inputs per request, 1), CLIENTS ("1 16 64"), OUT (the results file).
+#   Text inputs: TEXTS (a file of texts, one per line) with ENCODER (a text encoder of the
+#   server, default "text"), and ADAPTD_FLAGS (extra adaptd flags, e.g. "--config FILE" naming
+#   a sentence_bert encoder); DIM is then the encoder's.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,6 +25,16 @@ TENANTS="${TENANTS:-10}"
 INPUTS="${INPUTS:-1}"
 CLIENTS="${CLIENTS:-1 16 64}"
 OUT="${OUT:-$ROOT/bench/scheduler/RESULTS-scheduler.md}"
+TEXTS="${TEXTS:-}"
+ENCODER="${ENCODER:-text}"
+ADAPTD_FLAGS="${ADAPTD_FLAGS:-}"
+if [[ -n "$TEXTS" ]]; then
+  INPUT_ARGS=(--encoder "$ENCODER" --texts "$TEXTS")
+  INPUT_NOTE="--encoder $ENCODER --texts $(basename "$TEXTS")"
+else
+  INPUT_ARGS=(--dim "$DIM")
+  INPUT_NOTE="--dim $DIM"
+fi
 for bin in "$ADAPTD" "$ADAPTCTL"; do
   [[ -x "$bin" ]] || { echo "missing $bin: build adaptd and adaptctl first" >&2; exit 1; }
 done
@@ -42,7 +55,9 @@ start_server() {  # $@: extra adaptd flags
   ADDR="127.0.0.1:$port"
   rm -rf "$WORK/data"
   # --fsync off: the setup writes thousands of stores; predicts never touch the log.
-  "$ADAPTD" --listen "$ADDR" --metrics-listen off --data-dir "$WORK/data" --fsync off "$@" \
+  # shellcheck disable=SC2086  # ADAPTD_FLAGS is a list of flags
+  "$ADAPTD" --listen "$ADDR" --metrics-listen off --data-dir "$WORK/data" --fsync off \
+    $ADAPTD_FLAGS "$@" \
     2>"$WORK/adaptd.log" &
   SERVER_PID=$!
   for _ in $(seq 1 150); do
@@ -64,7 +79,7 @@ for mode in on off; do
   for c in $CLIENTS; do
     echo "batching $mode, $c clients..." >&2
     line="$("$ADAPTCTL" --addr "$ADDR" --timeout 60 bench --concurrency "$c" --tenants "$TENANTS" \
-      --stores "$STORES" --kind faast --dim "$DIM" --labels "$LABELS" \
+      --stores "$STORES" --kind faast "${INPUT_ARGS[@]}" --labels "$LABELS" \
       --inputs-per-request "$INPUTS" --duration "$DURATION")"
     echo "$line" >&2
     /usr/bin/python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["batching"]=sys.argv[2]; print(json.dumps(d))' \
@@ -73,9 +88,9 @@ for mode in on off; do
   stop_server
 done
 
-/usr/bin/python3 - "$RESULTS" "$OUT" "$DURATION" "$STORES" "$DIM" "$LABELS" "$TENANTS" "$INPUTS" <<'PY'
+/usr/bin/python3 - "$RESULTS" "$OUT" "$DURATION" "$STORES" "$INPUT_NOTE" "$LABELS" "$TENANTS" "$INPUTS" <<'PY'
 import json, os, subprocess, sys, datetime
-results, out, duration, stores, dim, labels, tenants, inputs = sys.argv[1:]
+results, out, duration, stores, input_note, labels, tenants, inputs = sys.argv[1:]
 rows = [json.loads(l) for l in open(results) if l.strip()]
 by = {(r["batching"], r["concurrency"]): r for r in rows}
 clients = sorted({r["concurrency"] for r in rows})
@@ -88,10 +103,10 @@ lines = [
     "Made by `bench/scheduler/run.sh` on %s (%s cores), %s UTC; load average at the end: %s." % (
         cpu[0].strip() or "unknown CPU", cpu[1].strip() if len(cpu) > 1 else "?",
         datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), " ".join(load)),
-    "Each case: `adaptctl bench --kind faast --stores %s --dim %s --labels %s --tenants %s "
+    "Each case: `adaptctl bench --kind faast --stores %s %s --labels %s --tenants %s "
     "--inputs-per-request %s --duration %s --concurrency N` against a fresh adaptd (`--fsync off`), batching on "
     "(defaults: --max-batch-size 32, --max-queue-delay-us 200) or off (--max-batch-size 1). "
-    "The load generator runs on the same machine as the server." % (stores, dim, labels, tenants,
+    "The load generator runs on the same machine as the server." % (stores, input_note, labels, tenants,
                                                                      inputs, duration),
     "",
     "| clients | batching | predict/s | p50 ms | p99 ms | errors | no-op Ping/s | predict / no-op |",

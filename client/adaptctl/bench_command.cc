@@ -1,7 +1,9 @@
 // adaptctl bench: a load generator. It creates and fills stores (compiling faast ones), drives
 // Predict calls from concurrent clients for a duration, then the no-op Ping the same way as
 // the transport's baseline, prints one JSON line and deletes the stores it created.
-// With --store it queries existing stores instead and leaves them as they were.
+// With --store it queries existing stores instead and leaves them as they were. With --texts
+// the stores use --encoder (a text encoder) and every example and predict input is a line of
+// the file, so the figures include the encoder's work.
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +35,9 @@ struct BenchOptions {
   std::string kind = "faast";
   std::vector<std::string> settings;  // --set KEY=VALUE for the stores' spec
   int dim = 64;
+  std::string encoder = "identity";
+  std::string texts_path;          // --texts: one text per line; inputs are then texts
+  std::vector<std::string> texts;  // its non-empty lines
   int labels = 16;
   int inputs_per_request = 1;
   double duration = 10;
@@ -49,6 +54,58 @@ struct BenchStore {
 void RandomVector(std::mt19937& rng, int dim, adapt::v1::FloatVector* out) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int j = 0; j < dim; ++j) out->add_values(normal(rng));
+}
+
+// One input: a random vector of --dim, or with --texts a line of the file drawn at random.
+void RandomInput(std::mt19937& rng, const BenchOptions& o, adapt::v1::Input* out) {
+  if (o.texts.empty()) {
+    RandomVector(rng, o.dim, out->mutable_vector());
+  } else {
+    out->set_text(o.texts[rng() % o.texts.size()]);
+  }
+}
+
+// The non-empty lines of --texts (a trailing CR dropped).
+absl::StatusOr<std::vector<std::string>> ReadTexts(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat("--texts: cannot read ", path));
+  std::vector<std::string> texts;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) texts.push_back(std::move(line));
+  }
+  if (file.bad()) return absl::DataLossError(absl::StrCat("--texts: error reading ", path));
+  if (texts.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--texts: ", path, " holds no texts"));
+  }
+  return texts;
+}
+
+// --encoder names one of the server's encoders, and --texts is given exactly when it takes
+// texts.
+absl::Status CheckEncoder(adaptd::Client& client, const BenchOptions& o) {
+  absl::StatusOr<adapt::v1::ListEncodersResponse> listed = client.ListEncoders();
+  if (!listed.ok()) return listed.status();
+  std::vector<std::string> names;
+  for (const adapt::v1::EncoderInfo& e : listed->encoders()) {
+    if (e.name() != o.encoder) {
+      names.push_back(e.name());
+      continue;
+    }
+    const bool text = e.input_kind() == "text";
+    if (text && o.texts_path.empty()) {
+      return UsageError(absl::StrCat("--texts: encoder '", o.encoder,
+                                     "' takes texts; give a file of texts, one per line"));
+    }
+    if (!text && !o.texts_path.empty()) {
+      return UsageError(
+          absl::StrCat("--texts: encoder '", o.encoder, "' takes vectors, not texts"));
+    }
+    return absl::OkStatus();
+  }
+  return UsageError(absl::StrCat("--encoder: the server has no encoder '", o.encoder,
+                                 "' (it has: ", absl::StrJoin(names, ", "), ")"));
 }
 
 // Runs fn(i) for i in [0, n) on up to `threads` threads; the first error wins.
@@ -81,8 +138,8 @@ absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const Benc
   absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(o.kind);
   if (!kind.ok()) return UsageError(kind.status().message());
   create.mutable_spec()->set_kind(*kind);
-  create.mutable_spec()->set_encoder("identity");
-  create.mutable_spec()->set_dim(o.dim);
+  create.mutable_spec()->set_encoder(o.encoder);
+  if (o.texts.empty()) create.mutable_spec()->set_dim(o.dim);  // a text encoder sets its own
   create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   if (absl::Status s = ApplyStoreSettings(o.settings, *create.mutable_spec()); !s.ok()) {
     return UsageError(s.message());
@@ -95,7 +152,7 @@ absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const Benc
   const int examples = o.examples > 0 ? o.examples : std::max(4 * o.labels, 64);
   for (int i = 0; i < examples; ++i) {
     adapt::v1::Example* e = adapt.add_examples();
-    RandomVector(rng, o.dim, e->mutable_input()->mutable_vector());
+    RandomInput(rng, o, e->mutable_input());
     e->set_label(absl::StrCat("label", i % o.labels));
   }
   if (auto r = client.Adapt({adapt}); !r.ok()) return r.status();
@@ -136,13 +193,21 @@ absl::StatusOr<std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>>> MakeSt
   return stubs;
 }
 
-absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
+absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
   if (!o.address.empty()) globals.addr = o.address;
   if (absl::StatusOr<adapt::v1::StoreKind> kind = ParseStoreKind(o.kind); !kind.ok()) {
     return UsageError(kind.status().message());
   }
+  if (!o.texts_path.empty()) {
+    absl::StatusOr<std::vector<std::string>> texts = ReadTexts(o.texts_path);
+    if (!texts.ok()) return UsageError(texts.status().message());
+    o.texts = *std::move(texts);
+  }
   absl::StatusOr<std::unique_ptr<adaptd::Client>> client = ConnectClient(globals);
   if (!client.ok()) return client.status();
+  if (o.existing.empty()) {
+    if (absl::Status s = CheckEncoder(**client, o); !s.ok()) return s;
+  }
   const absl::Duration timeout =
       globals.timeout_seconds > 0 ? absl::Seconds(globals.timeout_seconds) : absl::Seconds(30);
 
@@ -192,9 +257,7 @@ absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
     for (int k = 0; k < kPool; ++k) {
       adapt::v1::PredictRequest r;
       r.set_top_k(1);
-      for (int b = 0; b < o.inputs_per_request; ++b) {
-        RandomVector(rng, o.dim, r.add_inputs()->mutable_vector());
-      }
+      for (int b = 0; b < o.inputs_per_request; ++b) RandomInput(rng, o, r.add_inputs());
       pools[t].push_back(std::move(r));
     }
   }
@@ -242,6 +305,9 @@ absl::Status RunBench(const BenchOptions& o, GlobalOptions globals) {
       {"tenants", o.tenants},
       {"stores", store_count},
       {"dim", o.dim},
+      {"encoder", o.encoder},
+      {"inputs", o.texts.empty() ? "vector" : "text"},
+      {"texts", static_cast<int>(o.texts.size())},
       {"labels", o.labels},
       {"inputs_per_request", o.inputs_per_request},
       {"duration_s", predict.seconds},
@@ -287,9 +353,19 @@ void AddBenchCommand(CLI::App& app, Action* action) {
                    "KEY=VALUE for every store's spec, as in `store create` (e.g. variant=1 "
                    "for falcon); repeatable")
       ->type_name("KEY=VALUE");
-  bench->add_option("--dim", options->dim, "Key dimension (vectors sent to `identity`)")
+  bench->add_option("--dim", options->dim, "Key dimension of the vectors sent (without --texts)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  bench
+      ->add_option("--encoder", options->encoder,
+                   "The stores' encoder (one the server lists in `adaptctl encoders`); a text "
+                   "encoder needs --texts")
+      ->capture_default_str();
+  bench
+      ->add_option("--texts", options->texts_path,
+                   "FILE of texts, one per line: examples and predict inputs are its lines, "
+                   "drawn at random, through --encoder")
+      ->type_name("FILE");
   bench->add_option("--labels", options->labels, "Labels per store")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));

@@ -141,6 +141,42 @@ class BenchTest(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_texts_through_a_text_encoder(self):
+        server = Server()
+        try:
+            texts = os.path.join(server.tmp, "texts.txt")
+            with open(texts, "w") as f:
+                f.write("the invoice is overdue\r\n\nreset my password please\n"
+                        "where is my parcel\nupgrade the plan to premium\n")
+            result = server.adaptctl("bench", "--encoder", "text", "--texts", texts,
+                                     "--concurrency", "3", "--stores", "2", "--labels", "3",
+                                     "--duration", "1")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            summary = json.loads(result.stdout.strip())
+            self.assertEqual(summary["errors"], 0, summary.get("first_error"))
+            self.assertGreater(summary["calls"], 0)
+            self.assertEqual((summary["encoder"], summary["inputs"], summary["texts"]),
+                             ("text", "text", 4))  # the blank line is skipped
+            listed = server.adaptctl("store", "list", "bench0")
+            self.assertNotIn('"store"', listed.stdout)
+            # A text encoder without texts, texts for a vector encoder, an unknown encoder, an
+            # empty or missing file: usage errors naming the flag, and no store is left.
+            empty = os.path.join(server.tmp, "empty.txt")
+            open(empty, "w").write("\n\n")
+            for args, flag in ((["--encoder", "text"], "--texts"),
+                               (["--texts", texts], "--texts"),
+                               (["--encoder", "nope", "--texts", texts], "--encoder"),
+                               (["--encoder", "text", "--texts", empty], "--texts"),
+                               (["--encoder", "text", "--texts", texts + ".missing"], "--texts")):
+                with self.subTest(args=args):
+                    bad = server.adaptctl("bench", "--duration", "1", *args)
+                    self.assertEqual(bad.returncode, 2, bad.stderr)
+                    self.assertIn(flag, bad.stderr)
+            listed = server.adaptctl("store", "list", "bench0")
+            self.assertNotIn('"store"', listed.stdout)
+        finally:
+            server.stop()
+
     def test_bad_kind_is_a_usage_error(self):
         result = subprocess.run([ADAPTCTL, "bench", "--kind", "nope"], capture_output=True,
                                 text=True, timeout=60)

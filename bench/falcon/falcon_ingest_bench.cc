@@ -88,6 +88,8 @@ int Main(int argc, char** argv) {
     if (arg.rfind("--chunk=", 0) == 0) chunk = std::atoll(arg.c_str() + 8);
     if (arg.rfind("--rounds=", 0) == 0) rounds = std::atoi(arg.c_str() + 9);
     if (arg == "--quick") dims = {64}, widths = {16};
+    if (arg.rfind("--d=", 0) == 0) dims = {std::atoll(arg.c_str() + 4)};
+    if (arg.rfind("--m=", 0) == 0) widths = {std::atoll(arg.c_str() + 4)};
   }
   auto backend = kernels::MakeCpuBackend(1);
   const double bandwidth = TriadBandwidth(int64_t{1} << 23, 5);

@@ -36,13 +36,19 @@ struct LoadedExamples {
   std::unique_ptr<adaptd::Client> client;
 };
 
-// The rows' sequences, in order of first appearance, each in file order.
-std::vector<std::vector<adapt::v1::Input>> Sequences(LoadedExamples& loaded) {
-  std::vector<std::vector<adapt::v1::Input>> sequences(
-      loaded.sequence_of.empty() ? 1 : loaded.sequences);
+// The rows' sequences, in order of first appearance, each in file order, and (with an id
+// column) their items' ids.
+std::vector<std::vector<adapt::v1::Input>> Sequences(LoadedExamples& loaded,
+                                                     std::vector<std::vector<std::string>>* ids) {
+  const size_t count = loaded.sequence_of.empty() ? 1 : loaded.sequences;
+  std::vector<std::vector<adapt::v1::Input>> sequences(count);
+  const bool with_ids = std::any_of(loaded.examples.begin(), loaded.examples.end(),
+                                    [](const adapt::v1::Example& e) { return !e.id().empty(); });
+  if (with_ids) ids->assign(count, {});
   for (size_t row = 0; row < loaded.examples.size(); ++row) {
     const size_t s = loaded.sequence_of.empty() ? 0 : loaded.sequence_of[row];
     sequences[s].push_back(std::move(*loaded.examples[row].mutable_input()));
+    if (with_ids) (*ids)[s].push_back(loaded.examples[row].id());
   }
   return sequences;
 }
@@ -117,10 +123,11 @@ absl::Status RunAdapt(const ExampleOptions& options, const GlobalOptions& global
   adapt.continue_sequence = options.continue_sequence;
   const bool next = loaded->info.spec().output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
   std::vector<std::vector<adapt::v1::Input>> sequences;
-  if (next) sequences = Sequences(*loaded);
+  std::vector<std::vector<std::string>> ids;
+  if (next) sequences = Sequences(*loaded, &ids);
   const std::vector<adapt::v1::AdaptRequest> batches =
       next
-          ? adaptd::SequenceRequests(loaded->ref.tenant, loaded->ref.store, sequences, adapt)
+          ? adaptd::SequenceRequests(loaded->ref.tenant, loaded->ref.store, sequences, adapt, ids)
           : adaptd::ExampleRequests(loaded->ref.tenant, loaded->ref.store, loaded->examples, adapt);
   absl::StatusOr<adapt::v1::AdaptResponse> response = loaded->client->Adapt(batches);
   if (!response.ok()) return response.status();
@@ -128,7 +135,8 @@ absl::Status RunAdapt(const ExampleOptions& options, const GlobalOptions& global
   Json summary = {{"accepted", response->accepted()},
                   {"version", response->version()},
                   {"evaluated", response->evaluated()},
-                  {"correct", response->correct()}};
+                  {"correct", response->correct()},
+                  {"duplicates", response->duplicates()}};
   if (loaded->info.spec().output().kind() == adapt::v1::OutputSpec::KIND_LABELS) {
     summary["accuracy"] = evaluated ? Json(response->accuracy()) : Json(nullptr);
   }

@@ -101,11 +101,13 @@ std::vector<AdaptRequest> ExampleRequests(absl::string_view tenant, absl::string
 
 std::vector<AdaptRequest> SequenceRequests(
     absl::string_view tenant, absl::string_view store,
-    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options) {
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options,
+    absl::Span<const std::vector<std::string>> ids) {
   const size_t batch = std::max<size_t>(1, options.batch);
   std::vector<AdaptRequest> requests;
   bool first_sequence = true;
-  for (const std::vector<adapt::v1::Input>& items : sequences) {
+  for (size_t s = 0; s < sequences.size(); ++s) {
+    const std::vector<adapt::v1::Input>& items = sequences[s];
     if (items.empty()) continue;
     for (size_t begin = 0; begin < items.size(); begin += batch) {
       AdaptRequest& request = requests.emplace_back(NamedRequest(tenant, store));
@@ -113,6 +115,11 @@ std::vector<AdaptRequest> SequenceRequests(
       request.set_restart_sequence(begin == 0 && !(first_sequence && options.continue_sequence));
       const size_t end = std::min(items.size(), begin + batch);
       for (size_t i = begin; i < end; ++i) *request.add_sequence() = items[i];
+      if (s < ids.size()) {
+        for (size_t i = begin; i < std::min(end, ids[s].size()); ++i) {
+          request.add_sequence_ids(ids[s][i]);
+        }
+      }
     }
     first_sequence = false;
   }
@@ -341,8 +348,9 @@ absl::StatusOr<AdaptResponse> Client::AdaptExamples(absl::string_view tenant,
 
 absl::StatusOr<AdaptResponse> Client::AdaptSequences(
     absl::string_view tenant, absl::string_view store,
-    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options) {
-  return Adapt(SequenceRequests(tenant, store, sequences, options));
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options,
+    absl::Span<const std::vector<std::string>> ids) {
+  return Adapt(SequenceRequests(tenant, store, sequences, options, ids));
 }
 
 absl::StatusOr<ForgetResponse> Client::Forget(absl::Span<const ForgetRequest> batches) {

@@ -78,10 +78,13 @@ std::vector<adapt::v1::AdaptRequest> ExampleRequests(absl::string_view tenant,
 // The messages AdaptSequences sends: each sequence's items in order, options.batch a message,
 // a message never mixing two sequences; the first message of each sequence sets
 // restart_sequence (except the first one under continue_sequence). Empty sequences are skipped;
-// one message naming the store when no items remain.
+// one message naming the store when no items remain. `ids` (optional): per sequence, one id
+// per item (Example.id's rules), sent as sequence_ids, so that a resent call is skipped message
+// by message; lengths that differ from the items' are refused by the server.
 std::vector<adapt::v1::AdaptRequest> SequenceRequests(
     absl::string_view tenant, absl::string_view store,
-    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {});
+    absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {},
+    absl::Span<const std::vector<std::string>> ids = {});
 
 // The serving status the standard health service (grpc.health.v1.Health/Check) reports.
 enum class ServingStatus { kUnknown = 0, kServing = 1, kNotServing = 2, kServiceUnknown = 3 };
@@ -171,7 +174,8 @@ class Client {
   // item's predecessor in its sequence predicts it.
   absl::StatusOr<adapt::v1::AdaptResponse> AdaptSequences(
       absl::string_view tenant, absl::string_view store,
-      absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {});
+      absl::Span<const std::vector<adapt::v1::Input>> sequences, const AdaptOptions& options = {},
+      absl::Span<const std::vector<std::string>> ids = {});
   absl::StatusOr<adapt::v1::ForgetResponse> Forget(
       absl::Span<const adapt::v1::ForgetRequest> batches);
 

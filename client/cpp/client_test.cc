@@ -450,6 +450,25 @@ TEST(RequestsTest, SequencesRestartEachAndNeverShareAMessage) {
   EXPECT_FALSE(requests[0].restart_sequence());
 }
 
+// Item ids travel with their items, message by message.
+TEST(RequestsTest, SequenceIdsFollowTheirItems) {
+  const std::vector<std::vector<adapt::v1::Input>> sequences = {
+      {Item(1), Item(2), Item(3)}, {}, {Item(4), Item(5)}};
+  const std::vector<std::vector<std::string>> ids = {{"a", "b", "c"}, {}, {"d", "e"}};
+  AdaptOptions options;
+  options.batch = 2;
+  const std::vector<AdaptRequest> requests = SequenceRequests("acme", "s", sequences, options, ids);
+  std::vector<std::vector<std::string>> sent;
+  for (const AdaptRequest& request : requests) {
+    ASSERT_EQ(request.sequence_ids_size(), request.sequence_size());
+    sent.emplace_back(request.sequence_ids().begin(), request.sequence_ids().end());
+  }
+  EXPECT_EQ(sent, (std::vector<std::vector<std::string>>{{"a", "b"}, {"c"}, {"d", "e"}}));
+  for (const AdaptRequest& request : SequenceRequests("acme", "s", sequences, options)) {
+    EXPECT_EQ(request.sequence_ids_size(), 0);
+  }
+}
+
 TEST_F(ClientTest, AdaptSequencesSendsOneStream) {
   std::unique_ptr<Client> client = MakeClient(ClientOptions());
   AdaptOptions options;

@@ -488,7 +488,7 @@ absl::Status WriteSession::Add(
     const std::string& tenant, const std::string& store,
     const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
     const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, uint32_t passes,
-    bool restart_sequence) {
+    bool restart_sequence, const google::protobuf::RepeatedPtrField<std::string>& sequence_ids) {
   ++messages_;
   if (store_ == nullptr) {
     if (tenant.empty() || store.empty()) {
@@ -512,6 +512,12 @@ absl::Status WriteSession::Add(
   auto fresh = SkipApplied(examples);
   if (!fresh.ok()) return Prefixed(messages_, fresh.status());
   if (!examples.empty() && (*fresh)->empty()) return absl::OkStatus();  // all resent
+  absl::StatusOr<bool> resent = SequenceApplied(sequence_ids, sequence.size());
+  if (!resent.ok()) return Prefixed(messages_, resent.status());
+  if (*resent) {
+    duplicates_ += static_cast<uint64_t>(sequence.size());
+    return absl::OkStatus();
+  }
   if (kind_ == TxnKind::kAdapt) {
     RETURN_IF_ERROR(Prefixed(
         messages_, engine_->quotas_->TakeExamples(tenant_, examples.size() + sequence.size())));
@@ -531,7 +537,10 @@ absl::Status WriteSession::Add(
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
   batch->restart_sequence = restart_sequence;
   RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
-  Remember(*batch, **fresh);
+  std::vector<const std::string*> ids;
+  for (const auto& example : **fresh) ids.push_back(&example.id());
+  for (const std::string& id : sequence_ids) ids.push_back(&id);
+  Remember(*batch, std::move(ids));
   if (engine_->metrics_ != nullptr) {
     engine_->metrics_->RecordBatch(kind_ == TxnKind::kAdapt ? "Adapt" : "Forget",
                                    static_cast<double>(examples.size() + sequence.size()));

@@ -41,12 +41,14 @@ class Engine;
 class WriteSession {
  public:
   // Stages one message: examples, or (stores whose output is `next`) a sequence, fed
-  // `passes` times (0 means 1); `restart_sequence` makes the sequence a new one. The first
-  // message names the store; later ones may repeat the same name.
+  // `passes` times (0 means 1); `restart_sequence` makes the sequence a new one; `sequence_ids`
+  // (empty, or one per item) make a resent message a duplicate. The first message names the
+  // store; later ones may repeat the same name.
   absl::Status Add(const std::string& tenant, const std::string& store,
                    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
                    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence = {},
-                   uint32_t passes = 0, bool restart_sequence = false);
+                   uint32_t passes = 0, bool restart_sequence = false,
+                   const google::protobuf::RepeatedPtrField<std::string>& sequence_ids = {});
   // Commits everything staged: accepted count, version and prequential figures (a Forget
   // call reads `accepted` as the count forgotten).
   absl::StatusOr<adapt::v1::AdaptResponse> Finish();
@@ -66,8 +68,12 @@ class WriteSession {
   // the example ids they apply; examples whose id was applied before are skipped and counted.
   absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*> SkipApplied(
       const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
-  void Remember(const ExampleBatch& batch,
-                const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
+  // A sequence message's ids: true when every item was applied before (the message is a
+  // duplicate), false when none was; an error for a wrong count, a repeat or a mix.
+  absl::StatusOr<bool> SequenceApplied(const google::protobuf::RepeatedPtrField<std::string>& ids,
+                                       int items);
+  bool IdApplied(const std::string& id) const;
+  void Remember(const ExampleBatch& batch, std::vector<const std::string*> ids);
   absl::StatusOr<CommitResult> CommitLogged();
   google::protobuf::RepeatedPtrField<adapt::v1::Example> fresh_;
   std::vector<ExampleBatch> logged_;

@@ -112,6 +112,20 @@ class EngineDurabilityTest : public ::testing::Test {
     return response->version();
   }
 
+  // The serialized answer of `store` to `rows` fixed inputs.
+  std::string Predicted(const std::string& store, int rows) {
+    adapt::v1::PredictRequest request;
+    request.set_tenant("t");
+    request.set_store(store);
+    for (int i = 0; i < rows; ++i) {
+      adapt::v1::Input* input = request.add_inputs();
+      for (int j = 0; j < kDim; ++j) input->mutable_vector()->add_values((i * 5 + j) % 3 - 1);
+    }
+    auto response = engine_->Predict(request);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? response->SerializeAsString() : std::string();
+  }
+
   // The reads a failed write must not change: GetStore's count and version, Predict's version.
   void ExpectReadsUnchanged(uint64_t examples, uint64_t version) {
     const adapt::v1::StoreInfo info = Info();
@@ -431,18 +445,7 @@ TEST_F(EngineDurabilityTest, ARestartedSequenceReplaysFromTheLog) {
     ASSERT_TRUE(added.ok()) << added;
     ASSERT_TRUE(session->Finish().ok());
   };
-  auto predict = [&](const std::string& store) {
-    adapt::v1::PredictRequest request;
-    request.set_tenant("t");
-    request.set_store(store);
-    for (int i = 0; i < 6; ++i) {
-      adapt::v1::Input* input = request.add_inputs();
-      for (int j = 0; j < kDim; ++j) input->mutable_vector()->add_values((i * 5 + j) % 3 - 1);
-    }
-    auto response = engine_->Predict(request);
-    EXPECT_TRUE(response.ok()) << response.status();
-    return response.ok() ? response->SerializeAsString() : std::string();
-  };
+  auto predict = [&](const std::string& store) { return Predicted(store, 6); };
   adapt("restarted", 0, false);
   adapt("restarted", 4, true);
   adapt("continued", 0, false);
@@ -452,6 +455,87 @@ TEST_F(EngineDurabilityTest, ARestartedSequenceReplaysFromTheLog) {
   Start(&env_);
   EXPECT_EQ(predict("restarted"), restarted);
   EXPECT_EQ(predict("continued"), continued);
+}
+
+// Sequence items with ids: a resent call's messages are skipped whole and counted as
+// duplicates, before and after a crash (the ids are in the log); a message mixing applied and
+// new items, a wrong count and a repeated id are refused and change nothing.
+TEST_F(EngineDurabilityTest, ResentSequenceMessagesAreSkippedWhole) {
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("seq");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+  create.mutable_spec()->set_dim(kDim);
+  create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_NEXT);
+  ASSERT_TRUE(engine_->CreateStore(create).ok());
+  struct Message {
+    int first;
+    std::vector<std::string> ids;
+  };
+  auto adapt = [&](const std::vector<Message>& messages) {
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    for (size_t m = 0; m < messages.size(); ++m) {
+      google::protobuf::RepeatedPtrField<adapt::v1::Input> items;
+      google::protobuf::RepeatedPtrField<std::string> ids;
+      for (size_t i = 0; i < messages[m].ids.size(); ++i) {
+        adapt::v1::Input* item = items.Add();
+        const int n = messages[m].first + static_cast<int>(i);
+        for (int j = 0; j < kDim; ++j) item->mutable_vector()->add_values((n * 7 + j * 3) % 5 - 2);
+        *ids.Add() = messages[m].ids[i];
+      }
+      if (!messages[m].ids.empty() && messages[m].ids[0] == "-") ids.Clear();
+      absl::Status added = session->Add("t", "seq", {}, items, 0, m == 0, ids);
+      if (!added.ok()) return absl::StatusOr<adapt::v1::AdaptResponse>(added);
+    }
+    return session->Finish();
+  };
+  auto predict = [&] { return Predicted("seq", 4); };
+  const std::vector<Message> call = {{0, {"a0", "a1", "a2"}}, {3, {"a3", "a4"}}};
+  auto first = adapt(call);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->duplicates(), 0u);
+  const std::string learned = predict();
+  auto again = adapt(call);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->duplicates(), 5u);
+  EXPECT_EQ(again->accepted(), 5u);
+  EXPECT_EQ(predict(), learned);
+
+  Start(&env_);  // a crash: the ids come back from the log
+  EXPECT_EQ(predict(), learned);
+  auto after_crash = adapt(call);
+  ASSERT_TRUE(after_crash.ok()) << after_crash.status();
+  EXPECT_EQ(after_crash->duplicates(), 5u);
+  EXPECT_EQ(predict(), learned);
+
+  auto expect_refused = [&](const std::vector<Message>& messages, const std::string& text) {
+    auto refused = adapt(messages);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+    EXPECT_NE(refused.status().message().find(text), std::string::npos) << refused.status();
+    EXPECT_EQ(predict(), learned);
+  };
+  expect_refused({{0, {"a2", "b0"}}}, "sequence_ids: 1 of the message's 2 items were applied");
+  expect_refused({{0, {"b0", "b1", "b0"}}}, "sequence_ids[2]: 'b0' repeats sequence_ids[0]");
+  expect_refused({{0, {"b0", ""}}}, "sequence_ids[1]: 1 to 256 bytes, got 0");
+  expect_refused({{0, {std::string(257, 'x')}}}, "sequence_ids[0]: 1 to 256 bytes, got 257");
+  {
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    google::protobuf::RepeatedPtrField<adapt::v1::Input> items;
+    items.Add()->mutable_vector()->mutable_values()->Resize(kDim, 1.0f);
+    google::protobuf::RepeatedPtrField<std::string> ids;
+    *ids.Add() = "c0";
+    *ids.Add() = "c1";
+    absl::Status added = session->Add("t", "seq", {}, items, 0, true, ids);
+    EXPECT_EQ(added.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(added.message().find("sequence_ids: one per item of sequence (1), got 2"),
+              std::string::npos)
+        << added;
+  }
+  // New ids in the same store are applied; a message without ids is always applied.
+  auto fresh = adapt({{5, {"b0", "b1"}}, {7, {"-", "-"}}});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->duplicates(), 0u);
+  EXPECT_NE(predict(), learned);
 }
 
 }  // namespace

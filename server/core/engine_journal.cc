@@ -7,8 +7,10 @@
 #include <malloc.h>
 #endif
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/core/engine.h"
@@ -213,8 +215,7 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
   absl::flat_hash_set<std::string> in_message;
   for (const auto& example : examples) {
     const std::string& id = example.id();
-    if (!id.empty() && (seen_ids_.contains(id) || !in_message.insert(id).second ||
-                        engine_->journal_->Applied(tenant_, store_name_, store_.get(), id))) {
+    if (!id.empty() && (!in_message.insert(id).second || IdApplied(id))) {
       ++duplicates_;
       continue;
     }
@@ -223,16 +224,55 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
   return &fresh_;
 }
 
-void WriteSession::Remember(
-    const ExampleBatch& batch,
-    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
+bool WriteSession::IdApplied(const std::string& id) const {
+  return seen_ids_.contains(id) ||
+         engine_->journal_->Applied(tenant_, store_name_, store_.get(), id);
+}
+
+absl::StatusOr<bool> WriteSession::SequenceApplied(
+    const google::protobuf::RepeatedPtrField<std::string>& ids, int items) {
+  if (ids.empty()) return false;
+  if (ids.size() != items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sequence_ids: one per item of sequence (", items, "), got ", ids.size()));
+  }
+  absl::flat_hash_map<absl::string_view, int> in_message;
+  for (int i = 0; i < ids.size(); ++i) {
+    const std::string& id = ids[i];
+    if (id.empty() || id.size() > kMaxExampleIdBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sequence_ids[", i, "]: 1 to ", kMaxExampleIdBytes, " bytes, got ", id.size()));
+    }
+    auto [it, fresh] = in_message.try_emplace(id, i);
+    if (!fresh) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sequence_ids[", i, "]: '", id, "' repeats sequence_ids[", it->second, "]"));
+    }
+  }
+  if (kind_ != TxnKind::kAdapt || engine_->journal_ == nullptr) return false;
+  int applied = 0;
+  int example = -1;
+  for (int i = 0; i < ids.size(); ++i) {
+    if (IdApplied(ids[i])) {
+      ++applied;
+      if (example < 0) example = i;
+    }
+  }
+  if (applied == 0) return false;
+  if (applied == ids.size()) return true;
+  return absl::InvalidArgumentError(
+      absl::StrCat("sequence_ids: ", applied, " of the message's ", ids.size(),
+                   " items were applied already (sequence_ids[", example, "] = '", ids[example],
+                   "'); a sequence message is applied whole or skipped whole, so resend the "
+                   "call's messages as they were"));
+}
+
+void WriteSession::Remember(const ExampleBatch& batch, std::vector<const std::string*> ids) {
   if (engine_->journal_ == nullptr) return;
   logged_.push_back(batch);
   if (kind_ != TxnKind::kAdapt) return;
-  for (const auto& example : examples) {
-    if (!example.id().empty() && seen_ids_.insert(example.id()).second) {
-      ids_.push_back(example.id());
-    }
+  for (const std::string* id : ids) {
+    if (!id->empty() && seen_ids_.insert(*id).second) ids_.push_back(*id);
   }
 }
 

@@ -20,7 +20,7 @@ void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::ForgetResponse* res
 
 absl::Status Stage(WriteSession& session, const adapt::v1::AdaptRequest& request) {
   return session.Add(request.tenant(), request.store(), request.examples(), request.sequence(),
-                     request.passes(), request.restart_sequence());
+                     request.passes(), request.restart_sequence(), request.sequence_ids());
 }
 
 absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& request) {

@@ -68,13 +68,17 @@ def example_messages(message_type: Any, tenant: str, store: str, items: List[Any
 
 
 def sequence_messages(tenant: str, store: str, sequences: Iterable[Any], batch: int,
-                      passes: Optional[int], continue_sequence: bool) -> Tuple[List[Any], int]:
+                      passes: Optional[int], continue_sequence: bool,
+                      auto_ids: bool = True) -> Tuple[List[Any], int]:
     """The Adapt messages for a `next` store and the number of (non-empty) sequences: each
     sequence's items (rows × dim, or texts) in order, `batch` a message, a message never mixing
     two sequences; the first message of each sequence restarts it, except the very first under
-    continue_sequence."""
+    continue_sequence. With auto_ids every item gets `<prefix>-<sequence>-<item>` in
+    sequence_ids, the prefix new for this call, so a retried stream is skipped message by
+    message instead of applied twice."""
     _check_batch(batch)
     extra = _passes(passes)
+    prefix = new_id_prefix() if auto_ids else None
     if isinstance(sequences, str):
         raise ValueError("sequences: give a list of sequences, not one str")
     messages: List[Any] = []
@@ -86,10 +90,15 @@ def sequence_messages(tenant: str, store: str, sequences: Iterable[Any], batch: 
             items = _convert.to_inputs(sequence)
         except ValueError as error:
             raise ValueError("sequences[%d]: %s" % (index, error)) from None
+        first = 0
         for start, part in enumerate(_batches(items, batch)):
             restart = start == 0 and not (count == 0 and continue_sequence)
+            ids = [] if prefix is None else [
+                "%s-%d-%d" % (prefix, index, first + i) for i in range(len(part))]
+            first += len(part)
             messages.append(pb.AdaptRequest(tenant=tenant, store=store, sequence=part,
-                                            restart_sequence=restart, **extra))
+                                            sequence_ids=ids, restart_sequence=restart,
+                                            **extra))
         count += 1
     if not messages:
         messages.append(pb.AdaptRequest(tenant=tenant, store=store))

@@ -185,7 +185,7 @@ class Client:
                               continue_sequence: bool = False) -> Dict[str, Any]:
         """See Client.adapt_sequences: sequences into a `next` store in one Adapt call."""
         messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
-                                                   continue_sequence)
+                                                   continue_sequence, self.auto_example_ids)
         result = _calls.adapt_result(await self._call("Adapt", iter(messages)))
         result["sequences"] = count
         return result

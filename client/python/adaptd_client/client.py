@@ -239,11 +239,11 @@ class Client:
         DataFrame) or a list of texts, in order. Each starts afresh (its first item has no
         predecessor); with continue_sequence the first continues the sequence the store kept
         from earlier calls. passes: fwpkm stores. Returns adapt's dict and "sequences", the
-        number of non-empty sequences sent. Sequence items carry no ids: a retry after an
-        unknown outcome may apply them twice.
+        number of non-empty sequences sent. Every item gets an id unique to this call
+        (auto_example_ids), so a retried call applies each message of items once.
         """
         messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
-                                                   continue_sequence)
+                                                   continue_sequence, self.auto_example_ids)
         result = _calls.adapt_result(self._call("Adapt", iter(messages)))
         result["sequences"] = count
         return result

@@ -176,7 +176,7 @@ class AdaptctlEndToEnd(unittest.TestCase):
         adapted = self.ok("adapt", "acme/cls", "--input", self.path("cls_train.csv"),
                           "--batch", "64")
         self.assertEqual(list(adapted), ["accepted", "version", "evaluated", "correct",
-                                         "accuracy", "loss"])
+                                         "duplicates", "accuracy", "loss"])
         self.assertEqual(adapted["accepted"], len(train))
         self.assertIsInstance(adapted["version"], int)
         self.assertLessEqual(adapted["correct"], adapted["evaluated"])
@@ -384,6 +384,17 @@ class AdaptctlEndToEnd(unittest.TestCase):
         best = [max(range(4), key=lambda j: float(row["y%d" % j])) for row in predicted[:3]]
         self.assertEqual(best, [1, 2, 3])
         self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 36)
+        # With an id column, rerunning the same file (an answer lost) is skipped message by
+        # message; the store learns the rows once.
+        write_csv(self.path("cycle_ids.csv"), ["id"] + header,
+                  [["c%d" % i] + row for i, row in enumerate(cycle)])
+        first = self.ok("adapt", "acme/next", "--input", self.path("cycle_ids.csv"), "--batch",
+                        "2")
+        self.assertEqual((first["accepted"], first["duplicates"]), (4, 0))
+        again = self.ok("adapt", "acme/next", "--input", self.path("cycle_ids.csv"), "--batch",
+                        "2")
+        self.assertEqual((again["accepted"], again["duplicates"]), (4, 4))
+        self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 40)
 
         # Sequences only for next stores, passes only for fwpkm; nothing changes on an error.
         self.ok("store", "create", "acme/flat", "--kind", "falcon", "--set", "dim=4")
@@ -401,7 +412,7 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(2, "INVALID_ARGUMENT", "adapt", "acme/next", "--input",
                    self.path("cycle.csv"), "--passes", "0")
         self.assertEqual(self.ok("store", "get", "acme/flat")["examples"], 0)
-        self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 36)
+        self.assertEqual(self.ok("store", "get", "acme/next")["examples"], 40)
 
         # fwpkm reads each message --passes times.
         self.ok("store", "create", "acme/pkm", "--kind", "fwpkm", "--set", "dim=4")

@@ -297,6 +297,23 @@ class Retries(unittest.TestCase):
         self.assertEqual(result["duplicates"], len(self.x), "the retry found every id applied")
         self.assertEqual(self.examples("retry-adapt"), len(self.x))
 
+    def test_lost_sequence_answer_is_retried_and_applied_once(self):
+        # Sequence items carry ids too: the retried call's messages are skipped whole, so the
+        # store learns exactly what one call teaches a store reached directly.
+        sequences = [self.x[:10], self.x[10:25]]
+        for name in ("seq-retried", "seq-once"):
+            self.direct.create_store(TENANT, name, kind="falcon", output="next", dim=DIM)
+        once = self.direct.adapt_sequences(TENANT, "seq-once", sequences, batch=4)
+        self.proxy.fail("Adapt", "after", times=2)
+        with self.client() as client:
+            result = client.adapt_sequences(TENANT, "seq-retried", sequences, batch=4)
+        self.assertEqual(self.proxy.retried["Adapt"], 2)
+        self.assertEqual((result["accepted"], result["duplicates"]), (25, 25))
+        self.assertEqual(once["duplicates"], 0)
+        self.assertEqual(self.examples("seq-retried"), self.examples("seq-once"))
+        np.testing.assert_array_equal(self.direct.predict(TENANT, "seq-retried", self.x[:8]),
+                                      self.direct.predict(TENANT, "seq-once", self.x[:8]))
+
     def test_without_ids_a_retry_applies_twice(self):
         # The counter-case: what the ids prevent.
         self.direct.create_store(TENANT, "retry-no-ids", ridge=1.0, **MANUAL)

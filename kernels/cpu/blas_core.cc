@@ -247,6 +247,22 @@ absl::StatusOr<CorePlan> PlanCore(absl::string_view mode, absl::string_view libr
                       : absl::StrCat("chosen for this CPU (", DescribeFeatures(features), ")");
     return plan;
   }
+  // A core named by the flag is checked whatever the environment says: a typo in the flag is an
+  // error to report, not a setting that happens to be ignored.
+  const bool named = mode != "auto" && mode != "library";
+  const int cls = named ? CoreClass(mode) : 0;
+  if (named && cls == 0) {
+    std::vector<const char*> names;
+    for (const NamedCore& c : kCores) names.push_back(c.name);
+    return absl::InvalidArgumentError(absl::StrCat("--blas-core: unknown OpenBLAS core \"", mode,
+                                                   "\"; expected auto, library or one of ",
+                                                   absl::StrJoin(names, ", ")));
+  }
+  if (named && !CanRun(features, mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("--blas-core: ", mode, " needs ",
+                                                   ClassNeeds(cls), "; this CPU has ",
+                                                   DescribeFeatures(features)));
+  }
   if (env_coretype != nullptr && *env_coretype != '\0') {
     plan.source = CoreSource::kEnvironment;
     plan.reason = absl::StrCat("OPENBLAS_CORETYPE=", env_coretype, " in the environment");
@@ -267,19 +283,6 @@ absl::StatusOr<CorePlan> PlanCore(absl::string_view mode, absl::string_view libr
     plan.reason = absl::StrCat("OpenBLAS alone picks ", library_core, "; this CPU has ",
                                DescribeFeatures(features));
     return plan;
-  }
-  const int cls = CoreClass(mode);
-  if (cls == 0) {
-    std::vector<const char*> names;
-    for (const NamedCore& c : kCores) names.push_back(c.name);
-    return absl::InvalidArgumentError(absl::StrCat("--blas-core: unknown OpenBLAS core \"", mode,
-                                                   "\"; expected auto, library or one of ",
-                                                   absl::StrJoin(names, ", ")));
-  }
-  if (!CanRun(features, mode)) {
-    return absl::InvalidArgumentError(absl::StrCat("--blas-core: ", mode, " needs ",
-                                                   ClassNeeds(cls), "; this CPU has ",
-                                                   DescribeFeatures(features)));
   }
   plan.source = CoreSource::kFlag;
   plan.reason = absl::StrCat("--blas-core=", mode);

@@ -107,6 +107,15 @@ TEST(BlasCoreTest, ABadCoreNameIsRefusedNamingTheFlag) {
   plan = PlanCore("SkylakeX", "Haswell", nullptr, nullptr, Avx2(false));
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(plan.status().message().find("needs AVX-512"), std::string::npos) << plan.status();
+  // OPENBLAS_CORETYPE in the environment decides the kernels, but a bad flag is still an error.
+  plan = PlanCore("Skylake", "Haswell", "Haswell", nullptr, Avx512());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  plan = PlanCore("SkylakeX", "Haswell", "Haswell", nullptr, Avx2(false));
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << plan.status();
+  plan = PlanCore("Sandybridge", "Haswell", "Haswell", nullptr, Avx2(false));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->source, CoreSource::kEnvironment);
+  EXPECT_EQ(plan->restart_with, "");
 }
 
 TEST(BlasCoreTest, TheKernelsOfThisProcessPassTheSelfCheck) {

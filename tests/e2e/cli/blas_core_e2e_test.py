@@ -33,6 +33,15 @@ def cpu_flags():
     return set()
 
 
+def clean_env(extra=None):
+    """This process's environment without OpenBLAS's and adaptd's own BLAS variables (whoever
+    runs the tests may have set OPENBLAS_CORETYPE), plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "OPENBLAS_CORETYPE" and not k.startswith("ADAPTD_BLAS")}
+    env.update(extra or {})
+    return env
+
+
 class BlasCore(unittest.TestCase):
     def start(self, *flags, env=None):
         """Starts adaptd; returns (its pid, the BLAS log line, adaptd_build_info's labels)."""
@@ -42,7 +51,7 @@ class BlasCore(unittest.TestCase):
         proc = subprocess.Popen(
             [ADAPTD, "--listen", "127.0.0.1:%d" % free_port(), "--metrics-listen",
              "127.0.0.1:%d" % metrics, "--data-dir", data] + list(flags),
-            stderr=subprocess.PIPE, text=True, env=dict(os.environ, **(env or {})))
+            stderr=subprocess.PIPE, text=True, env=clean_env(env))
         self.addCleanup(proc.wait)
         self.addCleanup(proc.terminate)
         blas = proc.stderr.readline()
@@ -91,11 +100,16 @@ class BlasCore(unittest.TestCase):
     def test_a_bad_core_stops_the_server(self):
         data = tempfile.mkdtemp(prefix="blas-core-e2e-")
         self.addCleanup(shutil.rmtree, data, True)
-        result = subprocess.run([ADAPTD, "--blas-core", "Skylake", "--data-dir", data],
-                                capture_output=True, text=True, timeout=30)
-        self.assertEqual(result.returncode, 1)
-        self.assertTrue(result.stderr.startswith(
-            'adaptd: --blas-core: unknown OpenBLAS core "Skylake"'), result.stderr)
+        # Refused with or without OPENBLAS_CORETYPE in the environment (which would decide the
+        # kernels, but does not excuse a typo in the flag).
+        for env in (None, {"OPENBLAS_CORETYPE": "Prescott"}):
+            result = subprocess.run(
+                [ADAPTD, "--blas-core", "Skylake", "--data-dir", data, "--listen",
+                 "127.0.0.1:0", "--metrics-listen", "off"],
+                capture_output=True, text=True, timeout=30, env=clean_env(env))
+            self.assertEqual(result.returncode, 1, result.stderr)
+            self.assertTrue(result.stderr.startswith(
+                'adaptd: --blas-core: unknown OpenBLAS core "Skylake"'), result.stderr)
 
 
 def main():

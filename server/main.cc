@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
                  "status); required in a cluster when tokens are configured");
   app.add_option("--handoff-interval-ms", handoff_interval_ms,
                  "How often a member whose member list changed asks the others where stores are "
-                 "and retries hand-offs, in ms [default 1000]");
+                 "and retries hand-offs, and how often members exchange tenants' usage for the "
+                 "memory and rate quotas, in ms [default 1000]");
   std::string blas_core = "auto";
   app.add_option("--blas-core", blas_core,
                  "OpenBLAS kernels: auto (the best class this CPU's features run, when better "

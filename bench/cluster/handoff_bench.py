@@ -37,8 +37,9 @@ def free_port():
 
 
 class Members:
-    def __init__(self, adaptd, tmp, names, fsync):
+    def __init__(self, adaptd, tmp, names, fsync, extra=(), interval_ms=200):
         self.adaptd, self.tmp, self.fsync = adaptd, tmp, fsync
+        self.extra, self.interval_ms = list(extra), interval_ms
         self.addr = {m: "127.0.0.1:%d" % free_port() for m in names}
         self.procs = {}
 
@@ -47,7 +48,8 @@ class Members:
         self.procs[m] = subprocess.Popen(
             [self.adaptd, "--listen", self.addr[m], "--metrics-listen", "off", "--data-dir",
              os.path.join(self.tmp, "data-" + m), "--cluster-self", m, "--cluster-members",
-             listed, "--fsync", self.fsync, "--handoff-interval-ms", "200"],
+             listed, "--fsync", self.fsync, "--handoff-interval-ms", str(self.interval_ms)] +
+            self.extra,
             stdout=open(os.path.join(self.tmp, m + ".log"), "a"), stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while True:

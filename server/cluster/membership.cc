@@ -127,7 +127,12 @@ const Member* Membership::Find(absl::string_view name) const {
 }
 
 const Member& Membership::OwnerOf(absl::string_view tenant, absl::string_view store) const {
-  const std::string key = absl::StrCat(tenant, "/", store);
+  return OwnerOfKey(absl::StrCat(tenant, "/", store));
+}
+
+const Member& Membership::HomeOf(absl::string_view tenant) const { return OwnerOfKey(tenant); }
+
+const Member& Membership::OwnerOfKey(absl::string_view key) const {
   const uint64_t key_hash = Rotl64(Hash(key), 17);
   size_t best = members_.size();
   uint64_t best_weight = 0;

@@ -53,11 +53,15 @@ class Membership {
   bool OwnsStore(absl::string_view tenant, absl::string_view store) const {
     return &OwnerOf(tenant, store) == &self();
   }
+  // The tenant's home, which keeps its store count (docs/CLUSTER.md, "Quotas"): the same
+  // rendezvous over the key `tenant` alone (no store's key, which always has a '/').
+  const Member& HomeOf(absl::string_view tenant) const;
   // A hash of the sorted list of the members that own stores (names and addresses): two
   // replicas with equal fingerprints agree on every owner.
   uint64_t fingerprint() const { return fingerprint_; }
 
  private:
+  const Member& OwnerOfKey(absl::string_view key) const;
   Membership(std::vector<Member> members, size_t self, std::set<std::string> draining);
 
   std::vector<Member> members_;

@@ -118,6 +118,22 @@ TEST(MembershipTest, StoresSpreadEvenlyAndOneTenantsStoresSpreadToo) {
   for (const auto& [name, n] : one_tenant) EXPECT_GT(n, 60) << name;
 }
 
+TEST(MembershipTest, ATenantsHomeIsTheRendezvousOverItsNameAndTenantsSpread) {
+  const Membership m = Make(4);
+  std::map<std::string, int> homes;
+  for (int i = 0; i < 4000; ++i) {
+    const std::string tenant = absl::StrCat("tenant-", i);
+    const Member& home = m.HomeOf(tenant);
+    ++homes[home.name];
+    // The member of highest weight for the key `tenant` (no '/': no store's key).
+    for (const Member& other : m.members()) {
+      EXPECT_GE(RendezvousWeight(home.name, tenant), RendezvousWeight(other.name, tenant));
+    }
+  }
+  ASSERT_EQ(homes.size(), 4u);
+  for (const auto& [name, n] : homes) EXPECT_GT(n, 800) << name;
+}
+
 TEST(MembershipTest, ASingleMemberOwnsEverything) {
   const Membership m = Make(1);
   for (const Key& k : Keys(100)) EXPECT_TRUE(m.OwnsStore(k.tenant, k.store));

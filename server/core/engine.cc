@@ -179,6 +179,25 @@ absl::Status Engine::CheckQuota(const std::string& tenant, const Store* adding) 
   return quotas_->CheckMemory(tenant, used, added);
 }
 
+std::vector<std::string> Engine::TenantStoreNames(const std::string& tenant) const {
+  std::vector<std::string> names;
+  for (const auto& entry : registry_.List(tenant)) names.push_back(entry.first);
+  return names;
+}
+
+std::map<std::string, uint64_t> Engine::MemoryByTenant() const {
+  std::map<std::string, uint64_t> used;
+  std::string last;
+  for (const auto& [tenant, store] : registry_.Names()) {
+    if (tenant == last) continue;
+    last = tenant;
+    uint64_t sum = 0;
+    for (const auto& entry : registry_.List(tenant)) sum += entry.second->loaded_bytes();
+    used[tenant] = sum;
+  }
+  return used;
+}
+
 adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::string& name,
                                       const Store& store) const {
   adapt::v1::StoreInfo info;

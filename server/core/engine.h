@@ -131,6 +131,12 @@ class Engine {
                                               const std::vector<std::string>& applied_ids = {},
                                               bool moved = false);
 
+  // Cluster quotas (docs/CLUSTER.md, "Quotas"): the tenants' limits and buckets, the names
+  // of a tenant's stores held here, and what each tenant's stores here hold when loaded.
+  TenantQuotas& quotas() const { return *quotas_; }
+  std::vector<std::string> TenantStoreNames(const std::string& tenant) const;
+  std::map<std::string, uint64_t> MemoryByTenant() const;
+
   // Cluster hand-off (docs/CLUSTER.md, "Hand-off").
   // Whether this server holds tenant/store (in any tier).
   bool Holds(const std::string& tenant, const std::string& store) const;

@@ -41,6 +41,8 @@ absl::StatusOr<std::unique_ptr<TenantQuotas>> TenantQuotas::Create(
   if (auto s = CheckRate("default_quota", config.default_quota()); !s.ok()) return s;
   quotas->defaults_ = Apply({}, config.default_quota());
   quotas->limits_memory_ = quotas->defaults_.max_memory_bytes > 0;
+  quotas->limits_stores_ = quotas->defaults_.max_stores > 0;
+  quotas->limits_rate_ = quotas->defaults_.examples_per_second > 0;
   for (const auto& [tenant, quota] : config.tenant_quotas()) {
     const std::string field = absl::StrCat("tenant_quotas[", tenant, "]");
     if (tenant.empty()) {
@@ -49,8 +51,12 @@ absl::StatusOr<std::unique_ptr<TenantQuotas>> TenantQuotas::Create(
     if (auto s = CheckRate(field, quota); !s.ok()) return s;
     const QuotaLimits limits = Apply(quotas->defaults_, quota);
     quotas->limits_memory_ |= limits.max_memory_bytes > 0;
+    quotas->limits_stores_ |= limits.max_stores > 0;
+    quotas->limits_rate_ |= limits.examples_per_second > 0;
     quotas->overrides_[tenant] = limits;
   }
+  absl::MutexLock lock(&quotas->mu_);
+  quotas->demand_since_ = quotas->clock_();
   return quotas;
 }
 
@@ -70,10 +76,18 @@ absl::Status TenantQuotas::CheckStores(const std::string& tenant, uint64_t curre
 absl::Status TenantQuotas::CheckMemory(const std::string& tenant, uint64_t current,
                                        uint64_t added) const {
   const uint64_t limit = LimitsOf(tenant).max_memory_bytes;
-  if (limit == 0 || current + added <= limit) return absl::OkStatus();
+  if (limit == 0) return absl::OkStatus();
+  uint64_t elsewhere = 0;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (const auto it = peers_.find(tenant); it != peers_.end())
+      elsewhere = it->second.memory_bytes;
+  }
+  if (current + elsewhere + added <= limit) return absl::OkStatus();
   return absl::ResourceExhaustedError(
       absl::StrCat("quota max_memory_bytes: tenant '", tenant, "' may use at most ", limit,
-                   " bytes; its stores use ", current,
+                   " bytes; its stores use ", current + elsewhere,
+                   elsewhere > 0 ? absl::StrCat(" (", current, " on this member)") : "",
                    added > 0 ? absl::StrCat(" and this change needs ", added, " more") : ""));
 }
 
@@ -89,22 +103,79 @@ absl::Status TenantQuotas::TakeExamples(const std::string& tenant, uint64_t coun
   }
   const absl::Time now = clock_();
   absl::MutexLock lock(&mu_);
-  auto [it, inserted] = buckets_.try_emplace(tenant, Bucket{capacity, now});
+  // In a cluster the bucket fills at this member's share, and holds that share of the burst
+  // (but always room for this message, so a small share delays a large message, never
+  // starves it).
+  const double rate = RateShareLocked(tenant, limits.examples_per_second);
+  const double room =
+      std::max(capacity * rate / limits.examples_per_second, static_cast<double>(count));
+  if (members_ > 1) asked_[tenant] += count;
+  auto [it, inserted] = buckets_.try_emplace(tenant, Bucket{room, now});
   Bucket& b = it->second;
   if (!inserted) {
     const double elapsed = std::max(0.0, absl::ToDoubleSeconds(now - b.refilled));
-    b.tokens = std::min(capacity, b.tokens + elapsed * limits.examples_per_second);
+    b.tokens = std::min(room, b.tokens + elapsed * rate);
     b.refilled = now;
   }
   if (b.tokens >= static_cast<double>(count)) {
     b.tokens -= static_cast<double>(count);
     return absl::OkStatus();
   }
-  const double wait = (static_cast<double>(count) - b.tokens) / limits.examples_per_second;
-  return absl::ResourceExhaustedError(
-      absl::StrCat("quota examples_per_second: tenant '", tenant, "' is limited to ",
-                   limits.examples_per_second, " examples per second (burst ", capacity,
-                   "); retry in ", absl::FormatDuration(absl::Seconds(wait))));
+  const double wait = (static_cast<double>(count) - b.tokens) / rate;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "quota examples_per_second: tenant '", tenant, "' is limited to ", limits.examples_per_second,
+      " examples per second (burst ", capacity, ")",
+      members_ > 1 ? absl::StrCat(" across the cluster, ", rate, " on this member") : "",
+      "; retry in ", absl::FormatDuration(absl::Seconds(wait))));
+}
+
+void TenantQuotas::SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage) {
+  absl::MutexLock lock(&mu_);
+  members_ = std::max<size_t>(1, members);
+  peers_ = std::move(usage);
+}
+
+absl::flat_hash_map<std::string, double> TenantQuotas::UpdateDemand() {
+  const absl::Time now = clock_();
+  absl::MutexLock lock(&mu_);
+  const double elapsed = absl::ToDoubleSeconds(now - demand_since_);
+  if (elapsed <= 0) return demand_;
+  demand_since_ = now;
+  absl::flat_hash_map<std::string, double> next;
+  for (const auto& [tenant, asked] : asked_) next[tenant] = static_cast<double>(asked) / elapsed;
+  // Half the last window, half what came before: a tenant's share follows its demand within
+  // a few windows without jumping on one window's noise.
+  for (const auto& [tenant, before] : demand_) {
+    const double smoothed = 0.5 * before + 0.5 * next[tenant];
+    if (smoothed < 1e-3) {
+      next.erase(tenant);
+    } else {
+      next[tenant] = smoothed;
+    }
+  }
+  asked_.clear();
+  demand_ = std::move(next);
+  return demand_;
+}
+
+double TenantQuotas::RateShare(const std::string& tenant) const {
+  const double limit = LimitsOf(tenant).examples_per_second;
+  absl::ReaderMutexLock lock(&mu_);
+  return RateShareLocked(tenant, limit);
+}
+
+double TenantQuotas::RateShareLocked(const std::string& tenant, double limit) const {
+  if (members_ <= 1 || limit <= 0) return limit;
+  const auto mine = demand_.find(tenant);
+  const double here = mine == demand_.end() ? 0 : mine->second;
+  const auto peer = peers_.find(tenant);
+  const double all = here + (peer == peers_.end() ? 0 : peer->second.examples_demand);
+  const double n = static_cast<double>(members_);
+  // A member the tenant has not asked yet keeps a sliver (1% of an even share), so its first
+  // examples wait for the next exchange rather than for ever.
+  const double floor = limit / (100 * n);
+  if (all > limit) return std::max(floor, limit * here / all);
+  return here + (limit - all) / n;
 }
 
 }  // namespace adaptd

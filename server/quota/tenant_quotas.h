@@ -2,6 +2,11 @@
 // config's default quota and per-tenant overrides, and the token buckets that meter examples.
 // A refusal is RESOURCE_EXHAUSTED naming the limit, its value and the tenant. Thread-safe:
 // limits are immutable after Create; the buckets sit behind a mutex. No gRPC header.
+//
+// In a cluster (docs/CLUSTER.md, "Quotas") the limits hold over every member: the members
+// exchange each tenant's usage (SetPeerUsage), and each member enforces the memory limit less
+// what the others hold, and a share of the example rate in proportion to the tenant's demand
+// on it (RateShare). The store count is kept by the tenant's home member, outside this class.
 #ifndef ADAPTD_SERVER_QUOTA_TENANT_QUOTAS_H_
 #define ADAPTD_SERVER_QUOTA_TENANT_QUOTAS_H_
 
@@ -27,6 +32,12 @@ struct QuotaLimits {
   double examples_burst = 0;  // the bucket's capacity; 0 means one second's worth
 };
 
+// What the other members of a cluster report of one tenant.
+struct PeerUsage {
+  uint64_t memory_bytes = 0;
+  double examples_demand = 0;  // examples per second asked of them
+};
+
 class TenantQuotas {
  public:
   using Clock = std::function<absl::Time()>;
@@ -40,13 +51,29 @@ class TenantQuotas {
   QuotaLimits LimitsOf(const std::string& tenant) const;
   // True when some tenant has some memory limit (the engine only then sums memory).
   bool limits_memory() const { return limits_memory_; }
+  // True when some tenant has a store or an example-rate limit.
+  bool limits_stores() const { return limits_stores_; }
+  bool limits_rate() const { return limits_rate_; }
 
   // Before creating one more store when the tenant holds `current` stores.
   absl::Status CheckStores(const std::string& tenant, uint64_t current) const;
   // Before a change that would bring the tenant's memory from `current` to `current + added`.
   absl::Status CheckMemory(const std::string& tenant, uint64_t current, uint64_t added) const;
   // Takes `count` examples from the tenant's bucket, or refuses and takes nothing.
-  absl::Status TakeExamples(const std::string& tenant, uint64_t count);
+  absl::Status TakeExamples(const std::string& tenant, uint64_t count) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Cluster: `members` counts every member (this one too); `usage` is what the others report,
+  // summed per tenant (a tenant absent uses nothing there). Replaces what was set before.
+  void SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Cluster: the examples each tenant with a rate limit asked of this member since the last
+  // call, as a rate per second smoothed over the calls; this member's demand for RateShare.
+  absl::flat_hash_map<std::string, double> UpdateDemand() ABSL_LOCKS_EXCLUDED(mu_);
+  // The example rate this member grants `tenant`: the whole limit on a single server; in a
+  // cluster, with d this member's demand, D every member's and R the limit, R * d / D when
+  // D > R (every member is short, in proportion), else d + (R - D) / members (every member
+  // has what it asks and an even part of the rest). The shares sum to R.
+  double RateShare(const std::string& tenant) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Bucket {
@@ -54,13 +81,23 @@ class TenantQuotas {
     absl::Time refilled;
   };
   TenantQuotas() = default;
+  double RateShareLocked(const std::string& tenant, double limit) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   QuotaLimits defaults_;
   absl::flat_hash_map<std::string, QuotaLimits> overrides_;
   bool limits_memory_ = false;
+  bool limits_stores_ = false;
+  bool limits_rate_ = false;
   Clock clock_;
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
+  size_t members_ ABSL_GUARDED_BY(mu_) = 1;
+  absl::flat_hash_map<std::string, PeerUsage> peers_ ABSL_GUARDED_BY(mu_);
+  // Examples asked since UpdateDemand last ran, and the smoothed rate it computed.
+  absl::flat_hash_map<std::string, uint64_t> asked_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, double> demand_ ABSL_GUARDED_BY(mu_);
+  absl::Time demand_since_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace adaptd

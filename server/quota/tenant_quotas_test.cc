@@ -1,5 +1,8 @@
 #include "server/quota/tenant_quotas.h"
 
+#include <memory>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
@@ -87,6 +90,88 @@ TEST(TenantQuotas, UnlimitedByDefault) {
   EXPECT_TRUE(q->CheckStores("t", 1u << 30).ok());
   EXPECT_TRUE(q->CheckMemory("t", 1ull << 50, 1ull << 50).ok());
   EXPECT_TRUE(q->TakeExamples("t", 1u << 30).ok());
+}
+
+TEST(TenantQuotas, ClusterMemoryCountsWhatTheOtherMembersHold) {
+  FakeClock clock;
+  auto q = *TenantQuotas::Create(Config(), clock.fn());
+  q->SetPeerUsage(3, {{"small", PeerUsage{700, 0}}});
+  EXPECT_TRUE(q->CheckMemory("small", 200, 100).ok());
+  const absl::Status memory = q->CheckMemory("small", 200, 101);
+  EXPECT_EQ(memory.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(memory.message(),
+            "quota max_memory_bytes: tenant 'small' may use at most 1000 bytes; its stores use 900 "
+            "(200 on this member) and this change needs 101 more");
+  EXPECT_TRUE(q->CheckMemory("other", 900, 100).ok());  // another tenant's usage is its own
+  q->SetPeerUsage(3, {});                               // the other members freed it
+  EXPECT_TRUE(q->CheckMemory("small", 200, 800).ok());
+}
+
+TEST(TenantQuotas, RateSharesFollowDemandAndSumToTheLimit) {
+  FakeClock clock;
+  auto q = *TenantQuotas::Create(Config(), clock.fn());  // "big": 100 examples per second
+  EXPECT_EQ(q->RateShare("big"), 100);                   // a single server: all of it
+  q->SetPeerUsage(4, {{"big", PeerUsage{0, 150}}});
+  EXPECT_NEAR(q->RateShare("big"), 100.0 / 400, 1e-12);  // no demand here yet: a sliver
+  // 50 examples asked here in one second (only 25 granted: the rest is still demand).
+  for (int i = 0; i < 50; ++i) (void)q->TakeExamples("big", 1);
+  clock.now += absl::Seconds(1);
+  EXPECT_NEAR(q->UpdateDemand().at("big"), 50, 1e-9);
+  // Demand 50 here, 150 elsewhere, limit 100: a quarter of the limit.
+  EXPECT_NEAR(q->RateShare("big"), 25, 1e-9);
+  // Demand below the limit: what it asks plus an even part of the rest.
+  q->SetPeerUsage(4, {{"big", PeerUsage{0, 10}}});
+  EXPECT_NEAR(q->RateShare("big"), 50 + 40.0 / 4, 1e-9);
+  // A quiet window halves the smoothed demand.
+  clock.now += absl::Seconds(1);
+  EXPECT_NEAR(q->UpdateDemand().at("big"), 25, 1e-9);
+}
+
+// Three members, each with its own buckets, exchanging demand every second as the cluster's
+// quota loop does: each client asks 100 examples per second of its member, the tenant's limit
+// is 60. Over 30 simulated seconds the members grant 60 per second between them (within 10%),
+// in proportion to what each was asked.
+TEST(TenantQuotas, MembersExchangingDemandHoldTheRateClusterWide) {
+  FakeClock clock;
+  adapt::v1::ServerConfig config;
+  config.mutable_default_quota()->set_examples_per_second(60);
+  std::vector<std::unique_ptr<TenantQuotas>> members;
+  for (int i = 0; i < 3; ++i) members.push_back(*TenantQuotas::Create(config, clock.fn()));
+  const double asked[3] = {100, 100, 20};  // examples per second at each member
+  double granted[3] = {0, 0, 0};
+  double granted_late = 0;
+  const absl::Duration step = absl::Milliseconds(10);
+  for (int tick = 1; tick <= 3000; ++tick) {
+    clock.now += step;
+    for (int m = 0; m < 3; ++m) {
+      // asked[m] / 100 examples per tick, sent one at a time.
+      const int due =
+          static_cast<int>(asked[m] * tick / 100) - static_cast<int>(asked[m] * (tick - 1) / 100);
+      for (int e = 0; e < due; ++e) {
+        if (members[m]->TakeExamples("t", 1).ok()) {
+          granted[m] += 1;
+          if (tick > 1000) granted_late += 1;
+        }
+      }
+    }
+    if (tick % 100 == 0) {  // the exchange
+      std::vector<double> demand(3);
+      for (int m = 0; m < 3; ++m) demand[m] = members[m]->UpdateDemand()["t"];
+      for (int m = 0; m < 3; ++m) {
+        absl::flat_hash_map<std::string, PeerUsage> peers;
+        for (int o = 0; o < 3; ++o) {
+          if (o != m) peers["t"].examples_demand += demand[o];
+        }
+        members[m]->SetPeerUsage(3, peers);
+      }
+    }
+  }
+  // The last 20 seconds, once the shares settled: 60 per second within 10%.
+  EXPECT_NEAR(granted_late / 20, 60, 6);
+  // The two busy members had about equal shares; the quiet one less.
+  EXPECT_NEAR(granted[0], granted[1], 0.1 * granted[0]);
+  EXPECT_LT(granted[2], granted[0]);
+  EXPECT_GT(granted[2], 0);
 }
 
 TEST(TenantQuotas, RejectsBadRates) {

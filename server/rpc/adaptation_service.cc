@@ -141,11 +141,15 @@ grpc::ServerUnaryReactor* AdaptationService::CreateStore(grpc::CallbackServerCon
     return Refuse(ctx_, call, "CreateStore", s);
   }
   if (Forwarded(context, "CreateStore", Access::kCreate, request, call)) return call;
-  return Unary(context, "CreateStore", call, [this, call]() -> absl::Status {
-    auto info = ctx_.engine->CreateStore(call->request);
-    if (!info.ok()) return info.status();
-    call->response = *std::move(info);
-    return absl::OkStatus();
+  const absl::Time deadline = CallDeadline(*context);
+  return Unary(context, "CreateStore", call, [this, call, deadline]() -> absl::Status {
+    const CreateStoreRequest& r = call->request;
+    return ctx_.CreateCounted(r.tenant(), r.store(), deadline, [this, call] {
+      auto info = ctx_.engine->CreateStore(call->request);
+      if (!info.ok()) return info.status();
+      call->response = *std::move(info);
+      return absl::OkStatus();
+    });
   });
 }
 
@@ -458,6 +462,30 @@ grpc::ServerUnaryReactor* AdaptationService::DrainMember(grpc::CallbackServerCon
         call->Reply(status);
       })) {
     return Refuse(ctx_, call, "DrainMember", ShuttingDown());
+  }
+  return call;
+}
+
+grpc::ServerUnaryReactor* AdaptationService::ClusterQuota(grpc::CallbackServerContext* context,
+                                                          const Raw* request, Raw* response) {
+  auto* call =
+      new UnaryCall<adapt::v1::ClusterQuotaRequest, adapt::v1::ClusterQuotaResponse>(response);
+  if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "ClusterQuota", s);
+  if (auto s = OpenAdmin(*context); !s.ok()) return Refuse(ctx_, call, "ClusterQuota", s);
+  const absl::Time start = absl::Now();
+  const ServiceContext ctx = ctx_;
+  const absl::Time deadline = std::min(CallDeadline(*context), start + absl::Seconds(30));
+  auto answer = [ctx, call, start, deadline] {
+    const grpc::Status status =
+        ToGrpc(ctx.quotas->Answer(call->request, deadline, &call->response));
+    ctx.Record("ClusterQuota", status, start);
+    call->Reply(status);
+  };
+  // A reservation asks every other member: on a thread of its own. The rest answers at once.
+  if (call->request.op() != adapt::v1::ClusterQuotaRequest::RESERVE) {
+    answer();
+  } else if (!ctx.handoff->RunAdmin(answer)) {
+    return Refuse(ctx_, call, "ClusterQuota", ShuttingDown());
   }
   return call;
 }

@@ -110,6 +110,12 @@ class HandOff {
   bool RunAdmin(std::function<void()> work) ABSL_LOCKS_EXCLUDED(admin_mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // A client context for a call to another member: deadline, the member token, the mark.
+  std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
+  // The stub for calls to `member` (one per member, kept).
+  adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) const
+      ABSL_LOCKS_EXCLUDED(stub_mu_);
+
  private:
   struct Peer {
     bool answered = false;  // in the last round
@@ -129,12 +135,8 @@ class HandOff {
   // Hands tenant/store off to `owner`; true when its copy here is gone.
   bool MoveOne(const std::string& tenant, const std::string& store, const cluster::Member& owner);
   absl::Status SaveLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A client context for a call to another member: deadline, the member token, the mark.
-  std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
   absl::StatusOr<adapt::v1::MemberStatus> AskStatus(const cluster::Member& member,
                                                     absl::Duration timeout) const;
-  adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) const
-      ABSL_LOCKS_EXCLUDED(stub_mu_);
   // The member (of the configured list, which outlives every call) named `name`.
   const cluster::Member* Configured(const std::string& name) const;
 

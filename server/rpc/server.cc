@@ -114,6 +114,11 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     ASSIGN_OR_RETURN(s->handoff_, HandOff::Create(config, s->forwarder_.get(), s->engine_.get(),
                                                   s->auth_.get(), s->metrics_.get()));
     ctx.handoff = s->handoff_.get();
+    const uint32_t interval_ms = config.cluster().handoff_interval_ms();
+    s->cluster_quotas_ =
+        std::make_unique<ClusterQuotas>(s->handoff_.get(), s->engine_.get(),
+                                        absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
+    ctx.quotas = s->cluster_quotas_.get();
   }
   s->service_ = std::make_unique<AdaptationService>(ctx);
 
@@ -139,6 +144,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
   if (s->handoff_ != nullptr) s->handoff_->Start();
+  if (s->cluster_quotas_ != nullptr) s->cluster_quotas_->Start();
   return s;
 }
 
@@ -151,6 +157,7 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   gate_.Close();
   // Hand-offs stop first (a move cut short resumes at the next start; admin calls waiting on
   // moves answer UNAVAILABLE), so the calls below can drain.
+  if (cluster_quotas_ != nullptr) cluster_quotas_->Stop();
   if (handoff_ != nullptr) handoff_->Stop();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);

@@ -12,6 +12,7 @@
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/call_gate.h"
+#include "server/rpc/cluster_quotas.h"
 #include "server/rpc/forwarding.h"
 #include "server/rpc/handoff.h"
 #include "server/rpc/status.h"
@@ -38,6 +39,9 @@ struct ServiceContext {
   // In a cluster, where each call runs while stores move (handoff.h); null for a single
   // server.
   HandOff* handoff = nullptr;
+  // In a cluster, the tenant quotas that hold over every member (cluster_quotas.h); null for
+  // a single server.
+  ClusterQuotas* quotas = nullptr;
 
   // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
   // `*admitted` holds the call's place in the gate until the call object is destroyed.
@@ -65,6 +69,15 @@ struct ServiceContext {
     *to = nullptr;
     if (handoff == nullptr) return grpc::Status::OK;
     return handoff->Route(context, tenant, store, access, to);
+  }
+
+  // Runs `create` (a CreateStore, or an ImportStore that is no hand-off) under the tenant's
+  // store count: the cluster's when there is one, else the engine's own check decides.
+  absl::Status CreateCounted(const std::string& tenant, const std::string& store,
+                             absl::Time deadline,
+                             const std::function<absl::Status()>& create) const {
+    if (quotas == nullptr) return create();
+    return quotas->Create(tenant, store, deadline, create);
   }
 
   void Record(const char* method, const grpc::Status& status, absl::Time start) const {
@@ -95,6 +108,13 @@ class RefusedReactor final : public Reactor {
   explicit RefusedReactor(const grpc::Status& status) { this->Finish(status); }
   void OnDone() override { delete this; }
 };
+
+// The call's deadline (InfiniteFuture when it has none).
+inline absl::Time CallDeadline(const grpc::ServerContextBase& context) {
+  const auto deadline = context.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
 
 // A scheduler task for work of `context`'s call on behalf of `tenant`: it carries the call's
 // deadline and cancellation; the caller sets `run` (and `lane` or `batch_item`).

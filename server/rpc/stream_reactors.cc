@@ -402,9 +402,14 @@ void ImportReactor::OnReadDone(bool ok) {
       Complete(ToGrpc(wanted));
       return;
     }
-    auto info = ctx_.engine->Import(tenant_, store_, file_, applied_ids_, moved_);
-    if (info.ok()) response_ = *std::move(info);
-    Complete(ToGrpc(info.status()));
+    auto import = [this] {
+      auto info = ctx_.engine->Import(tenant_, store_, file_, applied_ids_, moved_);
+      if (info.ok()) response_ = *std::move(info);
+      return info.status();
+    };
+    // A hand-off brings a store the tenant has already: no slot in its count.
+    Complete(ToGrpc(moved_ ? import()
+                           : ctx_.CreateCounted(tenant_, store_, CallDeadline(*context_), import)));
   };
   if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
     Complete(ToGrpc(queued));

@@ -234,6 +234,13 @@ class AuthzTest : public ::testing::Test {
       adapt::v1::DrainMemberResponse response;
       return stub().DrainMember(TokenContext(token).get(), request, &response);
     };
+    rpcs["ClusterQuota"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::ClusterQuotaRequest request;
+      request.set_op(adapt::v1::ClusterQuotaRequest::STORE_NAMES);
+      request.set_tenant(tenant);
+      adapt::v1::ClusterQuotaResponse response;
+      return stub().ClusterQuota(TokenContext(token).get(), request, &response);
+    };
     rpcs["Ping"] = [](const std::string& token, const std::string&) {
       adapt::v1::PingResponse response;
       return stub().Ping(TokenContext(token).get(), adapt::v1::PingRequest(), &response);
@@ -309,7 +316,7 @@ TEST_F(AuthzTest, MissingOrUnknownTokenIsUnauthenticated) {
 
 TEST_F(AuthzTest, OwnerAndAdminSucceed) {
   for (const auto& [name, rpc] : AllRpcs()) {
-    if (name == "ClusterStatus" || name == "DrainMember") {
+    if (name == "ClusterStatus" || name == "DrainMember" || name == "ClusterQuota") {
       // Admin only; past authorization this single server says it is not in a cluster.
       const grpc::Status own = rpc(kAlpha, "alpha");
       EXPECT_EQ(own.error_code(), grpc::StatusCode::PERMISSION_DENIED) << name;

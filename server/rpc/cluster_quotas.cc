@@ -1,0 +1,282 @@
+#include "server/rpc/cluster_quotas.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "server/rpc/status.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::ClusterQuotaRequest;
+using adapt::v1::ClusterQuotaResponse;
+
+// How long one call to another member may take: what is left of `deadline`, at most `most`.
+absl::Duration Within(absl::Time deadline, absl::Duration most) {
+  return std::max(absl::Milliseconds(1), std::min(most, deadline - absl::Now()));
+}
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+// A failure of the call itself (the member down, late, or refusing for a reason of its own
+// that is not a quota answer).
+bool Unreachable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         status.error_code() == grpc::StatusCode::CANCELLED ||
+         status.error_code() == grpc::StatusCode::UNKNOWN;
+}
+
+}  // namespace
+
+ClusterQuotas::ClusterQuotas(HandOff* handoff, Engine* engine, absl::Duration interval)
+    : handoff_(handoff), engine_(engine), interval_(interval) {}
+
+ClusterQuotas::~ClusterQuotas() { Stop(); }
+
+void ClusterQuotas::Start() {
+  const TenantQuotas& q = engine_->quotas();
+  if (!q.limits_memory() && !q.limits_rate()) return;  // nothing to exchange
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ClusterQuotas::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+absl::Status ClusterQuotas::Create(const std::string& tenant, const std::string& store,
+                                   absl::Time deadline,
+                                   const std::function<absl::Status()>& create) {
+  if (engine_->quotas().LimitsOf(tenant).max_stores == 0) return create();
+  ClusterQuotaRequest request;
+  request.set_op(ClusterQuotaRequest::RESERVE);
+  request.set_tenant(tenant);
+  request.set_store(store);
+  request.set_fingerprint(FingerprintHex(handoff_->membership()->fingerprint()));
+  if (absl::Status reserved = AskHome(request, deadline); !reserved.ok()) return reserved;
+  const absl::Status created = create();
+  // The slot is freed off this call's path: the answer does not wait for the home. (Once
+  // Stop began nothing runs; the slot then lapses.)
+  request.set_op(ClusterQuotaRequest::RELEASE);
+  handoff_->RunAdmin([this, request] { (void)AskHome(request, absl::Now() + absl::Seconds(5)); });
+  return created;
+}
+
+absl::Status ClusterQuotas::AskHome(ClusterQuotaRequest request, absl::Time deadline) {
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  const cluster::Member& home = members->HomeOf(request.tenant());
+  if (&home == &members->self()) {
+    if (request.op() == ClusterQuotaRequest::RELEASE) {
+      ReleaseHere(request.tenant(), request.store());
+      return absl::OkStatus();
+    }
+    ClusterQuotaResponse response;
+    return ReserveHere(request.tenant(), request.store(), request.fingerprint(), deadline,
+                       &response);
+  }
+  std::unique_ptr<grpc::ClientContext> context =
+      handoff_->MemberContext(Within(deadline, absl::Seconds(10)));
+  ClusterQuotaResponse response;
+  const grpc::Status status =
+      handoff_->StubFor(home)->ClusterQuota(context.get(), request, &response);
+  if (status.ok()) return absl::OkStatus();
+  if (!Unreachable(status)) return FromGrpc(status);  // the home's own answer
+  return absl::UnavailableError(
+      absl::StrCat("quota max_stores: tenant '", request.tenant(),
+                   "' has its store count kept by member ", home.name, ", which did not answer (",
+                   CodeName(status.error_code()), ": ", status.error_message(), "); retry"));
+}
+
+absl::Mutex* ClusterQuotas::TenantLock(const std::string& tenant) {
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<absl::Mutex>& m = tenant_locks_[tenant];
+  if (m == nullptr) m = std::make_unique<absl::Mutex>();
+  return m.get();
+}
+
+absl::Status ClusterQuotas::ReserveHere(const std::string& tenant, const std::string& store,
+                                        const std::string& fingerprint, absl::Time deadline,
+                                        ClusterQuotaResponse* response) {
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  const cluster::Member& home = members->HomeOf(tenant);
+  if (&home != &members->self() ||
+      (!fingerprint.empty() && fingerprint != FingerprintHex(members->fingerprint()))) {
+    return absl::UnavailableError(absl::StrCat(
+        "quota max_stores: member ", members->self().name, " routes by another member list than ",
+        "the one asking (tenant '", tenant, "' has its home at ", home.name,
+        " under it); the members' lists differ while they change: retry"));
+  }
+  const uint64_t limit = engine_->quotas().LimitsOf(tenant).max_stores;
+  response->set_max_stores(limit);
+  if (limit == 0) return absl::OkStatus();
+
+  // One count of this tenant at a time, so each sees the slots the ones before granted.
+  absl::MutexLock counting(TenantLock(tenant));
+  std::set<std::string> names;
+  for (std::string& name : engine_->TenantStoreNames(tenant)) names.insert(std::move(name));
+  for (const cluster::Member& other : members->members()) {
+    if (&other == &members->self()) continue;
+    ClusterQuotaRequest ask;
+    ask.set_op(ClusterQuotaRequest::STORE_NAMES);
+    ask.set_tenant(tenant);
+    ClusterQuotaResponse answer;
+    std::unique_ptr<grpc::ClientContext> context =
+        handoff_->MemberContext(Within(deadline, absl::Seconds(5)));
+    const grpc::Status status = handoff_->StubFor(other)->ClusterQuota(context.get(), ask, &answer);
+    if (!status.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "quota max_stores: tenant '", tenant, "' has stores counted on every member, and ",
+          other.name, " did not answer (", CodeName(status.error_code()), ": ",
+          status.error_message(), "); retry"));
+    }
+    for (const std::string& name : answer.stores()) names.insert(name);
+  }
+
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = absl::Now();
+  std::map<std::string, Slot>& slots = slots_[tenant];
+  for (auto it = slots.begin(); it != slots.end();) {
+    if (it->second.expires <= now) {
+      it = slots.erase(it);
+    } else {
+      names.insert(it->first);  // a create still running (a name held already counts once)
+      ++it;
+    }
+  }
+  const bool counted = names.count(store) > 0;  // exists or being created: its create decides
+  if (!counted && names.size() >= limit) {
+    if (slots.empty()) slots_.erase(tenant);
+    return absl::ResourceExhaustedError(
+        absl::StrCat("quota max_stores: tenant '", tenant, "' may hold at most ", limit,
+                     " stores and holds ", names.size(), " across the cluster"));
+  }
+  Slot& slot = slots[store];
+  ++slot.creates;
+  slot.expires = now + kSlotLifetime;
+  response->set_stores_counted(names.size() + (counted ? 0 : 1));
+  return absl::OkStatus();
+}
+
+void ClusterQuotas::ReleaseHere(const std::string& tenant, const std::string& store) {
+  absl::MutexLock lock(&mu_);
+  auto t = slots_.find(tenant);
+  if (t == slots_.end()) return;
+  auto s = t->second.find(store);
+  if (s == t->second.end()) return;
+  if (--s->second.creates <= 0) t->second.erase(s);
+  if (t->second.empty()) slots_.erase(t);
+}
+
+absl::Status ClusterQuotas::Answer(const ClusterQuotaRequest& request, absl::Time deadline,
+                                   ClusterQuotaResponse* response) {
+  const bool named = !request.tenant().empty() && !request.store().empty();
+  switch (request.op()) {
+    case ClusterQuotaRequest::USAGE: {
+      absl::MutexLock lock(&mu_);
+      *response = usage_;
+      return absl::OkStatus();
+    }
+    case ClusterQuotaRequest::STORE_NAMES:
+      if (request.tenant().empty()) return absl::InvalidArgumentError("tenant: required");
+      for (std::string& name : engine_->TenantStoreNames(request.tenant())) {
+        response->add_stores(std::move(name));
+      }
+      return absl::OkStatus();
+    case ClusterQuotaRequest::RESERVE:
+      if (!named) return absl::InvalidArgumentError("tenant, store: required");
+      return ReserveHere(request.tenant(), request.store(), request.fingerprint(), deadline,
+                         response);
+    case ClusterQuotaRequest::RELEASE:
+      if (!named) return absl::InvalidArgumentError("tenant, store: required");
+      ReleaseHere(request.tenant(), request.store());
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("op: must be USAGE, STORE_NAMES, RESERVE or RELEASE, got ", request.op()));
+  }
+}
+
+void ClusterQuotas::Loop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_)) return;
+    }
+    Exchange();
+  }
+}
+
+void ClusterQuotas::Exchange() {
+  TenantQuotas& quotas = engine_->quotas();
+  // This member's usage of the tenants with a memory or rate limit.
+  std::map<std::string, adapt::v1::TenantUsage> mine;
+  if (quotas.limits_memory()) {
+    for (const auto& [tenant, bytes] : engine_->MemoryByTenant()) {
+      if (bytes == 0 || quotas.LimitsOf(tenant).max_memory_bytes == 0) continue;
+      mine[tenant].set_memory_bytes(bytes);
+    }
+  }
+  for (const auto& [tenant, demand] : quotas.UpdateDemand()) {
+    mine[tenant].set_examples_demand(demand);
+  }
+  ClusterQuotaResponse usage;
+  for (auto& [tenant, u] : mine) {
+    u.set_tenant(tenant);
+    *usage.add_tenants() = std::move(u);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    usage_ = std::move(usage);
+  }
+
+  // The others' usage. A member that does not answer keeps its memory counted (its stores
+  // are still its own) but asks no examples: it serves none.
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  std::map<std::string, ClusterQuotaResponse> reported;
+  std::set<std::string> silent;
+  for (const cluster::Member& other : members->members()) {
+    if (&other == &members->self()) continue;
+    ClusterQuotaRequest ask;
+    ask.set_op(ClusterQuotaRequest::USAGE);
+    ClusterQuotaResponse answer;
+    std::unique_ptr<grpc::ClientContext> context =
+        handoff_->MemberContext(std::min(interval_, absl::Seconds(2)));
+    if (handoff_->StubFor(other)->ClusterQuota(context.get(), ask, &answer).ok()) {
+      reported[other.name] = std::move(answer);
+    } else {
+      silent.insert(other.name);
+    }
+  }
+  absl::flat_hash_map<std::string, PeerUsage> sums;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      if (members->Find(it->first) == nullptr) {
+        it = peers_.erase(it);  // no longer a member
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [name, answer] : reported) peers_[name] = std::move(answer);
+    for (const auto& [name, answer] : peers_) {
+      const bool answered = silent.count(name) == 0;
+      for (const adapt::v1::TenantUsage& u : answer.tenants()) {
+        PeerUsage& sum = sums[u.tenant()];
+        sum.memory_bytes += u.memory_bytes();
+        if (answered) sum.examples_demand += u.examples_demand();
+      }
+    }
+  }
+  quotas.SetPeerUsage(members->members().size(), std::move(sums));
+}
+
+}  // namespace adaptd

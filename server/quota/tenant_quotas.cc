@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -77,18 +78,33 @@ absl::Status TenantQuotas::CheckMemory(const std::string& tenant, uint64_t curre
                                        uint64_t added) const {
   const uint64_t limit = LimitsOf(tenant).max_memory_bytes;
   if (limit == 0) return absl::OkStatus();
-  uint64_t elsewhere = 0;
+  uint64_t elsewhere = 0, then = 0;
+  size_t members = 1;
   {
     absl::ReaderMutexLock lock(&mu_);
+    members = members_;
     if (const auto it = peers_.find(tenant); it != peers_.end())
       elsewhere = it->second.memory_bytes;
+    if (const auto it = mine_.find(tenant); it != mine_.end()) then = it->second;
   }
-  if (current + elsewhere + added <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
-      absl::StrCat("quota max_memory_bytes: tenant '", tenant, "' may use at most ", limit,
-                   " bytes; its stores use ", current + elsewhere,
-                   elsewhere > 0 ? absl::StrCat(" (", current, " on this member)") : "",
-                   added > 0 ? absl::StrCat(" and this change needs ", added, " more") : ""));
+  const std::string needs =
+      added > 0 ? absl::StrCat(" and this change needs ", added, " more") : "";
+  if (current + elsewhere + added > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("quota max_memory_bytes: tenant '", tenant, "' may use at most ", limit,
+                     " bytes; its stores use ", current + elsewhere,
+                     members > 1 ? absl::StrCat(" (", current, " on this member)") : "", needs));
+  }
+  if (members <= 1) return absl::OkStatus();
+  // This member's part of the headroom the last exchange left.
+  const uint64_t headroom = limit - std::min(limit, then + elsewhere);
+  const uint64_t allowance = then + headroom / members;
+  if (current + added <= allowance) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "quota max_memory_bytes: tenant '", tenant, "' may use at most ", limit,
+      " bytes across the cluster and its stores use ", current + elsewhere, " (", current,
+      " on this member)", needs, "; until the members next exchange usage this member may hold ",
+      allowance, " bytes (its part of the headroom): retry in a second"));
 }
 
 absl::Status TenantQuotas::TakeExamples(const std::string& tenant, uint64_t count) {
@@ -129,10 +145,12 @@ absl::Status TenantQuotas::TakeExamples(const std::string& tenant, uint64_t coun
       "; retry in ", absl::FormatDuration(absl::Seconds(wait))));
 }
 
-void TenantQuotas::SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage) {
+void TenantQuotas::SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage,
+                                absl::flat_hash_map<std::string, uint64_t> mine) {
   absl::MutexLock lock(&mu_);
   members_ = std::max<size_t>(1, members);
   peers_ = std::move(usage);
+  mine_ = std::move(mine);
 }
 
 absl::flat_hash_map<std::string, double> TenantQuotas::UpdateDemand() {
@@ -168,14 +186,29 @@ double TenantQuotas::RateShareLocked(const std::string& tenant, double limit) co
   if (members_ <= 1 || limit <= 0) return limit;
   const auto mine = demand_.find(tenant);
   const double here = mine == demand_.end() ? 0 : mine->second;
-  const auto peer = peers_.find(tenant);
-  const double all = here + (peer == peers_.end() ? 0 : peer->second.examples_demand);
+  std::vector<double> all{here};
+  if (const auto peer = peers_.find(tenant); peer != peers_.end()) {
+    all.insert(all.end(), peer->second.demands.begin(), peer->second.demands.end());
+  }
+  double total = 0;
+  for (double d : all) total += d;
   const double n = static_cast<double>(members_);
+  if (total <= limit) return here + (limit - total) / n;
+  // Max-min fair: the level L where sum(min(d_i, L)) = limit.
+  std::sort(all.begin(), all.end());
+  double left = limit;
+  double level = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const double even = left / static_cast<double>(all.size() - i);
+    if (all[i] > even) {
+      level = even;
+      break;
+    }
+    left -= all[i];
+  }
   // A member the tenant has not asked yet keeps a sliver (1% of an even share), so its first
   // examples wait for the next exchange rather than for ever.
-  const double floor = limit / (100 * n);
-  if (all > limit) return std::max(floor, limit * here / all);
-  return here + (limit - all) / n;
+  return std::max(limit / (100 * n), std::min(here, level));
 }
 
 }  // namespace adaptd

@@ -4,9 +4,10 @@
 // limits are immutable after Create; the buckets sit behind a mutex. No gRPC header.
 //
 // In a cluster (docs/CLUSTER.md, "Quotas") the limits hold over every member: the members
-// exchange each tenant's usage (SetPeerUsage), and each member enforces the memory limit less
-// what the others hold, and a share of the example rate in proportion to the tenant's demand
-// on it (RateShare). The store count is kept by the tenant's home member, outside this class.
+// exchange each tenant's usage (SetPeerUsage). Each member then lets the tenant grow by its
+// part of the memory headroom left at the exchange, and meters examples at a max-min fair
+// share of the rate given every member's demand (RateShare). The store count is kept by the
+// tenant's home member, outside this class.
 #ifndef ADAPTD_SERVER_QUOTA_TENANT_QUOTAS_H_
 #define ADAPTD_SERVER_QUOTA_TENANT_QUOTAS_H_
 
@@ -14,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -34,8 +36,8 @@ struct QuotaLimits {
 
 // What the other members of a cluster report of one tenant.
 struct PeerUsage {
-  uint64_t memory_bytes = 0;
-  double examples_demand = 0;  // examples per second asked of them
+  uint64_t memory_bytes = 0;    // summed over them
+  std::vector<double> demands;  // examples per second asked of each that asked any
 };
 
 class TenantQuotas {
@@ -62,17 +64,22 @@ class TenantQuotas {
   // Takes `count` examples from the tenant's bucket, or refuses and takes nothing.
   absl::Status TakeExamples(const std::string& tenant, uint64_t count) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Cluster: `members` counts every member (this one too); `usage` is what the others report,
-  // summed per tenant (a tenant absent uses nothing there). Replaces what was set before.
-  void SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Cluster: `members` counts every member (this one too); `usage` is what the others report
+  // per tenant (a tenant absent uses nothing there); `mine` the memory each tenant held here
+  // when they were asked. Replaces what was set before. A member whose tenant's memory is M
+  // here and E elsewhere may then hold M + (limit - M - E) / members until the next call, so
+  // the members together never pass the limit between two exchanges.
+  void SetPeerUsage(size_t members, absl::flat_hash_map<std::string, PeerUsage> usage,
+                    absl::flat_hash_map<std::string, uint64_t> mine) ABSL_LOCKS_EXCLUDED(mu_);
   // Cluster: the examples each tenant with a rate limit asked of this member since the last
   // call, as a rate per second smoothed over the calls; this member's demand for RateShare.
   absl::flat_hash_map<std::string, double> UpdateDemand() ABSL_LOCKS_EXCLUDED(mu_);
   // The example rate this member grants `tenant`: the whole limit on a single server; in a
-  // cluster, with d this member's demand, D every member's and R the limit, R * d / D when
-  // D > R (every member is short, in proportion), else d + (R - D) / members (every member
-  // has what it asks and an even part of the rest). The shares sum to R.
+  // cluster, with d this member's demand, D every member's and R the limit: when D <= R,
+  // d + (R - D) / members (every member has what it asks and an even part of the rest); else
+  // min(d, L) with L the level at which the members' min(d_i, L) sum to R (max-min fair:
+  // members asking less than an even part have all they ask, the rest split what is left
+  // evenly). The shares sum to R.
   double RateShare(const std::string& tenant) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
@@ -94,6 +101,7 @@ class TenantQuotas {
   absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
   size_t members_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<std::string, PeerUsage> peers_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, uint64_t> mine_ ABSL_GUARDED_BY(mu_);
   // Examples asked since UpdateDemand last ran, and the smoothed rate it computed.
   absl::flat_hash_map<std::string, uint64_t> asked_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, double> demand_ ABSL_GUARDED_BY(mu_);

@@ -40,8 +40,10 @@ ClusterQuotas::ClusterQuotas(HandOff* handoff, Engine* engine, absl::Duration in
 ClusterQuotas::~ClusterQuotas() { Stop(); }
 
 void ClusterQuotas::Start() {
-  const TenantQuotas& q = engine_->quotas();
+  TenantQuotas& q = engine_->quotas();
   if (!q.limits_memory() && !q.limits_rate()) return;  // nothing to exchange
+  // Until the first exchange each member takes its even part of every limit.
+  q.SetPeerUsage(handoff_->membership()->members().size(), {}, {});
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -219,10 +221,12 @@ void ClusterQuotas::Exchange() {
   TenantQuotas& quotas = engine_->quotas();
   // This member's usage of the tenants with a memory or rate limit.
   std::map<std::string, adapt::v1::TenantUsage> mine;
+  absl::flat_hash_map<std::string, uint64_t> memory_here;
   if (quotas.limits_memory()) {
     for (const auto& [tenant, bytes] : engine_->MemoryByTenant()) {
       if (bytes == 0 || quotas.LimitsOf(tenant).max_memory_bytes == 0) continue;
       mine[tenant].set_memory_bytes(bytes);
+      memory_here[tenant] = bytes;
     }
   }
   for (const auto& [tenant, demand] : quotas.UpdateDemand()) {
@@ -256,7 +260,7 @@ void ClusterQuotas::Exchange() {
       silent.insert(other.name);
     }
   }
-  absl::flat_hash_map<std::string, PeerUsage> sums;
+  absl::flat_hash_map<std::string, PeerUsage> others;
   {
     absl::MutexLock lock(&mu_);
     for (auto it = peers_.begin(); it != peers_.end();) {
@@ -270,13 +274,13 @@ void ClusterQuotas::Exchange() {
     for (const auto& [name, answer] : peers_) {
       const bool answered = silent.count(name) == 0;
       for (const adapt::v1::TenantUsage& u : answer.tenants()) {
-        PeerUsage& sum = sums[u.tenant()];
-        sum.memory_bytes += u.memory_bytes();
-        if (answered) sum.examples_demand += u.examples_demand();
+        PeerUsage& other = others[u.tenant()];
+        other.memory_bytes += u.memory_bytes();
+        if (answered && u.examples_demand() > 0) other.demands.push_back(u.examples_demand());
       }
     }
   }
-  quotas.SetPeerUsage(members->members().size(), std::move(sums));
+  quotas.SetPeerUsage(members->members().size(), std::move(others), std::move(memory_here));
 }
 
 }  // namespace adaptd

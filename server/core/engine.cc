@@ -257,17 +257,15 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   if (spec.output().kind() == adapt::v1::OutputSpec::KIND_UNSPECIFIED) {
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   }
-  std::optional<BaseReadout> base;
+  std::optional<ExportedBase> base;
   if (!spec.base().empty()) {
     ASSIGN_OR_RETURN(base, ResolveBase(request.tenant(), request.store(), &spec));
   }
   RETURN_IF_ERROR(encoders_->BindToSpec(&spec));  // fingerprints, label encoder
   if (base.has_value()) {
-    ASSIGN_OR_RETURN(auto base_name, ParseBaseName(request.tenant(), spec.base()));
-    auto base_store = Find(base_name.first, base_name.second);
-    if (base_store.ok() && !spec.encoder_fingerprint().empty() &&
-        !(*base_store)->spec().encoder_fingerprint().empty() &&
-        spec.encoder_fingerprint() != (*base_store)->spec().encoder_fingerprint()) {
+    const std::string& base_fingerprint = base->spec.encoder_fingerprint();
+    if (!spec.encoder_fingerprint().empty() && !base_fingerprint.empty() &&
+        spec.encoder_fingerprint() != base_fingerprint) {
       return absl::InvalidArgumentError(
           "spec.base: the base was created with another version of the encoder (its "
           "encoder_fingerprint differs), so its keys mean something else");
@@ -280,7 +278,7 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
   std::shared_ptr<Store> store = std::move(created);
   // Declared labels are embedded now, and a base copied: the new store starts with a state of
   // its own, stored like an import's before the creation is acknowledged.
-  if (base.has_value()) RETURN_IF_ERROR(store->StartFromBase(*base));
+  if (base.has_value()) RETURN_IF_ERROR(store->StartFromBase(base->readout));
   const bool declared = spec.output().labels_size() > 0;
   const bool seeded = declared || base.has_value();
   if (declared) {
@@ -298,7 +296,8 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
     // The base is recorded as in use before the store is visible; its deletion waits for this.
     absl::MutexLock base_lock(&base_mu_);
     ASSIGN_OR_RETURN(auto base_name, ParseBaseName(request.tenant(), spec.base()));
-    if (!registry_.Find(base_name.first, base_name.second).ok()) {
+    // (A base on another member is kept for this create by its lease there.)
+    if (!base->remote && !registry_.Find(base_name.first, base_name.second).ok()) {
       return absl::NotFoundError(
           absl::StrCat("spec.base: store ", spec.base(), " was deleted during the call"));
     }
@@ -326,83 +325,6 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddCreated(const std::string&
   store->Describe(&sized);
   RETURN_IF_ERROR(CheckPinBudget(sized.memory_bytes()));
   return AddDurably(tenant, name, store, spec, /*imported=*/seeded);
-}
-
-absl::StatusOr<BaseReadout> Engine::ResolveBase(const std::string& tenant, const std::string& name,
-                                                adapt::v1::StoreSpec* spec) const {
-  ASSIGN_OR_RETURN(auto base_name, ParseBaseName(tenant, spec->base()));
-  const auto& [base_tenant, base_store] = base_name;
-  spec->set_base(absl::StrCat(base_tenant, "/", base_store));
-  if (base_tenant == tenant && base_store == name) {
-    return absl::InvalidArgumentError("spec.base: a store cannot be its own base");
-  }
-  if (spec->kind() == adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError(
-        "spec.base: fwpkm stores cannot start from a base: their values live in slots addressed "
-        "by sub-keys that move with their own writes, so another store's slots mean nothing to "
-        "them");
-  }
-  absl::StatusOr<std::shared_ptr<Store>> found = Find(base_tenant, base_store);
-  if (absl::IsNotFound(found.status())) {
-    return absl::NotFoundError(absl::StrCat("spec.base: no store ", spec->base()));
-  }
-  if (!found.ok()) return found.status();
-  const adapt::v1::StoreSpec base_spec = (*found)->spec();
-  if (base_spec.kind() == adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.base: ", spec->base(), " is an fwpkm store; a base is a faast or falcon store"));
-  }
-  if (base_spec.encoder() != spec->encoder()) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.base: ", spec->base(), " reads encoder '",
-                                                   base_spec.encoder(), "', this store '",
-                                                   spec->encoder(), "'"));
-  }
-  const adapt::v1::OutputSpec& out = spec->output();
-  const adapt::v1::OutputSpec& base_out = base_spec.output();
-  if (out.kind() != base_out.kind() || out.dim() != base_out.dim()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("spec.base: ", spec->base(), " has output ",
-                     adapt::v1::OutputSpec::Kind_Name(base_out.kind()), " of width ",
-                     base_out.dim(), "; this store's must be the same"));
-  }
-  if (!out.label_encoder().empty() || !base_out.label_encoder().empty()) {
-    return absl::InvalidArgumentError(
-        "spec.base: label-embedding stores (output.label_encoder) neither take nor serve as a "
-        "base");
-  }
-  absl::StatusOr<BaseReadout> readout = (*found)->ExportBase();
-  if (!readout.ok()) {
-    return absl::Status(readout.status().code(),
-                        absl::StrCat(readout.status().message(), " (", spec->base(), ")"));
-  }
-  if (spec->dim() != 0 && spec->dim() != readout->dim) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.dim: ", spec->dim(),
-                                                   " differs from the "
-                                                   "base's dimension ",
-                                                   readout->dim));
-  }
-  spec->set_dim(static_cast<uint32_t>(readout->dim));
-  if (spec->kind() == adapt::v1::STORE_KIND_FALCON &&
-      spec->falcon().key_norm() == adapt::v1::FalconParams::KEY_NORM_UNSPECIFIED) {
-    spec->mutable_falcon()->set_key_norm(readout->key_norm);  // read keys as the base does
-  }
-  return readout;
-}
-
-void Engine::AddDependantLocked(const std::string& base, const std::string& dependant) {
-  dependants_[base].insert(dependant);
-  base_of_[dependant] = base;
-}
-
-void Engine::RemoveDependantLocked(const std::string& dependant) {
-  auto it = base_of_.find(dependant);
-  if (it == base_of_.end()) return;
-  auto users = dependants_.find(it->second);
-  if (users != dependants_.end()) {
-    users->second.erase(dependant);
-    if (users->second.empty()) dependants_.erase(users);
-  }
-  base_of_.erase(it);
 }
 
 absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
@@ -468,7 +390,25 @@ absl::StatusOr<adapt::v1::ListStoresResponse> Engine::ListStores(
 absl::Status Engine::DeleteStore(const adapt::v1::DeleteStoreRequest& request) {
   RETURN_IF_ERROR(ValidateStoreNames(request.tenant(), request.store()));
   ASSIGN_OR_RETURN(FenceHold hold, EnterFence(request.tenant(), request.store()));
+  const std::string key = absl::StrCat(request.tenant(), "/", request.store());
+  // Stores created from it on other members (asked without base_mu_, which their own
+  // deletes may hold while they ask this one); a create there that read it since holds
+  // its lease, checked below.
+  if (remote_bases_ != nullptr && registry_.Find(request.tenant(), request.store()).ok()) {
+    RETURN_IF_ERROR(remote_bases_->CheckNoDependantsElsewhere(key));
+  }
   absl::MutexLock base_lock(&base_mu_);
+  if (auto lease = base_leases_.find(key); lease != base_leases_.end()) {
+    const absl::Duration left = lease->second - absl::Now();
+    if (left > absl::ZeroDuration()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("store ", key,
+                       " was read as the base of a store being created on another member; "
+                       "its delete waits for that create (retry in ",
+                       absl::FormatDuration(absl::Ceil(left, absl::Seconds(1))), ")"));
+    }
+    base_leases_.erase(lease);
+  }
   return RemoveStore(request.tenant(), request.store(), /*keep_dependants=*/false);
 }
 
@@ -687,20 +627,23 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   }
   absl::StatusOr<std::pair<std::string, std::string>> base_name =
       ParseBaseName(request.tenant(), spec.base());
-  absl::StatusOr<std::shared_ptr<Store>> base =
-      base_name.ok() ? Find(base_name->first, base_name->second) : base_name.status();
+  absl::StatusOr<ExportedBase> base =
+      base_name.ok() ? ReadBase(base_name->first, base_name->second, /*for_create=*/false)
+                     : base_name.status();
   if (!base.ok()) {
-    done(absl::FailedPreconditionError(absl::StrCat("refresh_base: the base ", spec.base(),
-                                                    " cannot be read: ", base.status().message())));
+    // A member that cannot be asked is worth a retry; a base that is gone is not.
+    done(absl::Status(absl::IsUnavailable(base.status()) ? absl::StatusCode::kUnavailable
+                                                         : absl::StatusCode::kFailedPrecondition,
+                      absl::StrCat("refresh_base: the base ", spec.base(),
+                                   " cannot be read: ", base.status().message())));
     return;
   }
-  absl::StatusOr<BaseReadout> readout = (*base)->ExportBase();
-  if (!readout.ok()) {
-    done(absl::Status(readout.status().code(),
-                      absl::StrCat("refresh_base: ", readout.status().message())));
+  if (!base->readout_status.ok()) {
+    done(absl::Status(base->readout_status.code(),
+                      absl::StrCat("refresh_base: ", base->readout_status.message())));
     return;
   }
-  auto copy = std::make_shared<const BaseReadout>(*std::move(readout));
+  auto copy = std::make_shared<const BaseReadout>(std::move(base->readout));
   compile_pool_.Submit(*std::move(store), request,
                        LogCompileThen(request, target, std::move(done), copy), copy);
 }

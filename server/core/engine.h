@@ -22,6 +22,7 @@
 #include "kernels/backend.h"
 #include "server/core/compile_pool.h"
 #include "server/core/registry.h"
+#include "server/core/remote_bases.h"
 #include "server/core/residency.h"
 #include "server/core/write_fence.h"
 #include "server/encoders/encoder_set.h"
@@ -131,6 +132,21 @@ class Engine {
                                               const std::vector<std::string>& applied_ids = {},
                                               bool moved = false);
 
+  // Base stores across a cluster (docs/CLUSTER.md, "Base stores"): where bases another
+  // member holds come from (set before serving; null: every base is read here).
+  void SetRemoteBases(RemoteBases* remote) { remote_bases_ = remote; }
+  // How long a base read for another member's create is kept from deletion here.
+  static constexpr absl::Duration kBaseLease = absl::Seconds(10);
+  // Base tenant/store as held here, for another member (NotFound when not held here);
+  // `for_create` starts its lease.
+  absl::StatusOr<ExportedBase> ReadBaseHere(const std::string& tenant, const std::string& store,
+                                            bool for_create) ABSL_LOCKS_EXCLUDED(base_mu_);
+  // The stores held here created from `base` ("tenant/store"): at most `max` names, and how
+  // many.
+  std::pair<std::vector<std::string>, size_t> DependantsHere(const std::string& base,
+                                                             size_t max) const
+      ABSL_LOCKS_EXCLUDED(base_mu_);
+
   // Cluster quotas (docs/CLUSTER.md, "Quotas"): the tenants' limits and buckets, the names
   // of a tenant's stores held here, and what each tenant's stores here hold when loaded.
   TenantQuotas& quotas() const { return *quotas_; }
@@ -230,10 +246,13 @@ class Engine {
   CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
                                    CompilePool::Done done,
                                    std::shared_ptr<const BaseReadout> base = nullptr);
-  // The base read-out a new store of `spec` (of `tenant`, named `name`) starts from, checked
-  // against the spec, which gains the base's full name, dim and (falcon, when unset) key_norm.
-  absl::StatusOr<BaseReadout> ResolveBase(const std::string& tenant, const std::string& name,
-                                          adapt::v1::StoreSpec* spec) const;
+  // The base a new store of `spec` (of `tenant`, named `name`) starts from, checked against
+  // the spec, which gains the base's full name, dim and (falcon, when unset) key_norm.
+  absl::StatusOr<ExportedBase> ResolveBase(const std::string& tenant, const std::string& name,
+                                           adapt::v1::StoreSpec* spec);
+  // Base tenant/store, read here or from the member that holds it (remote_bases_).
+  absl::StatusOr<ExportedBase> ReadBase(const std::string& tenant, const std::string& store,
+                                        bool for_create);
   // Records that `dependant` was created from `base` (full names).
   void AddDependantLocked(const std::string& base, const std::string& dependant)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
@@ -269,9 +288,12 @@ class Engine {
   // Base stores (docs/BASE_STORES.md): for each store named as a base ("tenant/store"), the
   // stores created from it, and each such store's base, so a base in use is never deleted.
   // Creates with a base and deletes hold it from their check to their registry change.
-  absl::Mutex base_mu_ ABSL_ACQUIRED_BEFORE(pin_mu_);
+  mutable absl::Mutex base_mu_ ABSL_ACQUIRED_BEFORE(pin_mu_);
   std::map<std::string, std::set<std::string>> dependants_ ABSL_GUARDED_BY(base_mu_);
   std::map<std::string, std::string> base_of_ ABSL_GUARDED_BY(base_mu_);
+  // Bases read here for creates on other members, until when they are kept from deletion.
+  std::map<std::string, absl::Time> base_leases_ ABSL_GUARDED_BY(base_mu_);
+  RemoteBases* remote_bases_ = nullptr;
   // Null without a memory budget. Declared last: stopped first (its thread calls Evict).
   std::unique_ptr<Residency> residency_;
   std::string recovery_report_;

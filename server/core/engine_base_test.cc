@@ -2,7 +2,8 @@
 // faast or falcon base (by full name or the tenant's own), every refusal naming spec.base and
 // leaving nothing behind, deletion of a base in use refused until its dependants are gone
 // (across a restart, for hot and cold stores), and refresh_base compiles that a restart
-// replays without reading the base again.
+// replays without reading the base again; and bases that live on another member of a cluster
+// (two engines standing for two members, as ClusterBases joins them over gRPC).
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/config/config.h"
@@ -62,7 +64,7 @@ class EngineBaseTest : public ::testing::Test {
     create.set_tenant(tenant);
     create.set_store(store);
     *create.mutable_spec() = spec;
-    return engine_->CreateStore(create);
+    return E()->CreateStore(create);
   }
 
   // `n` labelled examples (labels `names` in turn) into tenant/store, one Adapt call.
@@ -77,7 +79,7 @@ class EngineBaseTest : public ::testing::Test {
         e->mutable_input()->mutable_vector()->add_values(static_cast<float>(normal(rng_)));
       }
     }
-    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    auto session = E()->StartWrite(TxnKind::kAdapt);
     ASSERT_TRUE(session->Add(tenant, store, examples).ok());
     ASSERT_TRUE(session->Finish().ok());
   }
@@ -91,7 +93,7 @@ class EngineBaseTest : public ::testing::Test {
     compile.set_refresh_base(refresh_base);
     absl::Notification compiled;
     absl::StatusOr<adapt::v1::CompileResponse> result = absl::UnknownError("not run");
-    engine_->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+    E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
       result = std::move(r);
       compiled.Notify();
     });
@@ -109,7 +111,7 @@ class EngineBaseTest : public ::testing::Test {
     for (int j = 0; j < kDim; ++j) {
       query->mutable_vector()->add_values(0.3f * static_cast<float>(j) - 0.5f);
     }
-    auto answer = engine_->Predict(predict);
+    auto answer = E()->Predict(predict);
     EXPECT_TRUE(answer.ok()) << answer.status();
     if (!answer.ok()) return {};
     std::vector<std::pair<std::string, float>> pairs;
@@ -124,12 +126,16 @@ class EngineBaseTest : public ::testing::Test {
     adapt::v1::DeleteStoreRequest del;
     del.set_tenant(tenant);
     del.set_store(store);
-    return engine_->DeleteStore(del);
+    return E()->DeleteStore(del);
   }
+
+  // The engine the helpers act on: engine_ unless a test points them elsewhere.
+  Engine* E() const { return on_ != nullptr ? on_ : engine_.get(); }
 
   std::unique_ptr<kernels::Backend> backend_;
   std::string dir_;
   std::unique_ptr<Engine> engine_;
+  Engine* on_ = nullptr;
   std::mt19937_64 rng_{7};
 };
 
@@ -277,6 +283,106 @@ TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) {
   falcon.set_base("shared/curated");
   ASSERT_TRUE(Create("acme", "online", falcon).ok());
   EXPECT_EQ(Compile("acme", "online", true).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Two members: tenant "far" lives on one, every other tenant on the other. Each reads the
+// other's bases and asks it for dependants directly, as ClusterBases does over gRPC.
+class TwoMembers final : public RemoteBases {
+ public:
+  TwoMembers(Engine* other, bool owns_far) : other_(other), owns_far_(owns_far) {}
+  absl::StatusOr<std::optional<ExportedBase>> Read(const std::string& tenant,
+                                                   const std::string& store,
+                                                   bool for_create) override {
+    if ((tenant == "far") == owns_far_) return std::nullopt;
+    absl::StatusOr<ExportedBase> base = other_->ReadBaseHere(tenant, store, for_create);
+    if (!base.ok()) return base.status();
+    base->remote = true;
+    return *std::move(base);
+  }
+  absl::Status CheckNoDependantsElsewhere(const std::string& name) override {
+    auto [names, count] = other_->DependantsHere(name, 10);
+    if (count == 0) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("store ", name, " is the base of ", count,
+                                                      " store(s) on the other member (",
+                                                      absl::StrJoin(names, ", "), ")"));
+  }
+
+ private:
+  Engine* const other_;
+  const bool owns_far_;
+};
+
+TEST_F(EngineBaseTest, ABaseOnAnotherMemberIsReadFromThereAndKeptWhileInUse) {
+  adapt::v1::ServerConfig config = DefaultConfig();
+  config.set_data_dir(dir_ + "-far");
+  auto created = Engine::Create(config, backend_.get(), nullptr, nullptr);
+  ASSERT_TRUE(created.ok()) << created.status();
+  std::unique_ptr<Engine> far = *std::move(created);
+  TwoMembers near_side(far.get(), /*owns_far=*/false), far_side(engine_.get(), /*owns_far=*/true);
+  engine_->SetRemoteBases(&near_side);
+  far->SetRemoteBases(&far_side);
+
+  on_ = far.get();
+  ASSERT_TRUE(Create("far", "curated", Faast(0.5)).ok());
+  Adapt("far", "curated", 30, {"billing", "returns"});
+  ASSERT_TRUE(Compile("far", "curated").ok());
+  ASSERT_TRUE(Create("far", "empty", Faast(0.5)).ok());
+  const std::vector<float> base_scores = Scores("far", "curated");
+
+  // Created on this member from the other's base: the same answers at once.
+  on_ = engine_.get();
+  absl::StatusOr<adapt::v1::StoreInfo> made = Create("acme", "support", Faast(1.0, "far/curated"));
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(made->spec().base(), "far/curated");
+  EXPECT_EQ(made->spec().dim(), static_cast<uint32_t>(kDim));
+  EXPECT_EQ(made->faast().base_version(), 1u);
+  EXPECT_EQ(Scores("acme", "support"), base_scores);
+  // The checks hold for a base read from elsewhere, and refusals leave nothing behind.
+  StoreSpec vector = Faast(1.0, "far/curated");
+  vector.mutable_output()->set_kind(OutputSpec::KIND_VECTOR);
+  vector.mutable_output()->set_dim(2);
+  EXPECT_EQ(Create("acme", "x", Faast(1.0, "far/nope")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(Create("acme", "x", vector).status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<adapt::v1::StoreInfo> early = Create("acme", "x", Faast(1.0, "far/empty"));
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition) << early.status();
+  EXPECT_NE(early.status().message().find("(far/empty)"), std::string::npos) << early.status();
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("acme");
+  get.set_store("x");
+  EXPECT_EQ(engine_->GetStore(get).status().code(), absl::StatusCode::kNotFound);
+
+  // The base moves on; refresh_base reads its new version from the other member.
+  on_ = far.get();
+  Adapt("far", "curated", 20, {"billing", "shipping"});
+  ASSERT_TRUE(Compile("far", "curated").ok());
+  on_ = engine_.get();
+  absl::StatusOr<adapt::v1::CompileResponse> refreshed = Compile("acme", "support", true);
+  ASSERT_TRUE(refreshed.ok()) << refreshed.status();
+  EXPECT_EQ(refreshed->faast().base_version(), 2u);
+  EXPECT_EQ(Scores("acme", "support").size(), 3u);  // shipping came with the base
+
+  // The base is in use on this member: its own member refuses to delete it.
+  on_ = far.get();
+  absl::Status refused = Delete("far", "curated");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("acme/support"), std::string::npos) << refused;
+  // Without dependants, a base read for a create elsewhere (whose create may still be
+  // running) is kept for the lease.
+  on_ = engine_.get();
+  ASSERT_TRUE(Delete("acme", "support").ok());
+  on_ = far.get();
+  refused = Delete("far", "curated");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("being created on another member"), std::string::npos)
+      << refused;
+  // A base never read for a create goes at once.
+  ASSERT_TRUE(Create("far", "plain", Faast(0.5)).ok());
+  EXPECT_TRUE(Delete("far", "plain").ok());
+  on_ = nullptr;
+  engine_->SetRemoteBases(nullptr);
+  far.reset();
+  std::filesystem::remove_all(dir_ + "-far");
 }
 
 }  // namespace

@@ -117,19 +117,7 @@ grpc::Status AdaptationService::CheckBase(const grpc::ServerContextBase& context
       return grpc::Status(denied.error_code(), absl::StrCat("spec.base: ", denied.error_message()));
     }
   }
-  if (ctx_.handoff != nullptr) {
-    const std::shared_ptr<const cluster::Membership> members = ctx_.handoff->membership();
-    const cluster::Member& base_owner = members->OwnerOf(name->first, name->second);
-    const cluster::Member& owner = members->OwnerOf(request.tenant(), request.store());
-    if (&base_owner != &owner) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat("spec.base: the base ", name->first, "/", name->second,
-                                       " lives on member ", base_owner.name, " and ",
-                                       request.tenant(), "/", request.store(), " on ", owner.name,
-                                       "; in a cluster a store starts only from a base on its own "
-                                       "member (docs/BASE_STORES.md)"));
-    }
-  }
+  // In a cluster the base may live on another member: the engine reads it from there.
   return grpc::Status::OK;
 }
 
@@ -487,6 +475,21 @@ grpc::ServerUnaryReactor* AdaptationService::ClusterQuota(grpc::CallbackServerCo
   } else if (!ctx.handoff->RunAdmin(answer)) {
     return Refuse(ctx_, call, "ClusterQuota", ShuttingDown());
   }
+  return call;
+}
+
+grpc::ServerUnaryReactor* AdaptationService::ClusterBase(grpc::CallbackServerContext* context,
+                                                         const Raw* request, Raw* response) {
+  auto* call =
+      new UnaryCall<adapt::v1::ClusterBaseRequest, adapt::v1::ClusterBaseResponse>(response);
+  if (auto s = Open(context, request, call); !s.ok()) return Refuse(ctx_, call, "ClusterBase", s);
+  if (auto s = OpenAdmin(*context); !s.ok()) return Refuse(ctx_, call, "ClusterBase", s);
+  // Answered on this thread: a registry lookup (a READ of a cold store loads it), never a
+  // call to another member.
+  const absl::Time start = absl::Now();
+  const grpc::Status status = ToGrpc(ctx_.bases->Answer(call->request, &call->response));
+  ctx_.Record("ClusterBase", status, start);
+  call->Reply(status);
   return call;
 }
 

@@ -29,7 +29,8 @@ using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
                                         Adaptation::WithRawCallbackMethod_ClusterStatus<
                                             Adaptation::WithRawCallbackMethod_DrainMember<
                                                 Adaptation::WithRawCallbackMethod_ClusterQuota<
-                                                    Adaptation::Service>>>>>>>>>>>>>>>>>;
+                                                    Adaptation::WithRawCallbackMethod_ClusterBase<
+                                                        Adaptation::Service>>>>>>>>>>>>>>>>>>;
 }  // namespace internal
 
 class AdaptationService final : public internal::RawAdaptationService {
@@ -70,6 +71,8 @@ class AdaptationService final : public internal::RawAdaptationService {
                                         Raw* response) override;
   grpc::ServerUnaryReactor* ClusterQuota(grpc::CallbackServerContext* context, const Raw* request,
                                          Raw* response) override;
+  grpc::ServerUnaryReactor* ClusterBase(grpc::CallbackServerContext* context, const Raw* request,
+                                        Raw* response) override;
 
  private:
   // Parses `request` into `call` and admits the call (draining, authentication, authorization).
@@ -87,8 +90,8 @@ class AdaptationService final : public internal::RawAdaptationService {
   template <typename Call>
   bool Forwarded(grpc::CallbackServerContext* context, const char* method, Access access,
                  const Raw* request, Call* call);
-  // ClusterStatus, DrainMember and ClusterQuota: admin tokens only; FAILED_PRECONDITION on a
-  // single server.
+  // ClusterStatus, DrainMember, ClusterQuota and ClusterBase: admin tokens only;
+  // FAILED_PRECONDITION on a single server.
   grpc::Status OpenAdmin(const grpc::ServerContextBase& context) const;
   // ListStores of a cluster: this member's page merged with every other member's.
   grpc::ServerUnaryReactor* ClusterListStores(

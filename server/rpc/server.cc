@@ -119,6 +119,9 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
         std::make_unique<ClusterQuotas>(s->handoff_.get(), s->engine_.get(),
                                         absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
     ctx.quotas = s->cluster_quotas_.get();
+    s->cluster_bases_ = std::make_unique<ClusterBases>(s->handoff_.get(), s->engine_.get());
+    s->engine_->SetRemoteBases(s->cluster_bases_.get());
+    ctx.bases = s->cluster_bases_.get();
   }
   s->service_ = std::make_unique<AdaptationService>(ctx);
 

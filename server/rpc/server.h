@@ -63,7 +63,8 @@ class AdaptdServer {
   // A cluster's (null for a single server). Declared before the hand-off, so it outlives the
   // hand-off's admin threads, which may free its slots.
   std::unique_ptr<ClusterQuotas> cluster_quotas_;
-  std::unique_ptr<HandOff> handoff_;  // a cluster's; null for a single server
+  std::unique_ptr<ClusterBases> cluster_bases_;  // a cluster's; set on the engine
+  std::unique_ptr<HandOff> handoff_;             // a cluster's; null for a single server
   std::unique_ptr<AdaptationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<TokenAuthorizer> auth_;

@@ -12,6 +12,7 @@
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/call_gate.h"
+#include "server/rpc/cluster_bases.h"
 #include "server/rpc/cluster_quotas.h"
 #include "server/rpc/forwarding.h"
 #include "server/rpc/handoff.h"
@@ -42,6 +43,8 @@ struct ServiceContext {
   // In a cluster, the tenant quotas that hold over every member (cluster_quotas.h); null for
   // a single server.
   ClusterQuotas* quotas = nullptr;
+  // In a cluster, base stores on other members (cluster_bases.h); null for a single server.
+  ClusterBases* bases = nullptr;
 
   // At the start of a call: UNAVAILABLE once the server drains, then AuthorizeCall; on OK
   // `*admitted` holds the call's place in the gate until the call object is destroyed.

@@ -241,6 +241,14 @@ class AuthzTest : public ::testing::Test {
       adapt::v1::ClusterQuotaResponse response;
       return stub().ClusterQuota(TokenContext(token).get(), request, &response);
     };
+    rpcs["ClusterBase"] = [](const std::string& token, const std::string& tenant) {
+      adapt::v1::ClusterBaseRequest request;
+      request.set_op(adapt::v1::ClusterBaseRequest::DEPENDANTS);
+      request.set_tenant(tenant);
+      request.set_store("s");
+      adapt::v1::ClusterBaseResponse response;
+      return stub().ClusterBase(TokenContext(token).get(), request, &response);
+    };
     rpcs["Ping"] = [](const std::string& token, const std::string&) {
       adapt::v1::PingResponse response;
       return stub().Ping(TokenContext(token).get(), adapt::v1::PingRequest(), &response);
@@ -316,7 +324,8 @@ TEST_F(AuthzTest, MissingOrUnknownTokenIsUnauthenticated) {
 
 TEST_F(AuthzTest, OwnerAndAdminSucceed) {
   for (const auto& [name, rpc] : AllRpcs()) {
-    if (name == "ClusterStatus" || name == "DrainMember" || name == "ClusterQuota") {
+    if (name == "ClusterStatus" || name == "DrainMember" || name == "ClusterQuota" ||
+        name == "ClusterBase") {
       // Admin only; past authorization this single server says it is not in a cluster.
       const grpc::Status own = rpc(kAlpha, "alpha");
       EXPECT_EQ(own.error_code(), grpc::StatusCode::PERMISSION_DENIED) << name;

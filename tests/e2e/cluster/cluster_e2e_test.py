@@ -514,6 +514,60 @@ class ClusterEndToEnd(unittest.TestCase):
         for m in MEMBERS:
             self.assertGreater(accepted[m], 0, m)
 
+    def test_a_base_on_another_member(self):
+        # The base on one member, a store created from it on another, through a third.
+        base_owner = owner_of("bas/curated")
+        dep = next("d%d" % i for i in range(1000) if owner_of("bdep/d%d" % i) != base_owner)
+        via = next(m for m in MEMBERS if m not in (base_owner, owner_of("bdep/" + dep)))
+        rng = random.Random(21)
+        self.write_examples("base.csv", rng, 60)
+        self.ok(via, "store", "create", "bas/curated", "--kind", "faast", "--encoder",
+                "identity", "--set", "dim=%d" % DIM, "--set", "ridge=0.5")
+        self.ok(via, "adapt", "bas/curated", "--input", self.path("base.csv"))
+        self.ok(via, "compile", "bas/curated")
+        made = self.ok(via, "store", "create", "bdep/" + dep, "--kind", "faast", "--encoder",
+                       "identity", "--set", "ridge=1", "--base", "bas/curated")
+        self.assertEqual(made["spec"]["base"], "bas/curated")
+        self.assertEqual(made["version"], 1)
+        self.assertEqual(made["faast"]["base_version"], 1)
+        # It answers as its base at once, through every member.
+        answers = []
+        for m in MEMBERS:
+            for store in ("bas/curated", "bdep/" + dep):
+                out = self.path("base-%s-%s.csv" % (m, store.replace("/", "-")))
+                self.ok(m, "predict", store, "--input", self.path("base.csv"), "--output", out)
+                with open(out) as f:
+                    answers.append(f.read())
+        self.assertEqual(len(set(answers)), 1)
+        # The base is in use on another member: not deleted, wherever the delete arrives.
+        result = self.ctl(base_owner, "store", "delete", "bas/curated")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("FAILED_PRECONDITION: store bas/curated is the base of 1 store(s) on "
+                      "member %s (bdep/%s)" % (owner_of("bdep/" + dep), dep), result.stderr)
+        # refresh_base reads the base's new version from its member.
+        with open(self.path("base2.csv"), "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["x%d" % i for i in range(DIM)] + ["label"])
+            for i in range(20):
+                writer.writerow([round(rng.gauss(0, 1), 4) for _ in range(DIM)] + ["west"])
+        self.ok(via, "adapt", "bas/curated", "--input", self.path("base2.csv"))
+        self.ok(via, "compile", "bas/curated")
+        self.ok(base_owner, "compile", "bdep/" + dep, "--refresh-base")
+        info = self.ok(via, "store", "get", "bdep/" + dep)
+        self.assertEqual(info["faast"]["base_version"], 2)
+        self.assertIn("west", info["labels"])
+        # Once its dependant is gone (and the create's hold on it lapsed), the base goes.
+        self.ok(via, "store", "delete", "bdep/" + dep)
+        deadline = time.monotonic() + 30
+        while True:
+            result = self.ctl(via, "store", "delete", "bas/curated")
+            if result.returncode == 0:
+                break
+            self.assertIn("being created on another member", result.stderr)
+            self.assertLess(time.monotonic(), deadline, result.stderr)
+            time.sleep(1)
+        self.assertEqual(self.ctl("a", "store", "get", "bas/curated").returncode, 1)
+
     def test_a_bad_member_list_is_refused_at_start(self):
         result = subprocess.run(
             [ADAPTD, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir",

@@ -1,0 +1,133 @@
+// The engine's side of base stores (docs/BASE_STORES.md): resolving a new store's base, read
+// here or from the member of a cluster that holds it (docs/CLUSTER.md, "Base stores"), and the
+// index of dependants that keeps a base in use from deletion.
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/engine.h"
+#include "server/core/names.h"
+#include "server/core/status_macros.h"
+
+namespace adaptd {
+
+absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, const std::string& name,
+                                                 adapt::v1::StoreSpec* spec) {
+  ASSIGN_OR_RETURN(auto base_name, ParseBaseName(tenant, spec->base()));
+  const auto& [base_tenant, base_store] = base_name;
+  spec->set_base(absl::StrCat(base_tenant, "/", base_store));
+  if (base_tenant == tenant && base_store == name) {
+    return absl::InvalidArgumentError("spec.base: a store cannot be its own base");
+  }
+  if (spec->kind() == adapt::v1::STORE_KIND_FWPKM) {
+    return absl::InvalidArgumentError(
+        "spec.base: fwpkm stores cannot start from a base: their values live in slots addressed "
+        "by sub-keys that move with their own writes, so another store's slots mean nothing to "
+        "them");
+  }
+  absl::StatusOr<ExportedBase> found = ReadBase(base_tenant, base_store, /*for_create=*/true);
+  if (absl::IsNotFound(found.status())) {
+    return absl::NotFoundError(absl::StrCat("spec.base: no store ", spec->base()));
+  }
+  if (!found.ok()) return found.status();
+  const adapt::v1::StoreSpec& base_spec = found->spec;
+  if (base_spec.kind() == adapt::v1::STORE_KIND_FWPKM) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.base: ", spec->base(), " is an fwpkm store; a base is a faast or falcon store"));
+  }
+  if (base_spec.encoder() != spec->encoder()) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.base: ", spec->base(), " reads encoder '",
+                                                   base_spec.encoder(), "', this store '",
+                                                   spec->encoder(), "'"));
+  }
+  const adapt::v1::OutputSpec& out = spec->output();
+  const adapt::v1::OutputSpec& base_out = base_spec.output();
+  if (out.kind() != base_out.kind() || out.dim() != base_out.dim()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.base: ", spec->base(), " has output ",
+                     adapt::v1::OutputSpec::Kind_Name(base_out.kind()), " of width ",
+                     base_out.dim(), "; this store's must be the same"));
+  }
+  if (!out.label_encoder().empty() || !base_out.label_encoder().empty()) {
+    return absl::InvalidArgumentError(
+        "spec.base: label-embedding stores (output.label_encoder) neither take nor serve as a "
+        "base");
+  }
+  if (!found->readout_status.ok()) {
+    return absl::Status(found->readout_status.code(),
+                        absl::StrCat(found->readout_status.message(), " (", spec->base(), ")"));
+  }
+  const BaseReadout* readout = &found->readout;
+  if (spec->dim() != 0 && spec->dim() != readout->dim) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.dim: ", spec->dim(),
+                                                   " differs from the "
+                                                   "base's dimension ",
+                                                   readout->dim));
+  }
+  spec->set_dim(static_cast<uint32_t>(readout->dim));
+  if (spec->kind() == adapt::v1::STORE_KIND_FALCON &&
+      spec->falcon().key_norm() == adapt::v1::FalconParams::KEY_NORM_UNSPECIFIED) {
+    spec->mutable_falcon()->set_key_norm(readout->key_norm);  // read keys as the base does
+  }
+  return found;
+}
+
+absl::StatusOr<ExportedBase> Engine::ReadBase(const std::string& tenant, const std::string& store,
+                                              bool for_create) {
+  if (remote_bases_ != nullptr) {
+    ASSIGN_OR_RETURN(std::optional<ExportedBase> remote,
+                     remote_bases_->Read(tenant, store, for_create));
+    if (remote.has_value()) return *std::move(remote);
+  }
+  // Here, a create's check and its registry change both hold base_mu_: no lease needed.
+  return ReadBaseHere(tenant, store, /*for_create=*/false);
+}
+
+absl::StatusOr<ExportedBase> Engine::ReadBaseHere(const std::string& tenant,
+                                                  const std::string& store, bool for_create) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, Find(tenant, store));
+  ExportedBase out;
+  out.spec = found->spec();
+  absl::StatusOr<BaseReadout> readout = found->ExportBase();
+  if (readout.ok()) {
+    out.readout = *std::move(readout);
+  } else {
+    out.readout_status = readout.status();
+  }
+  if (for_create) {
+    absl::MutexLock lock(&base_mu_);
+    base_leases_[absl::StrCat(tenant, "/", store)] = absl::Now() + kBaseLease;
+  }
+  return out;
+}
+
+std::pair<std::vector<std::string>, size_t> Engine::DependantsHere(const std::string& base,
+                                                                   size_t max) const {
+  absl::MutexLock lock(&base_mu_);
+  std::pair<std::vector<std::string>, size_t> out{{}, 0};
+  const auto users = dependants_.find(base);
+  if (users == dependants_.end()) return out;
+  out.second = users->second.size();
+  for (const std::string& user : users->second) {
+    if (out.first.size() == max) break;
+    out.first.push_back(user);
+  }
+  return out;
+}
+
+void Engine::AddDependantLocked(const std::string& base, const std::string& dependant) {
+  dependants_[base].insert(dependant);
+  base_of_[dependant] = base;
+}
+
+void Engine::RemoveDependantLocked(const std::string& dependant) {
+  auto it = base_of_.find(dependant);
+  if (it == base_of_.end()) return;
+  auto users = dependants_.find(it->second);
+  if (users != dependants_.end()) {
+    users->second.erase(dependant);
+    if (users->second.empty()) dependants_.erase(users);
+  }
+  base_of_.erase(it);
+}
+
+}  // namespace adaptd

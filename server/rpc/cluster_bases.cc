@@ -1,0 +1,159 @@
+#include "server/rpc/cluster_bases.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/core/names.h"
+#include "server/rpc/status.h"
+
+namespace adaptd {
+namespace {
+
+using adapt::v1::ClusterBaseRequest;
+using adapt::v1::ClusterBaseResponse;
+
+// The most dependants a DEPENDANTS answer names.
+constexpr size_t kNamed = 10;
+
+// A failure of the call itself rather than the member's answer.
+bool Unreachable(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         status.error_code() == grpc::StatusCode::CANCELLED ||
+         status.error_code() == grpc::StatusCode::UNKNOWN;
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string& tenant,
+                                                               const std::string& store,
+                                                               bool for_create) {
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  const cluster::Member& owner = members->OwnerOf(tenant, store);
+  if (&owner == &members->self()) return std::nullopt;  // read it here
+  ClusterBaseRequest request;
+  request.set_op(ClusterBaseRequest::READ);
+  request.set_tenant(tenant);
+  request.set_store(store);
+  request.set_for_create(for_create);
+  ClusterBaseResponse response;
+  std::unique_ptr<grpc::ClientContext> context = handoff_->MemberContext(absl::Seconds(30));
+  const grpc::Status status =
+      handoff_->StubFor(owner)->ClusterBase(context.get(), request, &response);
+  if (!status.ok()) {
+    if (Unreachable(status)) {
+      return absl::UnavailableError(
+          absl::StrCat("spec.base: the base ", tenant, "/", store, " lives on member ", owner.name,
+                       ", which did not answer (", CodeName(status.error_code()), ": ",
+                       status.error_message(), "); retry"));
+    }
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  }
+  ExportedBase base;
+  base.remote = true;
+  base.spec = std::move(*response.mutable_spec());
+  if (response.readout_code() != 0) {
+    base.readout_status = absl::Status(static_cast<absl::StatusCode>(response.readout_code()),
+                                       response.readout_error());
+    return base;
+  }
+  BaseReadout& r = base.readout;
+  r.version = response.version();
+  r.dim = response.dim();
+  r.columns = response.columns();
+  r.labels = response.labels();
+  r.label_names.assign(response.label_names().begin(), response.label_names().end());
+  r.s.assign(response.s().begin(), response.s().end());
+  r.key_norm = response.key_norm();
+  if (r.dim <= 0 || r.columns < 0 || r.s.size() != static_cast<size_t>(r.dim * r.columns) ||
+      (r.labels && r.label_names.size() != static_cast<size_t>(r.columns))) {
+    return absl::InternalError(absl::StrCat("spec.base: member ", owner.name,
+                                            " sent a read-out of the base ", tenant, "/", store,
+                                            " whose sizes disagree"));
+  }
+  return base;
+}
+
+absl::Status ClusterBases::CheckNoDependantsElsewhere(const std::string& name) {
+  absl::StatusOr<std::pair<std::string, std::string>> parts = ParseBaseName("", name);
+  if (!parts.ok()) return parts.status();
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  for (const cluster::Member& other : members->members()) {
+    if (&other == &members->self()) continue;
+    ClusterBaseRequest request;
+    request.set_op(ClusterBaseRequest::DEPENDANTS);
+    request.set_tenant(parts->first);
+    request.set_store(parts->second);
+    ClusterBaseResponse response;
+    std::unique_ptr<grpc::ClientContext> context = handoff_->MemberContext(absl::Seconds(2));
+    const grpc::Status status =
+        handoff_->StubFor(other)->ClusterBase(context.get(), request, &response);
+    if (!status.ok()) {
+      // A member that is down does not hold up deletes everywhere: stores made from this one
+      // there keep their copy of it (only their refresh_base will find it gone).
+      std::fprintf(stderr,
+                   "adaptd: deleting %s without asking member %s for stores made from it (%s: "
+                   "%s)\n",
+                   name.c_str(), other.name.c_str(), CodeName(status.error_code()).c_str(),
+                   status.error_message().c_str());
+      continue;
+    }
+    if (response.dependants_count() > 0) {
+      const size_t named = static_cast<size_t>(response.dependants_size());
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store ", name, " is the base of ", response.dependants_count(), " store(s) on member ",
+          other.name, " (", absl::StrJoin(response.dependants(), ", "),
+          response.dependants_count() > named ? ", ..." : "", "): delete those first"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ClusterBases::Answer(const ClusterBaseRequest& request,
+                                  ClusterBaseResponse* response) {
+  if (request.tenant().empty() || request.store().empty()) {
+    return absl::InvalidArgumentError("tenant, store: required");
+  }
+  switch (request.op()) {
+    case ClusterBaseRequest::READ: {
+      absl::StatusOr<ExportedBase> base =
+          engine_->ReadBaseHere(request.tenant(), request.store(), request.for_create());
+      if (absl::IsNotFound(base.status()) && !handoff_->LocalStatus(/*max_moving=*/0).settled()) {
+        return absl::UnavailableError(absl::StrCat("spec.base: the base ", request.tenant(), "/",
+                                                   request.store(), " is not on its owner, member ",
+                                                   handoff_->self(),
+                                                   ", while the members' stores move; retry"));
+      }
+      if (!base.ok()) return base.status();
+      *response->mutable_spec() = base->spec;
+      if (!base->readout_status.ok()) {
+        response->set_readout_code(static_cast<int32_t>(base->readout_status.code()));
+        response->set_readout_error(std::string(base->readout_status.message()));
+        return absl::OkStatus();
+      }
+      const BaseReadout& r = base->readout;
+      response->set_version(r.version);
+      response->set_dim(static_cast<uint32_t>(r.dim));
+      response->set_columns(static_cast<uint32_t>(r.columns));
+      response->set_labels(r.labels);
+      for (const std::string& label : r.label_names) response->add_label_names(label);
+      response->mutable_s()->Add(r.s.begin(), r.s.end());
+      response->set_key_norm(r.key_norm);
+      return absl::OkStatus();
+    }
+    case ClusterBaseRequest::DEPENDANTS: {
+      auto [names, count] =
+          engine_->DependantsHere(absl::StrCat(request.tenant(), "/", request.store()), kNamed);
+      for (std::string& name : names) response->add_dependants(std::move(name));
+      response->set_dependants_count(count);
+      return absl::OkStatus();
+    }
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("op: must be READ or DEPENDANTS, got ", request.op()));
+  }
+}
+
+}  // namespace adaptd

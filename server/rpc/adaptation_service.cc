@@ -469,8 +469,11 @@ grpc::ServerUnaryReactor* AdaptationService::ClusterQuota(grpc::CallbackServerCo
     ctx.Record("ClusterQuota", status, start);
     call->Reply(status);
   };
-  // A reservation asks every other member: on a thread of its own. The rest answers at once.
-  if (call->request.op() != adapt::v1::ClusterQuotaRequest::RESERVE) {
+  // A reservation asks every other member, and a release waits for a reservation of its
+  // tenant in progress: on a thread of their own. The rest answers at once.
+  const adapt::v1::ClusterQuotaRequest::Op op = call->request.op();
+  if (op != adapt::v1::ClusterQuotaRequest::RESERVE &&
+      op != adapt::v1::ClusterQuotaRequest::RELEASE) {
     answer();
   } else if (!ctx.handoff->RunAdmin(answer)) {
     return Refuse(ctx_, call, "ClusterQuota", ShuttingDown());

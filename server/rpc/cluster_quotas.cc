@@ -169,6 +169,9 @@ absl::Status ClusterQuotas::ReserveHere(const std::string& tenant, const std::st
 }
 
 void ClusterQuotas::ReleaseHere(const std::string& tenant, const std::string& store) {
+  // Not while a count of the tenant runs: it may have asked the store's member before the
+  // store existed there, and must then still find its slot.
+  absl::MutexLock counting(TenantLock(tenant));
   absl::MutexLock lock(&mu_);
   auto t = slots_.find(tenant);
   if (t == slots_.end()) return;

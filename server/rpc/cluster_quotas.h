@@ -7,7 +7,9 @@
 //   tenant's stores that every member holds (STORE_NAMES; a store in motion, held twice for a
 //   moment, counts once) with the slots it granted whose creates are still running, and grants
 //   one more only under the limit. The creating member frees the slot once its create ended
-//   (RELEASE; a slot not freed lapses after kSlotLifetime). A member that cannot be asked makes
+//   (RELEASE, which waits for a count of the tenant in progress, since that count may have
+//   asked the store's member before the store existed; a slot not freed lapses after
+//   kSlotLifetime). A member that cannot be asked makes
 //   the count unknown: the create is refused UNAVAILABLE (retryable), naming it.
 // - Memory and examples per second, within about 10%. Every `interval` each member asks the
 //   others for their usage of every tenant with such a limit (USAGE): memory held and

@@ -44,6 +44,7 @@ MASK = (1 << 64) - 1
 # Tenants with quotas (the rest have none), and how often the members exchange usage.
 QUOTAS = {
     "cnt": {"max_stores": 5},
+    "many": {"max_stores": 25},
     "pyq": {"max_stores": 2},
     "mem": {"max_memory_bytes": 120000},
     "rate": {"examples_per_second": 100, "examples_burst": 100},
@@ -418,6 +419,29 @@ class ClusterEndToEnd(unittest.TestCase):
         self.assertIn("RESOURCE_EXHAUSTED", result.stderr)
         listed = self.ok("c", "store", "list", "cnt")
         self.assertEqual(len(listed["stores"]), 5)
+        # Many creates at once, through the stubs: still exactly the limit.
+        created, refused, errors = [], [], []
+
+        def create_many(i):
+            with grpc.insecure_channel(self.addr[MEMBERS[i % 3]]) as channel:
+                spec = adapt_pb2.StoreSpec(kind=adapt_pb2.STORE_KIND_FAAST, dim=DIM)
+                try:
+                    adapt_pb2_grpc.AdaptationStub(channel).CreateStore(
+                        adapt_pb2.CreateStoreRequest(tenant="many", store="m%02d" % i, spec=spec),
+                        timeout=60)
+                    created.append(i)
+                except grpc.RpcError as e:
+                    (refused if e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+                     else errors).append((i, e.code(), e.details()))
+
+        threads = [threading.Thread(target=create_many, args=(i,)) for i in range(60)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(created), 25, refused)
+        self.assertEqual(len(self.ok("a", "store", "list", "many")["stores"]), 25)
         # Other tenants are not limited.
         for i in range(6):
             self.ok(MEMBERS[i % 3], "store", "create", "free/f%d" % i, "--kind", "faast",

@@ -192,6 +192,10 @@ def check_custom(docs):
     check(cfg.get("maxMessageBytes") == "134217728" and
           cfg.get("memoryBudgetBytes") == "8589934592",
           "custom: 64-bit numbers in the server config: %r" % cfg)
+    check(cfg.get("defaultQuota") == {"maxStores": "100", "maxMemoryBytes": "4294967296",
+                                      "examplesPerSecond": 5000} and
+          cfg.get("tenantQuotas") == {"bigco": {"maxStores": "1000", "examplesBurst": 20000.5}},
+          "custom: quotas in the server config: %r" % cfg)
 
 
 def check_config_starts(config_text, *flags):
@@ -250,7 +254,9 @@ def main():
         else:  # the cluster's member list, as the first pod reads it
             config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
             config.pop("encoders", None)  # the custom encoders' files are not here
-            check_config_starts(json.dumps({"cluster": config["cluster"]}),
+            check_config_starts(json.dumps({"cluster": config["cluster"],
+                                            "defaultQuota": config["defaultQuota"],
+                                            "tenantQuotas": config["tenantQuotas"]}),
                                 "--cluster-self", "demo-adaptd-0")
 
     # The validator really validates: an unknown field and a wrong type fail.
@@ -268,6 +274,14 @@ def main():
     r = render(renderer, hpa, expect_ok=False)
     check(r.returncode != 0 and "an HPA cannot scale adaptd" in r.stderr,
           "autoscaling.enabled was not refused: rc=%d %s" % (r.returncode, r.stderr))
+
+    # A quota field the server does not know stops the install, named.
+    quota = os.path.join(WORK, "bad-quota-values.yaml")
+    with open(quota, "w") as f:
+        f.write("config:\n  tenantQuotas:\n    acme: {maxstores: 5}\n")
+    r = render(renderer, quota, expect_ok=False)
+    check(r.returncode != 0 and "config.tenantQuotas.acme.maxstores: not a quota field" in r.stderr,
+          "an unknown quota field was not refused: rc=%d %s" % (r.returncode, r.stderr))
 
     # A cluster with tokens needs the members' own token: refused without the Secret, and with
     # it the config names the mounted file.

@@ -60,5 +60,26 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $cfg "cluster" $cluster -}}
 {{- end -}}
 {{- if $c.tokens }}{{- $_ := set $cfg "tokens" $c.tokens -}}{{- end -}}
+{{- /* Quotas: the default and each tenant's, their 64-bit counts through int64; a field the
+       server does not know stops the install, naming it. */ -}}
+{{- $sources := dict -}}
+{{- if $c.defaultQuota }}{{- $_ := set $sources "defaultQuota" (list "" $c.defaultQuota) -}}{{- end -}}
+{{- range $tenant, $q := (default (dict) $c.tenantQuotas) }}
+{{- $_ := set $sources (printf "tenantQuotas.%s" $tenant) (list $tenant $q) -}}
+{{- end -}}
+{{- $tenantQuotas := dict -}}
+{{- range $field, $pair := $sources }}
+{{- $quota := dict -}}
+{{- range $k, $v := (index $pair 1) }}
+{{- if has $k (list "maxStores" "maxMemoryBytes") }}{{- $_ := set $quota $k (int64 $v | toString) -}}
+{{- else if has $k (list "examplesPerSecond" "examplesBurst") }}{{- $_ := set $quota $k $v -}}
+{{- else }}{{- fail (printf "config.%s.%s: not a quota field (maxStores, maxMemoryBytes, examplesPerSecond, examplesBurst)" $field $k) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (index $pair 0) "" }}{{- $_ := set $cfg "defaultQuota" $quota -}}
+{{- else }}{{- $_ := set $tenantQuotas (index $pair 0) $quota -}}
+{{- end -}}
+{{- end -}}
+{{- if $tenantQuotas }}{{- $_ := set $cfg "tenantQuotas" $tenantQuotas -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}
 {{- end -}}

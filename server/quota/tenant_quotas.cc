@@ -42,7 +42,6 @@ absl::StatusOr<std::unique_ptr<TenantQuotas>> TenantQuotas::Create(
   if (auto s = CheckRate("default_quota", config.default_quota()); !s.ok()) return s;
   quotas->defaults_ = Apply({}, config.default_quota());
   quotas->limits_memory_ = quotas->defaults_.max_memory_bytes > 0;
-  quotas->limits_stores_ = quotas->defaults_.max_stores > 0;
   quotas->limits_rate_ = quotas->defaults_.examples_per_second > 0;
   for (const auto& [tenant, quota] : config.tenant_quotas()) {
     const std::string field = absl::StrCat("tenant_quotas[", tenant, "]");
@@ -52,7 +51,6 @@ absl::StatusOr<std::unique_ptr<TenantQuotas>> TenantQuotas::Create(
     if (auto s = CheckRate(field, quota); !s.ok()) return s;
     const QuotaLimits limits = Apply(quotas->defaults_, quota);
     quotas->limits_memory_ |= limits.max_memory_bytes > 0;
-    quotas->limits_stores_ |= limits.max_stores > 0;
     quotas->limits_rate_ |= limits.examples_per_second > 0;
     quotas->overrides_[tenant] = limits;
   }

@@ -53,8 +53,7 @@ class TenantQuotas {
   QuotaLimits LimitsOf(const std::string& tenant) const;
   // True when some tenant has some memory limit (the engine only then sums memory).
   bool limits_memory() const { return limits_memory_; }
-  // True when some tenant has a store or an example-rate limit.
-  bool limits_stores() const { return limits_stores_; }
+  // True when some tenant has an example-rate limit.
   bool limits_rate() const { return limits_rate_; }
 
   // Before creating one more store when the tenant holds `current` stores.
@@ -94,7 +93,6 @@ class TenantQuotas {
   QuotaLimits defaults_;
   absl::flat_hash_map<std::string, QuotaLimits> overrides_;
   bool limits_memory_ = false;
-  bool limits_stores_ = false;
   bool limits_rate_ = false;
   Clock clock_;
   mutable absl::Mutex mu_;

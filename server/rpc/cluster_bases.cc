@@ -17,14 +17,6 @@ using adapt::v1::ClusterBaseResponse;
 // The most dependants a DEPENDANTS answer names.
 constexpr size_t kNamed = 10;
 
-// A failure of the call itself rather than the member's answer.
-bool Unreachable(const grpc::Status& status) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
-         status.error_code() == grpc::StatusCode::CANCELLED ||
-         status.error_code() == grpc::StatusCode::UNKNOWN;
-}
-
 }  // namespace
 
 absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string& tenant,
@@ -49,7 +41,7 @@ absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string
                        ", which did not answer (", CodeName(status.error_code()), ": ",
                        status.error_message(), "); retry"));
     }
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+    return FromGrpc(status);
   }
   ExportedBase base;
   base.remote = true;

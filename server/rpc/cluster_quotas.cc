@@ -19,19 +19,6 @@ absl::Duration Within(absl::Time deadline, absl::Duration most) {
   return std::max(absl::Milliseconds(1), std::min(most, deadline - absl::Now()));
 }
 
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
-}
-
-// A failure of the call itself (the member down, late, or refusing for a reason of its own
-// that is not a quota answer).
-bool Unreachable(const grpc::Status& status) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
-         status.error_code() == grpc::StatusCode::CANCELLED ||
-         status.error_code() == grpc::StatusCode::UNKNOWN;
-}
-
 }  // namespace
 
 ClusterQuotas::ClusterQuotas(HandOff* handoff, Engine* engine, absl::Duration interval)

@@ -16,6 +16,7 @@
 #include "server/core/status_macros.h"
 #include "server/persistence/env.h"
 #include "server/persistence/file_util.h"
+#include "server/rpc/status.h"
 
 namespace adaptd {
 namespace {
@@ -364,7 +365,7 @@ absl::StatusOr<adapt::v1::MemberStatus> HandOff::AskStatus(const cluster::Member
   adapt::v1::ClusterStatusResponse response;
   const grpc::Status status = StubFor(member)->ClusterStatus(context.get(), request, &response);
   if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+    return FromGrpc(status);
   }
   if (response.members_size() != 1 || response.members(0).name() != member.name) {
     return absl::InternalError(

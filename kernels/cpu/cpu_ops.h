@@ -26,7 +26,11 @@ void GroupedGemm(std::span<const GemmGroup> groups);
 // Runs its products on `backend` (Gemm), the rest on the host.
 template <typename T>
 absl::Status FalconChunkStep(const FalconChunk<T>& chunk, Backend* backend);
+// Splits large batches over OpenBLAS's thread count (a thread per range of queries).
 void ProductKeyScores(const ProductKeyQuery& query);
+// ProductKeyScores with the AVX-512 distance kernel only when `avx512` (and the CPU has it), and
+// at most `threads` threads; the results are the same bit for bit, which tests check.
+void ProductKeyScoresWith(const ProductKeyQuery& query, bool avx512, int threads);
 
 // The k best of the n IDW scores −log(ε + d2[i]) (best first, ties to the smaller i), with the
 // exact per-coordinate arithmetic ProductKeyScores uses.

@@ -124,6 +124,7 @@ PrequentialStats FwpkmStore::Evaluate(const float* queries, int64_t items,
     FwpkmAddressBatch(keys_, queries + t0 * key_dim_, nb, params_.k, params_.eps, &scratch,
                       addresses.data(), *backend_);
     for (int64_t t = t0; t < t0 + nb; ++t) {
+      FwpkmPrefetchAhead(values_, addresses.data(), nb, t - t0);
       ReadAddress(values_, addresses[t - t0], params_.gated, out.data(), &confidence);
       ++stats.evaluated;
       if (labels != nullptr) {
@@ -297,6 +298,8 @@ absl::StatusOr<Predictions> FwpkmStore::Predict(const float* keys, int64_t rows,
       FwpkmAddressBatch(keys_, query.data(), nb, params_.k, params_.eps, &scratch, addresses.data(),
                         *backend_);
     }
+    FwpkmPrefetchAhead(values_, addresses.data(),
+                       std::min(kReadBatch, rows - r / kReadBatch * kReadBatch), r % kReadBatch);
     ReadAddress(values_, addresses[r % kReadBatch], params_.gated, v.data(), &out.confidence[r]);
     if (!labels_) {
       for (double x : v) out.vectors.push_back(static_cast<float>(x));

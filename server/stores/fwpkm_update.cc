@@ -26,6 +26,22 @@ void FwpkmReadout(const FwpkmValues& values, const FwpkmAddress& a, double* out)
   }
 }
 
+void FwpkmPrefetchAhead(const FwpkmValues& values, const FwpkmAddress* addresses, int64_t count,
+                        int64_t t) {
+  constexpr int64_t kMapAhead = 8, kRowAhead = 4;
+  if (t == 0) {
+    for (int64_t u = 0; u < std::min(count, kMapAhead); ++u) {
+      values.PrefetchSlots(addresses[u].slot.data(), addresses[u].k);
+    }
+  }
+  if (t + kMapAhead < count) {
+    values.PrefetchSlots(addresses[t + kMapAhead].slot.data(), addresses[t + kMapAhead].k);
+  }
+  if (t + kRowAhead < count) {
+    values.PrefetchRows(addresses[t + kRowAhead].slot.data(), addresses[t + kRowAhead].k);
+  }
+}
+
 void FwpkmValueGradient::Add(const FwpkmAddress& a, float gate, const double* error) {
   double sq = 0;
   for (int i = 0; i < a.k; ++i) sq += static_cast<double>(a.weight[i]) * a.weight[i];
@@ -123,6 +139,7 @@ void FwpkmApplyChunk(const FwpkmChunkParams& params, const FwpkmChunkView& chunk
                     addresses.data(), backend);
   for (int64_t t = 0; t < chunk.items; ++t) {
     const FwpkmAddress& a = addresses[t];
+    FwpkmPrefetchAhead(*values, addresses.data(), chunk.items, t);
     FwpkmReadout(*values, a, error.data());
     if (chunk.labels != nullptr) {
       error[chunk.labels[t]] -= 1.0;

@@ -46,6 +46,11 @@ struct FwpkmChunkView {
 
 // out[0, width) = v̂ = Σ_i s'_i V_i.
 void FwpkmReadout(const FwpkmValues& values, const FwpkmAddress& a, double* out);
+// Before reading addresses[t] of addresses[0, count) in order: prefetches the slot map's entries
+// of a later address and the value rows of a nearer one, so a large store's reads overlap their
+// cache misses.
+void FwpkmPrefetchAhead(const FwpkmValues& values, const FwpkmAddress* addresses, int64_t count,
+                        int64_t t);
 
 // Accumulates the value gradient over a chunk, one item at a time.
 class FwpkmValueGradient {

@@ -73,6 +73,21 @@ int64_t FwpkmValues::Find(uint32_t slot) const {
   return it == row_of_.end() ? -1 : it->second;
 }
 
+void FwpkmValues::PrefetchSlots(const uint32_t* slots, int count) const {
+  for (int i = 0; i < count; ++i) row_of_.prefetch(slots[i]);
+}
+
+void FwpkmValues::PrefetchRows(const uint32_t* slots, int count) const {
+  for (int i = 0; i < count; ++i) {
+    const int64_t row = Find(slots[i]);
+    if (row < 0) continue;
+    const char* at = bfloat16_ ? reinterpret_cast<const char*>(HalfRow(row))
+                               : reinterpret_cast<const char*>(FloatRow(row));
+    const int64_t bytes = width_ * (bfloat16_ ? 2 : 4);
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(at + b);
+  }
+}
+
 int64_t FwpkmValues::Touch(uint32_t slot) {
   auto [it, inserted] = row_of_.try_emplace(slot, rows());
   if (!inserted) return it->second;

@@ -35,6 +35,12 @@ class FwpkmValues {
   int64_t Find(uint32_t slot) const;
   // The row of `slot`, allocated (zero) if needed.
   int64_t Touch(uint32_t slot);
+  // Hints that slots[0, count) will be read soon: their entries in the slot → row map (Find
+  // then misses no cache line for them).
+  void PrefetchSlots(const uint32_t* slots, int count) const;
+  // Hints that the rows of slots[0, count) will be read soon (a Find for each; call it after
+  // PrefetchSlots has had time to bring the map's lines in).
+  void PrefetchRows(const uint32_t* slots, int count) const;
 
   // out[0, width) += w · row.
   void AddScaled(int64_t row, double w, double* out) const;

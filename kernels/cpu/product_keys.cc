@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -234,16 +236,45 @@ QueryTile MakeTile(const float* q, int64_t stride, int r0, int rb, int half) {
 // panel padded with zeros. A column of t steps n floats per coordinate, and at n a multiple of
 // 1,024 every step lands in one L1 set; a panel steps 128 bytes.
 void PackPanels(const float* t, int n, int half, float* packed) {
-  const int panels = (n + 31) / 32;
-  for (int p = 0; p < panels; ++p) {
-    const int width = std::min(32, n - 32 * p);
-    for (int c = 0; c < half; ++c) {
+  const int full = n / 32;
+  for (int c = 0; c < half; ++c) {
+    const float* src = t + static_cast<size_t>(c) * n;
+    for (int p = 0; p < full; ++p) {
       float* dst = packed + (static_cast<size_t>(p) * half + c) * 32;
-      const float* src = t + static_cast<size_t>(c) * n + 32 * p;
-      std::copy_n(src, width, dst);
-      std::fill(dst + width, dst + 32, 0.0f);
+      for (int j = 0; j < 32; ++j) dst[j] = src[32 * p + j];
+    }
+    if (full * 32 < n) {
+      float* dst = packed + (static_cast<size_t>(full) * half + c) * 32;
+      for (int j = 0; j < 32; ++j) dst[j] = 32 * full + j < n ? src[32 * full + j] : 0.0f;
     }
   }
+}
+
+// Whether `packed` holds PackPanels(t, n, half) already, bit for bit (a read of both, no write:
+// the panels stay shared with the cores that read them in the previous call).
+bool PanelsMatch(const float* t, int n, int half, const float* packed) {
+  const int full = n / 32;
+  uint32_t diff = 0;
+  for (int c = 0; c < half; ++c) {
+    const float* src = t + static_cast<size_t>(c) * n;
+    for (int p = 0; p < full; ++p) {
+      const float* dst = packed + (static_cast<size_t>(p) * half + c) * 32;
+      for (int j = 0; j < 32; ++j) {
+        uint32_t a, b;
+        std::memcpy(&a, src + 32 * p + j, sizeof a);
+        std::memcpy(&b, dst + j, sizeof b);
+        diff |= a ^ b;
+      }
+    }
+    for (int i = 32 * full; i < n; ++i) {
+      uint32_t a, b;
+      std::memcpy(&a, src + i, sizeof a);
+      std::memcpy(&b, packed + (static_cast<size_t>(full) * half + c) * 32 + (i - 32 * full),
+                  sizeof b);
+      diff |= a ^ b;
+    }
+  }
+  return diff == 0;
 }
 
 // d[r·n + i] = ‖q_r‖² + ‖K_i‖² − 2·q_r·K_i (float, any rounding: an approximation of d²) for
@@ -410,6 +441,7 @@ struct Scratch {
 struct Prepared {
   std::array<std::vector<float>, 2> knorm, packed;
   std::array<float, 2> kmax{};
+  int n = 0, half = 0;  // the shape the panels were packed for
 };
 
 void ScoreOneByOne(const ProductKeyQuery& p, Scratch& s) {
@@ -700,6 +732,14 @@ void ProductKeyScoresWith(const ProductKeyQuery& p, bool avx512, int threads) {
   }
   for (int m = 0; m < 2; ++m) {
     const float* t = p.tables[m];
+    const size_t packed_size = static_cast<size_t>((n + 31) / 32) * 32 * half;
+    // Reads between writes ask about the same sub-keys call after call: when the panels of the
+    // previous call still match, they and the norms are kept (rewriting them would take every
+    // line of them from the cores that read them last).
+    if (prep.n == n && prep.half == half && prep.packed[m].size() == packed_size &&
+        PanelsMatch(t, n, half, prep.packed[m].data())) {
+      continue;
+    }
     std::vector<float>& knorm = prep.knorm[m];
     knorm.assign(n, 0.0f);
     for (int c = 0; c < half; ++c) {
@@ -707,9 +747,11 @@ void ProductKeyScoresWith(const ProductKeyQuery& p, bool avx512, int threads) {
       for (int i = 0; i < n; ++i) knorm[i] += row[i] * row[i];
     }
     prep.kmax[m] = *std::max_element(knorm.begin(), knorm.end());
-    prep.packed[m].resize(static_cast<size_t>((n + 31) / 32) * 32 * half);
+    prep.packed[m].resize(packed_size);
     PackPanels(t, n, half, prep.packed[m].data());
   }
+  prep.n = n;
+  prep.half = half;
   // Ranges of queries over OpenBLAS's thread count, a thread for every 2^21 multiply-adds of
   // distances at least; each range's results are the one-by-one results, so the split does
   // not change them.

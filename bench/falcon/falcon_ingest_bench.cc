@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "kernels/backend.h"
 #include "server/stores/falcon_chunked.h"
+#include "server/stores/falcon_params.h"
 #include "server/stores/falcon_rules.h"
 
 namespace adaptd {
@@ -80,7 +81,7 @@ Row Measure(int64_t d, int64_t m, int64_t chunk, int rounds, kernels::Backend* b
 }
 
 int Main(int argc, char** argv) {
-  int64_t chunk = 64;
+  int64_t chunk = kFalconChunk;  // the store's
   int rounds = 3;
   std::vector<int64_t> dims = {64, 256, 1024}, widths = {16, 64};
   for (int i = 1; i < argc; ++i) {

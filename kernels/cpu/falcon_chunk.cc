@@ -3,6 +3,7 @@
 // triangular solve (residual variants) or masked predictions (target variants) on the host, in
 // float64, then S ← e^{G_C} S₀ + Xᵀ Z on the backend.
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/cpu_ops.h"
@@ -52,9 +53,16 @@ GroupRates RatesFor(const FalconColumnGroup& group, const Chunk<T>& k) {
     r.g[t] = g;
     r.w[t] = group.rate[t];
   }
+  // D[s+1][s] = 1 and D[t+1][s] = D[t][s]·γ_t: c exponentials instead of c²/2, each factor
+  // ≤ 1, so the products only shrink (a relative error of at most c roundings).
   r.d.assign(k.c * k.c, 0.0);
-  for (int64_t t = 0; t < k.c; ++t) {
-    for (int64_t s = 0; s < t; ++s) r.d[t * k.c + s] = std::exp(r.g_prev[t] - r.g[s]);
+  std::vector<double> gamma(k.c);
+  for (int64_t t = 0; t < k.c; ++t) gamma[t] = std::exp(group.log_gamma[t]);
+  for (int64_t t = 1; t < k.c; ++t) {
+    double* row = r.d.data() + t * k.c;
+    const double* prev = row - k.c;
+    for (int64_t s = 0; s < t - 1; ++s) row[s] = prev[s] * gamma[t - 1];
+    row[t - 1] = 1.0;
   }
   return r;
 }
@@ -186,9 +194,16 @@ absl::Status FalconChunkStep(const FalconChunk<T>& chunk, Backend* backend) {
     T* row = chunk.s + i * k.m;
     for (int64_t j = 0; j < k.m; ++j) row[j] *= static_cast<T>(k.end_decay[j]);
   }
-  const std::vector<T> z(k.z.begin(), k.z.end());
-  FALCON_RETURN_IF_ERROR(backend->Gemm(Trans::kYes, Trans::kNo, k.d, k.m, k.e, T(1), k.xe, k.d,
-                                       z.data(), k.m, T(1), chunk.s, k.m));
+  const T* z = nullptr;
+  std::vector<T> z_copy;
+  if constexpr (std::is_same_v<T, double>) {
+    z = k.z.data();
+  } else {
+    z_copy.assign(k.z.begin(), k.z.end());
+    z = z_copy.data();
+  }
+  FALCON_RETURN_IF_ERROR(backend->Gemm(Trans::kYes, Trans::kNo, k.d, k.m, k.e, T(1), k.xe, k.d, z,
+                                       k.m, T(1), chunk.s, k.m));
   if (chunk.predictions != nullptr) {
     for (int64_t i = 0; i < k.c * k.m; ++i) chunk.predictions[i] = static_cast<T>(k.pred[i]);
   }

@@ -10,15 +10,20 @@ namespace {
 
 // One chunk on the backend (kernels::Backend::FalconChunkStep): the history and the chunk's
 // pairs as one list, the per-step windows, and per column group the rates log γ_t and η_t/B_t.
+// Without history the chunk's own rows are the list; with it, the list is built in `xe` and
+// `ve`, buffers the caller keeps from chunk to chunk.
 template <typename T>
 absl::Status ApplyChunk(const FalconConfig& config, const std::vector<std::vector<int64_t>>& groups,
                         const FalconStep* steps, const T* keys, const T* targets, int64_t c,
-                        FalconMemoryT<T>* mem, T* predictions, kernels::Backend* backend) {
+                        FalconMemoryT<T>* mem, T* predictions, kernels::Backend* backend,
+                        std::vector<T>* xe, std::vector<T>* ve) {
   const int64_t d = mem->dim, m = mem->columns;
-  std::vector<T> xe = mem->history_keys;
-  xe.insert(xe.end(), keys, keys + c * d);
-  std::vector<T> ve = mem->history_targets;
-  ve.insert(ve.end(), targets, targets + c * m);
+  if (mem->history > 0) {
+    xe->assign(mem->history_keys.begin(), mem->history_keys.end());
+    xe->insert(xe->end(), keys, keys + c * d);
+    ve->assign(mem->history_targets.begin(), mem->history_targets.end());
+    ve->insert(ve->end(), targets, targets + c * m);
+  }
   std::vector<int64_t> window(c);
   for (int64_t t = 0; t < c; ++t) window[t] = steps[t].window;
   std::vector<std::vector<double>> log_gamma(groups.size()), rate(groups.size());
@@ -39,8 +44,8 @@ absl::Status ApplyChunk(const FalconConfig& config, const std::vector<std::vecto
   chunk.m = m;
   chunk.h = mem->history;
   chunk.c = c;
-  chunk.keys = xe.data();
-  chunk.targets = ve.data();
+  chunk.keys = mem->history > 0 ? xe->data() : keys;
+  chunk.targets = mem->history > 0 ? ve->data() : targets;
   chunk.window = window;
   chunk.residual = config.residual();
   chunk.groups = column_groups;
@@ -61,12 +66,13 @@ absl::Status FalconChunked(const FalconConfig& config, int64_t chunk, const T* k
   const std::vector<FalconStep> steps =
       FalconSchedule(config, mem->history_keys.data(), mem->history, keys, rows, d, mem->steps);
   const std::vector<std::vector<int64_t>> groups = ColumnGroups(config, m);
+  std::vector<T> xe, ve;
   for (int64_t first = 0; first < rows; first += chunk) {
     const int64_t c = std::min(chunk, rows - first);
     if (m > 0) {
-      RETURN_IF_ERROR(
-          ApplyChunk(config, groups, steps.data() + first, keys + first * d, targets + first * m, c,
-                     mem, predictions == nullptr ? nullptr : predictions + first * m, backend));
+      RETURN_IF_ERROR(ApplyChunk(
+          config, groups, steps.data() + first, keys + first * d, targets + first * m, c, mem,
+          predictions == nullptr ? nullptr : predictions + first * m, backend, &xe, &ve));
     }
     if (config.window > 1) {
       mem->PushHistory(keys + first * d, targets + first * m, c, config.window - 1);

@@ -27,8 +27,10 @@ inline constexpr uint32_t kFalconMaxWindow = 64;
 inline constexpr uint32_t kFalconMaxOutputDim = 65536;
 // S holds dim × labels doubles; a label store stops growing here (ResourceExhausted).
 inline constexpr int64_t kFalconMaxLabels = 10000;
-// Pairs per chunk of the chunk-parallel ingest.
-inline constexpr int64_t kFalconChunk = 64;
+// Pairs per chunk of the chunk-parallel ingest. 32 measured fastest of 16, 32 and 64 at d = 256
+// with 16 and 64 outputs on the CPU (bench/RESULTS.md, "Falcon"): the chunk's Gram and
+// forward substitution grow with its square, its products only with its length.
+inline constexpr int64_t kFalconChunk = 32;
 
 enum class FalconVariant { k1, k2, k3, k1A, k2A, k3A };
 enum class FalconKeyNorm { kNone, kL2, kRms };

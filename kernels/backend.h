@@ -132,6 +132,9 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string_view name() const = 0;
+  // Whether every call runs on the host CPU (the CPU backend): a call that passes its checks
+  // then cannot fail, so a caller may run it on state it cannot restore.
+  virtual bool RunsOnHost() const { return false; }
 
   // Whether this backend runs `call` itself. A call it does not support still succeeds: the
   // public method runs it on HostBackend() (the CPU), whose result it then is.

@@ -42,6 +42,7 @@ absl::Status BlasGemm(Trans ta, Trans tb, int64_t m, int64_t n, int64_t k, T alp
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
+  bool RunsOnHost() const override { return true; }
   void SetThreads(int threads) override {
     if (threads > 0) openblas_set_num_threads(threads);
   }
@@ -82,16 +83,22 @@ class CpuBackend final : public Backend {
     return absl::OkStatus();
   }
 
+  // The row-major upper triangle of a symmetric matrix is, in memory, its column-major lower
+  // triangle: factoring it column-major as L·Lᵀ leaves U = Lᵀ where a row-major 'U' factor
+  // would be, without the two n × n transposes (and their scratch) of LAPACKE's row-major
+  // path. The solve is then Uᵀ·Y = B and U·X = Y, as dpotrs does, with row-major TRSMs.
   absl::Status CholeskySolveImpl(int64_t n, int64_t m, double* a, double* b) override {
-    lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', n, a, n);
+    const lapack_int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, n);
     if (info > 0) {
       return absl::FailedPreconditionError(
           absl::StrCat("matrix is not positive definite (leading minor ", info, " of ", n, ")"));
     }
     if (info < 0) return absl::InternalError(absl::StrCat("LAPACKE_dpotrf failed, info=", info));
     if (m == 0) return absl::OkStatus();
-    info = LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'U', n, m, a, n, b, m);
-    if (info != 0) return absl::InternalError(absl::StrCat("LAPACKE_dpotrs failed, info=", info));
+    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasNonUnit, n, m, 1.0, a, n, b,
+                m);
+    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, n, m, 1.0, a, n,
+                b, m);
     return absl::OkStatus();
   }
 };

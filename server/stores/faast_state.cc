@@ -112,7 +112,7 @@ void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_colum
     stats->weighted_examples *= factor;
     stats->raw.ScaleWeights(factor);
   }
-  AddUpperTriangle(delta.g, 1.0, dim, &stats->g);
+  if (delta.g_written) AddUpperTriangle(delta.g, 1.0, dim, &stats->g);
   for (int64_t j = 0; j < delta.columns; ++j) {
     const double* src = delta.ct.data() + j * dim;
     double* dst = stats->ct.data() + store_column[j] * dim;
@@ -136,7 +136,7 @@ void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_colum
 void MergeForget(const FaastDelta& delta, const std::vector<int32_t>& store_column,
                  FaastStatistics* stats) {
   const int64_t dim = stats->dim;
-  AddUpperTriangle(delta.g, -1.0, stats->dim, &stats->g);
+  if (delta.g_written) AddUpperTriangle(delta.g, -1.0, stats->dim, &stats->g);
   for (int64_t j = 0; j < delta.columns; ++j) {
     const double* src = delta.ct.data() + j * dim;
     double* dst = stats->ct.data() + store_column[j] * dim;

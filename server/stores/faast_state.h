@@ -64,6 +64,11 @@ struct FaastDelta {
   int64_t columns = 0;
   std::vector<double> g;   // dim × dim, upper triangle (the lower one is not cleared)
   bool g_written = false;  // the first batch overwrites g (SYRK with beta 0)
+  // Keys times √weight not yet in g (staged_rows × dim). While a transaction holds fewer rows
+  // than dim, on a backend that runs on the host, it stages its keys here and the commit runs
+  // their SYRK straight into the statistics: no d × d delta to fill and add.
+  std::vector<double> staged;
+  int64_t staged_rows = 0;
   std::vector<double> ct;  // columns × dim
   double weighted_examples = 0;
   uint64_t examples = 0;
@@ -73,12 +78,14 @@ struct FaastDelta {
 };
 
 // G ← decay^k·G + D_G, C ← decay^k·C + D_C (through `store_column`, one entry per delta
-// column), N likewise, counts added; raw pairs kept only while examples < dim and the delta
-// holds them all. `stats` must already be allocated with every mapped column.
+// column), N likewise, counts added (D_G only where g_written; staged keys are the caller's); raw
+// pairs kept only while examples < dim and the delta holds them all. `stats` must already be
+// allocated with every mapped column.
 void MergeAdapt(const FaastDelta& delta, const std::vector<int32_t>& store_column, double decay,
                 FaastStatistics* stats);
 
-// Subtracts the delta (no decay). Each forgotten pair removes one stored raw pair with weight 1
+// Subtracts the delta (no decay; D_G only where g_written, staged keys already subtracted by the
+// caller). Each forgotten pair removes one stored raw pair with weight 1
 // and the same key and target; if one has none, the raw pairs are dropped for good. When the
 // count reaches zero the statistics are zeroed exactly.
 void MergeForget(const FaastDelta& delta, const std::vector<int32_t>& store_column,

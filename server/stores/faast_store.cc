@@ -233,6 +233,11 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
             absl::StrCat("examples: cannot forget ", delta.examples, " examples, the store holds ",
                          stats_.examples));
       }
+      // Staged keys: their SYRK straight into G (a host backend: it cannot fail here).
+      if (delta.staged_rows > 0) {
+        RETURN_IF_ERROR(backend_->SyrkUpper(delta.dim, delta.staged_rows, -1.0, delta.staged.data(),
+                                            delta.dim, 1.0, stats_.g.data(), delta.dim));
+      }
       MergeForget(delta, column, &stats_);
     } else {
       if (stats_.g.empty()) {
@@ -241,6 +246,10 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
       }
       AppendLabels(fresh, *t);
       MergeAdapt(delta, column, decay_, &stats_);
+      if (delta.staged_rows > 0) {
+        RETURN_IF_ERROR(backend_->SyrkUpper(delta.dim, delta.staged_rows, 1.0, delta.staged.data(),
+                                            delta.dim, 1.0, stats_.g.data(), delta.dim));
+      }
     }
     prequential_.evaluated += t->prequential_.evaluated;
     prequential_.correct += t->prequential_.correct;
@@ -256,6 +265,7 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
   result.version = version();
   t->MarkCommitted();
   FaastBufferPool::Shared().Give(std::move(t->delta_.g));
+  FaastBufferPool::Shared().Give(std::move(t->delta_.staged));
   t->delta_ = FaastDelta();  // the staged memory is not needed any more
   return result;
 }

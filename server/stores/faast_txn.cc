@@ -105,13 +105,12 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
   }
 }
 
-absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& keys,
+absl::Status FaastTxn::Stage(const ExampleBatch& b, std::vector<double>& keys,
                              const ColumnPlan& plan, bool keep_raw) {
   const int64_t d = b.dim, rows = b.rows;
   const bool adapt = kind_ == TxnKind::kAdapt;
   if (delta_.dim == 0) {
     delta_.dim = d;
-    delta_.g = FaastBufferPool::Shared().Take(d * d);
     delta_.columns = store_->one_hot_ ? 0 : store_->out_dim_;
     delta_.ct.assign(delta_.columns * d, 0.0);
   }
@@ -144,6 +143,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   if (adapt && store_->decay_ != 1.0) {
     const double factor = std::pow(store_->decay_, static_cast<double>(rows));
     if (delta_.g_written) ScaleAll(delta_.g, factor);
+    ScaleAll(delta_.staged, std::sqrt(factor));  // staged rows are keys times √weight
     ScaleAll(delta_.ct, factor);
     delta_.weighted_examples *= factor;
     delta_.raw.ScaleWeights(factor);
@@ -160,20 +160,17 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
     }
   }
   if (adapt) delta_.decayed += rows;
-  const std::vector<double>& gram_keys = weights.empty() ? keys : weighted_keys;
   const auto weight = [&](int64_t r) { return weights.empty() ? 1.0 : weights[r]; };
 
-  absl::Status s = store_->backend_->SyrkUpper(d, rows, 1.0, gram_keys.data(), d,
-                                               delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d);
-  delta_.g_written = delta_.g_written || s.ok();
-  if (s.ok() && store_->one_hot_) {
+  absl::Status s;
+  if (store_->one_hot_) {
     for (int64_t r = 0; r < rows; ++r) {
       double* dst = delta_.ct.data() + plan.row_column[r] * d;
       const double* x = keys.data() + r * d;
       const double w = weight(r);
       for (int64_t i = 0; i < d; ++i) dst[i] += w * x[i];
     }
-  } else if (s.ok()) {
+  } else {
     const int64_t m = store_->out_dim_;
     std::vector<double> y = ToDouble(b.targets.data(), rows * m);
     if (!weights.empty()) {
@@ -184,6 +181,22 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
     s = store_->backend_->Gemm(kernels::Trans::kYes, kernels::Trans::kNo, m, d, rows, 1.0, y.data(),
                                m, keys.data(), d, 1.0, delta_.ct.data(), d);
   }
+  if (s.ok() && keep_raw) {
+    FaastRawPairs& raw = delta_.raw;
+    raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
+    if (store_->one_hot_) {
+      raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
+    } else {
+      raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
+    }
+    for (int64_t r = 0; r < rows; ++r) raw.weights.push_back(weight(r));
+    raw.rows += rows;
+  } else if (!keep_raw) {
+    delta_.raw_complete = false;
+    delta_.raw.Clear();
+  }
+  // Last: the keys (or their weighted copy) may move into the staged rows.
+  if (s.ok()) s = StageGram(weights.empty() ? keys : weighted_keys, rows);
   if (!s.ok()) {
     broken_ = true;
     return s;
@@ -192,27 +205,44 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, const std::vector<double>& k
   for (int64_t r = 0; r < rows; ++r) added += weight(r);
   delta_.weighted_examples += added;
   delta_.examples += rows;
+  return absl::OkStatus();
+}
 
-  if (!keep_raw) {
-    delta_.raw_complete = false;
-    delta_.raw.Clear();
+absl::Status FaastTxn::StageGram(std::vector<double>& gram_keys, int64_t rows) {
+  const int64_t d = delta_.dim;
+  // Up to d rows: keep the keys for the commit's SYRK into the statistics, where the
+  // backend runs on the host (a failure there would leave the statistics half changed).
+  if (!delta_.g_written && delta_.staged_rows + rows <= d && store_->backend_->RunsOnHost()) {
+    if (delta_.staged_rows == 0) {
+      FaastBufferPool::Shared().Give(std::move(delta_.staged));
+      delta_.staged = std::move(gram_keys);  // taken, not copied
+    } else {
+      delta_.staged.insert(delta_.staged.end(), gram_keys.begin(), gram_keys.begin() + rows * d);
+    }
+    delta_.staged_rows += rows;
     return absl::OkStatus();
   }
-  FaastRawPairs& raw = delta_.raw;
-  raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
-  if (store_->one_hot_) {
-    raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
-  } else {
-    raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
+  if (delta_.g.empty()) delta_.g = FaastBufferPool::Shared().Take(d * d);
+  if (delta_.staged_rows > 0) {
+    RETURN_IF_ERROR(store_->backend_->SyrkUpper(d, delta_.staged_rows, 1.0, delta_.staged.data(), d,
+                                                delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d));
+    delta_.g_written = true;
+    FaastBufferPool::Shared().Give(std::move(delta_.staged));
+    delta_.staged = std::vector<double>();
+    delta_.staged_rows = 0;
   }
-  for (int64_t r = 0; r < rows; ++r) raw.weights.push_back(weight(r));
-  raw.rows += rows;
+  RETURN_IF_ERROR(store_->backend_->SyrkUpper(d, rows, 1.0, gram_keys.data(), d,
+                                              delta_.g_written ? 1.0 : 0.0, delta_.g.data(), d));
+  delta_.g_written = true;
   return absl::OkStatus();
 }
 
 FaastTxn::FaastTxn(FaastStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
 
-FaastTxn::~FaastTxn() { FaastBufferPool::Shared().Give(std::move(delta_.g)); }
+FaastTxn::~FaastTxn() {
+  FaastBufferPool::Shared().Give(std::move(delta_.g));
+  FaastBufferPool::Shared().Give(std::move(delta_.staged));
+}
 
 absl::Status FaastTxn::Add(const ExampleBatch& b) {
   if (absl::Status open = CheckOpen(); !open.ok()) return open;
@@ -265,13 +295,18 @@ absl::Status FaastTxn::Add(const ExampleBatch& b) {
     }
   }
 
-  const std::vector<double> keys = ToDouble(b.keys.data(), b.rows * b.dim);
+  // From the pool: a batch's keys in float64 are megabytes, and a fresh allocation of that
+  // size costs its page faults every time.
+  std::vector<double> keys = FaastBufferPool::Shared().Take(b.rows * b.dim);
+  std::copy(b.keys.begin(), b.keys.begin() + b.rows * b.dim, keys.begin());
   PrequentialStats batch_stats;
   if (adapt) Evaluate(b, keys, &batch_stats);
   const uint64_t after = delta_.examples + static_cast<uint64_t>(b.rows);
   const bool keep_raw = store_->few_shot_ && view.raw_kept && delta_.raw_complete &&
                         (!adapt || view.examples + after < static_cast<uint64_t>(b.dim));
-  RETURN_IF_ERROR(Stage(b, keys, plan, keep_raw));
+  const absl::Status staged = Stage(b, keys, plan, keep_raw);
+  FaastBufferPool::Shared().Give(std::move(keys));  // unless the staged rows took them
+  RETURN_IF_ERROR(staged);
   if (adapt) {
     maybe_new_ = std::move(still_new);
     prequential_.evaluated += batch_stats.evaluated;

@@ -43,8 +43,13 @@ class FaastTxn final : public Txn {
   ColumnPlan PlanColumns(const ExampleBatch& batch) const;
   void Evaluate(const ExampleBatch& batch, const std::vector<double>& keys,
                 PrequentialStats* stats) const;
-  absl::Status Stage(const ExampleBatch& batch, const std::vector<double>& keys,
-                     const ColumnPlan& plan, bool keep_raw);
+  // `keys` may be taken (moved from) by the staged rows.
+  absl::Status Stage(const ExampleBatch& batch, std::vector<double>& keys, const ColumnPlan& plan,
+                     bool keep_raw);
+  // Adds the Gram of `rows` keys (times √weight) to the delta: staged for the commit while the
+  // transaction holds at most dim rows on a host backend (the first batch's buffer taken, not
+  // copied), else by SYRK into the d × d delta.
+  absl::Status StageGram(std::vector<double>& gram_keys, int64_t rows);
 
   FaastStore* const store_;
   const TxnKind kind_;

@@ -300,12 +300,18 @@ absl::StatusOr<Predictions> FaastStore::PredictInFloat(const std::shared_ptr<con
                                                        const float* keys, int64_t rows,
                                                        int top_k) const {
   std::shared_ptr<const LinearReadout> r = FloatReadout(w);
+  return PredictInFloatWith(*w, r->weights.data(), keys, rows, top_k);
+}
+
+absl::StatusOr<Predictions> FaastStore::PredictInFloatWith(const FaastWeights& weights,
+                                                           const float* s, const float* keys,
+                                                           int64_t rows, int top_k) const {
+  const FaastWeights* const w = &weights;
   const int64_t dim = w->dim;
   const int64_t columns = w->columns;
   std::vector<float> outputs(rows * columns);
   RETURN_IF_ERROR(backend_->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, rows, columns, dim, 1.0f,
-                                 keys, dim, r->weights.data(), columns, 0.0f, outputs.data(),
-                                 columns));
+                                 keys, dim, s, columns, 0.0f, outputs.data(), columns));
   Predictions out;
   FaastFillPredictions(*w, outputs, rows, top_k, &out);
   // The rows float32 could not score are scored and ranked again from the float64 weights, so

@@ -109,6 +109,9 @@ class FaastStore final : public Store {
   // no label embeddings); rows float32 cannot score are rescored in float64.
   absl::StatusOr<Predictions> PredictInFloat(const std::shared_ptr<const FaastWeights>& w,
                                              const float* keys, int64_t rows, int top_k) const;
+  // PredictInFloat with the float32 copy `s` of the weights' S (dim × columns) given.
+  absl::StatusOr<Predictions> PredictInFloatWith(const FaastWeights& w, const float* s,
+                                                 const float* keys, int64_t rows, int top_k) const;
   void PublishRestored(FaastPublishedState published, uint64_t version, uint64_t pending)
       ABSL_LOCKS_EXCLUDED(mu_, pub_mu_);
   // Compiles with `overrides` and publishes as `version` (default: the next version).

@@ -83,6 +83,22 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
                         PrequentialStats* stats) const {
   std::shared_ptr<const FaastWeights> w = store_->published();
   if (w == nullptr || w->dim != b.dim) return;
+  if (store_->labels_ && w->float_scoring && w->label_vectors == nullptr && w->columns > 0) {
+    // A label store scores as Predict does, in float32 with the caller's keys (labels agree
+    // with the float64 path but for near ties; docs/ALGORITHMS.md §1.4), through a float32 copy
+    // of S made here: the store's cached read-out is left as it is.
+    const std::vector<float> s(w->s.begin(), w->s.end());
+    absl::StatusOr<Predictions> p =
+        store_->PredictInFloatWith(*w, s.data(), b.keys.data(), b.rows, 1);
+    if (!p.ok()) return;  // evaluation is advisory; the adapt itself goes on
+    for (int64_t r = 0; r < b.rows; ++r) {
+      const bool hit = (*w->label_names)[p->label_ids[r]] == b.labels[r];
+      ++stats->evaluated;
+      stats->correct += hit ? 1 : 0;
+      stats->loss_sum += hit ? 0.0 : 1.0;
+    }
+    return;
+  }
   absl::StatusOr<std::vector<double>> out = FaastOutputs(*w, keys.data(), b.rows, store_->backend_);
   if (!out.ok()) return;  // evaluation is advisory; the adapt itself goes on
   const int64_t m = w->columns;

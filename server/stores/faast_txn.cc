@@ -1,6 +1,8 @@
 #include "server/stores/faast_txn.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,16 +25,42 @@ absl::Status DimensionError(int64_t got, int64_t expected) {
 
 }  // namespace
 
+namespace {
+
+// The index of the first value of v[0, n) that is not finite, or n. Blocks of 1,024 are tested
+// with a branch-free OR of "exponent all ones" (a loop the compiler vectorises); only a block
+// that holds one is searched.
+size_t FirstNonFinite(const float* v, size_t n) {
+  constexpr size_t kBlock = 1024;
+  size_t b = 0;
+  for (; b + kBlock <= n; b += kBlock) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < kBlock; ++i) {  // a fixed count: vectorised at -O2
+      uint32_t bits;
+      std::memcpy(&bits, v + b + i, sizeof bits);
+      bad |= static_cast<uint32_t>((bits & 0x7F800000u) == 0x7F800000u);
+    }
+    if (bad == 0) continue;
+    for (size_t i = b; i < b + kBlock; ++i) {
+      if (!std::isfinite(v[i])) return i;
+    }
+  }
+  for (; b < n; ++b) {
+    if (!std::isfinite(v[b])) return b;
+  }
+  return n;
+}
+
+}  // namespace
+
 absl::Status FaastTxn::CheckShape(const ExampleBatch& b) const {
   if (b.dim < 1 || b.keys.size() != static_cast<size_t>(b.rows * b.dim)) {
     return absl::InvalidArgumentError(absl::StrCat("examples: ", b.keys.size(), " key values for ",
                                                    b.rows, " rows of dimension ", b.dim));
   }
-  for (size_t i = 0; i < b.keys.size(); ++i) {
-    if (!std::isfinite(b.keys[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("examples[", i / b.dim, "].input: value ", i % b.dim, " is not finite"));
-    }
+  if (const size_t i = FirstNonFinite(b.keys.data(), b.keys.size()); i < b.keys.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("examples[", i / b.dim, "].input: value ", i % b.dim, " is not finite"));
   }
   if (store_->labels_) {
     if (b.labels.size() != static_cast<size_t>(b.rows)) {
@@ -52,11 +80,9 @@ absl::Status FaastTxn::CheckShape(const ExampleBatch& b) const {
     return absl::InvalidArgumentError(absl::StrCat(
         "examples: ", b.targets.size(), " target values for ", b.rows, " rows of width ", m));
   }
-  for (size_t i = 0; i < b.targets.size(); ++i) {
-    if (!std::isfinite(b.targets[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("examples[", i / m, "].vector: value ", i % m, " is not finite"));
-    }
+  if (const size_t i = FirstNonFinite(b.targets.data(), b.targets.size()); i < b.targets.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("examples[", i / m, "].vector: value ", i % m, " is not finite"));
   }
   return absl::OkStatus();
 }

@@ -300,13 +300,7 @@ absl::StatusOr<Predictions> FaastStore::PredictInFloat(const std::shared_ptr<con
                                                        const float* keys, int64_t rows,
                                                        int top_k) const {
   std::shared_ptr<const LinearReadout> r = FloatReadout(w);
-  return PredictInFloatWith(*w, r->weights.data(), keys, rows, top_k);
-}
-
-absl::StatusOr<Predictions> FaastStore::PredictInFloatWith(const FaastWeights& weights,
-                                                           const float* s, const float* keys,
-                                                           int64_t rows, int top_k) const {
-  const FaastWeights* const w = &weights;
+  const float* s = r->weights.data();
   const int64_t dim = w->dim;
   const int64_t columns = w->columns;
   std::vector<float> outputs(rows * columns);

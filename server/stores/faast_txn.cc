@@ -109,16 +109,40 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
                         PrequentialStats* stats) const {
   std::shared_ptr<const FaastWeights> w = store_->published();
   if (w == nullptr || w->dim != b.dim) return;
-  if (store_->labels_ && w->float_scoring && w->label_vectors == nullptr && w->columns > 0) {
+  const int64_t m = w->columns;
+  if (store_->labels_ && w->float_scoring && w->label_vectors == nullptr && m > 0) {
     // A label store scores as Predict does, in float32 with the caller's keys (labels agree
     // with the float64 path but for near ties; docs/ALGORITHMS.md §1.4), through a float32 copy
-    // of S made here: the store's cached read-out is left as it is.
+    // of S made here (the store's cached read-out is left as it is); rows float32 cannot score
+    // are scored again in float64.
     const std::vector<float> s(w->s.begin(), w->s.end());
-    absl::StatusOr<Predictions> p =
-        store_->PredictInFloatWith(*w, s.data(), b.keys.data(), b.rows, 1);
-    if (!p.ok()) return;  // evaluation is advisory; the adapt itself goes on
+    std::vector<float> scores(b.rows * m);
+    if (!store_->backend_
+             ->Gemm(kernels::Trans::kNo, kernels::Trans::kNo, b.rows, m, b.dim, 1.0f, b.keys.data(),
+                    b.dim, s.data(), m, 0.0f, scores.data(), m)
+             .ok()) {
+      return;  // evaluation is advisory; the adapt itself goes on
+    }
+    std::vector<int64_t> best(b.rows);
     for (int64_t r = 0; r < b.rows; ++r) {
-      const bool hit = (*w->label_names)[p->label_ids[r]] == b.labels[r];
+      const float* row = scores.data() + r * m;
+      int64_t top = 0;
+      for (int64_t j = 1; j < m; ++j) top = row[j] > row[top] ? j : top;
+      best[r] = top;
+    }
+    const std::vector<int64_t> again = RowsToRescore(scores.data(), b.rows, m);
+    if (!again.empty()) {
+      const int64_t n = static_cast<int64_t>(again.size());
+      std::vector<double> x(n * b.dim);
+      for (int64_t i = 0; i < n; ++i) {
+        std::copy_n(keys.data() + again[i] * b.dim, b.dim, x.data() + i * b.dim);
+      }
+      absl::StatusOr<std::vector<double>> exact = FaastOutputs(*w, x.data(), n, store_->backend_);
+      if (!exact.ok()) return;
+      for (int64_t i = 0; i < n; ++i) best[again[i]] = FaastBestLabel(*w, exact->data() + i * m);
+    }
+    for (int64_t r = 0; r < b.rows; ++r) {
+      const bool hit = best[r] >= 0 && (*w->label_names)[best[r]] == b.labels[r];
       ++stats->evaluated;
       stats->correct += hit ? 1 : 0;
       stats->loss_sum += hit ? 0.0 : 1.0;
@@ -127,7 +151,6 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
   }
   absl::StatusOr<std::vector<double>> out = FaastOutputs(*w, keys.data(), b.rows, store_->backend_);
   if (!out.ok()) return;  // evaluation is advisory; the adapt itself goes on
-  const int64_t m = w->columns;
   for (int64_t r = 0; r < b.rows; ++r) {
     const double* row = out->data() + r * m;
     ++stats->evaluated;

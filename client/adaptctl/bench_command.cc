@@ -168,9 +168,11 @@ absl::Status FillStore(adaptd::Client& client, const BenchOptions& o, const Benc
   return absl::OkStatus();
 }
 
-// Channels of their own (separate connections), with the client's credentials.
+// Channels of their own (separate connections), with the client's credentials, each connected
+// before it is returned: a connection that fails to come up is an error of the bench, not a
+// burst of failed calls inside the timed phase.
 absl::StatusOr<std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>>> MakeStubs(
-    const GlobalOptions& globals, int count) {
+    const GlobalOptions& globals, int count, absl::Duration timeout) {
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (!globals.tls_ca.empty()) {
     std::ifstream file(globals.tls_ca);
@@ -187,8 +189,14 @@ absl::StatusOr<std::vector<std::unique_ptr<adapt::v1::Adaptation::Stub>>> MakeSt
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetMaxReceiveMessageSize(64 << 20);
     args.SetMaxSendMessageSize(64 << 20);
-    stubs.push_back(
-        adapt::v1::Adaptation::NewStub(grpc::CreateCustomChannel(globals.addr, credentials, args)));
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateCustomChannel(globals.addr, credentials, args);
+    if (!channel->WaitForConnected(absl::ToChronoTime(absl::Now() + timeout))) {
+      return absl::UnavailableError(absl::StrCat("bench: connection ", i + 1, " of ", count, " to ",
+                                                 globals.addr, " did not come up within ",
+                                                 absl::FormatDuration(timeout)));
+    }
+    stubs.push_back(adapt::v1::Adaptation::NewStub(channel));
   }
   return stubs;
 }
@@ -244,7 +252,7 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
   }
 
   const int channel_count = std::min(o.concurrency, 8);
-  auto stubs = MakeStubs(globals, channel_count);
+  auto stubs = MakeStubs(globals, channel_count, timeout);
   if (!stubs.ok()) {
     cleanup().IgnoreError();
     return stubs.status();
@@ -261,8 +269,13 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
       pools[t].push_back(std::move(r));
     }
   }
+  // A call waits for its connection (within its deadline) rather than failing at once: should
+  // a connection drop, the clients on it pause instead of spinning through failed calls that
+  // take the CPU from the server being measured. Such calls still count as errors if their
+  // deadline passes.
   auto prepare = [&](grpc::ClientContext& context) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    context.set_wait_for_ready(true);
     if (!globals.token.empty()) context.AddMetadata("authorization", "Bearer " + globals.token);
   };
   absl::Mutex error_mu;

@@ -148,6 +148,10 @@ absl::StatusOr<std::unique_ptr<BertModel>> BertModel::Create(const BertConfig& c
     for (auto* part : {&qb, &kb, &vb}) {
       layer.qkv_b.insert(layer.qkv_b.end(), part->begin(), part->end());
     }
+    layer.qkv_p = kernels::cpu::PackedWeights::Pack(layer.qkv_w.data(), 3 * h, h, h);
+    layer.out_p = kernels::cpu::PackedWeights::Pack(layer.out_w.data(), h, h, h);
+    layer.inter_p = kernels::cpu::PackedWeights::Pack(layer.inter_w.data(), inter, h, h);
+    layer.ffn_p = kernels::cpu::PackedWeights::Pack(layer.ffn_w.data(), h, inter, inter);
   }
   if (!status.ok()) return status;
   return m;
@@ -189,6 +193,17 @@ absl::Status BertModel::Embed(const std::vector<std::vector<int32_t>>& sequences
     offsets.push_back(static_cast<int64_t>(ids.size()));
   }
   return absl::OkStatus();
+}
+
+absl::Status BertModel::Dense(kernels::Backend& backend, const std::vector<float>& w,
+                              const std::optional<kernels::cpu::PackedWeights>& packed,
+                              int64_t tokens, int64_t out, int64_t in, const float* x, float* c) {
+  if (packed.has_value() && backend.RunsOnHost() && kernels::cpu::PackedWeights::Pays(tokens)) {
+    packed->Multiply(tokens, x, in, 1.0f, c, out);
+    return absl::OkStatus();
+  }
+  return backend.Gemm(Trans::kNo, Trans::kYes, tokens, out, in, 1.0f, x, in, w.data(), in, 1.0f, c,
+                      out);
 }
 
 absl::Status BertModel::EmbedPacked(const std::vector<int32_t>& ids,
@@ -233,9 +248,7 @@ absl::Status BertModel::EmbedPacked(const std::vector<int32_t>& ids,
   for (const Layer& layer : layers_) {
     // Q, K, V in one product: qkv (T × 3H) = x · Wqkvᵀ + b.
     BroadcastRows(tokens, 3 * h, qkv, layer.qkv_b.data());
-    if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, tokens, 3 * h, h, 1.0f, x, h,
-                               layer.qkv_w.data(), h, 1.0f, qkv, 3 * h);
-        !st.ok()) {
+    if (auto st = Dense(backend, layer.qkv_w, layer.qkv_p, tokens, 3 * h, h, x, qkv); !st.ok()) {
       return st;
     }
     // Attention per sequence and head: softmax(Q Kᵀ / √d) V.
@@ -261,24 +274,19 @@ absl::Status BertModel::EmbedPacked(const std::vector<int32_t>& ids,
     }
     // Output projection, residual, LayerNorm.
     BroadcastRows(tokens, h, y, layer.out_b.data());
-    if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, tokens, h, h, 1.0f, ctx, h,
-                               layer.out_w.data(), h, 1.0f, y, h);
-        !st.ok()) {
+    if (auto st = Dense(backend, layer.out_w, layer.out_p, tokens, h, h, ctx, y); !st.ok()) {
       return st;
     }
     BiasResidualLayerNorm(tokens, h, y, nullptr, x, layer.ln1_g.data(), layer.ln1_b.data(), eps);
     // Feed-forward: GELU(y · W1ᵀ + b1) · W2ᵀ + b2, residual, LayerNorm.
     BroadcastRows(tokens, inter, ffn, layer.inter_b.data());
-    if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, tokens, inter, h, 1.0f, y, h,
-                               layer.inter_w.data(), h, 1.0f, ffn, inter);
+    if (auto st = Dense(backend, layer.inter_w, layer.inter_p, tokens, inter, h, y, ffn);
         !st.ok()) {
       return st;
     }
     BiasGelu(tokens, inter, ffn, nullptr);
     BroadcastRows(tokens, h, x, layer.ffn_b.data());
-    if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, tokens, h, inter, 1.0f, ffn, inter,
-                               layer.ffn_w.data(), inter, 1.0f, x, h);
-        !st.ok()) {
+    if (auto st = Dense(backend, layer.ffn_w, layer.ffn_p, tokens, h, inter, ffn, x); !st.ok()) {
       return st;
     }
     BiasResidualLayerNorm(tokens, h, x, nullptr, y, layer.ln2_g.data(), layer.ln2_b.data(), eps);

@@ -8,7 +8,11 @@
 // what a padding mask achieves.
 //
 // Layout: activations are row-major, one token per row. Dense weights are stored as the
-// checkpoint has them, [out × in], and applied as X·Wᵀ.
+// checkpoint has them, [out × in], and applied as X·Wᵀ. On a host backend with AVX2 or
+// AVX-512 they are also packed once (kernels/cpu/packed_gemm.h) and the dense products of a
+// few rows run on the packed copy: BLAS would repack the weights on every call, which for the
+// rows of a short text costs more than the product itself. Longer chunks, and other backends,
+// get the backend's Gemm.
 //
 // Thread safety: immutable after Create; Embed may run on many threads at once (scratch
 // buffers belong to the call).
@@ -17,11 +21,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/packed_gemm.h"
 #include "server/encoders/bert/safetensors.h"
 
 namespace adaptd::bert {
@@ -63,7 +69,16 @@ class BertModel {
     std::vector<float> inter_w, inter_b;  // [I × H], [I]
     std::vector<float> ffn_w, ffn_b;      // [H × I], [H]
     std::vector<float> ln2_g, ln2_b;
+    // The four dense weights packed for the host (none where the CPU has neither AVX2 nor
+    // AVX-512).
+    std::optional<kernels::cpu::PackedWeights> qkv_p, out_p, inter_p, ffn_p;
   };
+
+  // C (tokens × out) = X·Wᵀ + C: on the packed copy when `backend` runs on the host, one
+  // exists and it pays for this many tokens (PackedWeights::Pays), else the backend's Gemm.
+  static absl::Status Dense(kernels::Backend& backend, const std::vector<float>& w,
+                            const std::optional<kernels::cpu::PackedWeights>& packed,
+                            int64_t tokens, int64_t out, int64_t in, const float* x, float* c);
 
   explicit BertModel(const BertConfig& config) : config_(config) {}
 

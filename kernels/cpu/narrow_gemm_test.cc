@@ -14,24 +14,13 @@
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/simd_forms_test_util.h"
 
 namespace adaptd::kernels::cpu {
 namespace {
 
-std::vector<float> Random(int64_t n, std::mt19937_64& rng, double scale = 1.0) {
-  std::normal_distribution<double> dist;
-  std::vector<float> v(n);
-  for (float& x : v) x = static_cast<float>(scale * dist(rng));
-  return v;
-}
-
-std::vector<NarrowIsa> FormsHere() {
-  std::vector<NarrowIsa> out;
-  if (BestNarrowIsa() == NarrowIsa::kNone) return out;
-  out.push_back(NarrowIsa::kAvx2);
-  if (BestNarrowIsa() == NarrowIsa::kAvx512) out.push_back(NarrowIsa::kAvx512);
-  return out;
-}
+using testing::FormsHere;
+using testing::Random;
 
 struct Case {
   int64_t m, n, k, lda, ldb, ldc;

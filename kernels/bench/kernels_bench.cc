@@ -8,6 +8,10 @@
 //            in float64 (the price of the conversion that buys float64 accumulation).
 //   narrow:  the backend's float Gemm on R rows × d against d × n with few columns (the narrow
 //            kernel, narrow_gemm.h, where the CPU has one) against cblas_sgemm.
+//   packed:  the dense products of a BERT encoder of width h (per layer X·Wᵀ with W of 3h × h,
+//            h × h, 4h × h and h × 4h; 6 layers of distinct weights, so they do not stay in
+//            cache) on R rows: PackedWeights::Multiply (packed_gemm.h, one thread) against
+//            cblas_sgemm on the unpacked weights (--threads threads).
 // Usage: kernels_bench [--quick] [--rounds N] [--threads T]. Prints one JSON line per point.
 #include <cblas.h>
 
@@ -16,11 +20,14 @@
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_common.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/packed_gemm.h"
 
 namespace adaptd::bench {
 namespace {
@@ -129,6 +136,62 @@ void Narrow(kernels::Backend& cpu, int rows, int d, int n, int rounds) {
       rows, d, n, ours, sgemm, sgemm / ours, max_diff);
 }
 
+void Packed(int rows, int h, int rounds) {
+  struct Dense {
+    int n, k;
+    std::vector<float> w;
+    std::optional<kernels::cpu::PackedWeights> packed;
+  };
+  std::vector<Dense> dense;
+  uint64_t seed = 10;
+  for (int layer = 0; layer < 6; ++layer) {
+    for (const auto& [n, k] : {std::pair{3 * h, h}, {h, h}, {4 * h, h}, {h, 4 * h}}) {
+      Dense d{n, k, NormalFloats(seed++, int64_t{n} * k), std::nullopt};
+      d.packed = kernels::cpu::PackedWeights::Pack(d.w.data(), n, k, k);
+      if (!d.packed.has_value()) {
+        std::printf("{\"bench\":\"packed_gemm\",\"skipped\":\"no AVX2 or AVX-512\"}\n");
+        return;
+      }
+      dense.push_back(std::move(d));
+    }
+  }
+  const std::vector<float> x = NormalFloats(7, int64_t{rows} * 4 * h);
+  std::vector<float> c1(int64_t{rows} * 4 * h), c2(c1.size());
+  double max_diff = 0;
+  auto run = [&](bool packed) {
+    for (const Dense& d : dense) {
+      float* c = packed ? c1.data() : c2.data();
+      if (packed) {
+        d.packed->Multiply(rows, x.data(), d.k, 0.0f, c, d.n);
+      } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, d.n, d.k, 1.0f, x.data(), d.k,
+                    d.w.data(), d.k, 0.0f, c, d.n);
+      }
+    }
+  };
+  // Rounds of several passes, so that a short product is timed over milliseconds.
+  const int passes = std::max(1, 2000 / rows);
+  const double packed = MedianSeconds(rounds,
+                                      [&] {
+                                        for (int p = 0; p < passes; ++p) run(true);
+                                      }) /
+                        passes;
+  const double sgemm = MedianSeconds(rounds,
+                                     [&] {
+                                       for (int p = 0; p < passes; ++p) run(false);
+                                     }) /
+                       passes;
+  for (size_t i = 0; i < c1.size(); ++i) {
+    max_diff = std::max<double>(max_diff, std::abs(c1[i] - c2[i]));
+  }
+  std::printf(
+      "{\"bench\":\"packed_gemm\",\"rows\":%d,\"hidden\":%d,\"packed_s\":%.6g,"
+      "\"sgemm_s\":%.6g,\"speedup\":%.3f,\"last_product_max_abs_diff\":%.3g,"
+      "\"packs_for_these_rows\":%s}\n",
+      rows, h, packed, sgemm, sgemm / packed, max_diff,
+      kernels::cpu::PackedWeights::Pays(rows) ? "true" : "false");
+}
+
 int Main(int argc, char** argv) {
   bool quick = false;
   int rounds = 7, threads = 1;
@@ -152,6 +215,7 @@ int Main(int argc, char** argv) {
     TopK(*cpu, 4, 100, 8, 1);
     Syrk(*cpu, 16, 64, 1);
     Narrow(*cpu, 64, 16, 5, 1);
+    Packed(3, 32, 1);
     return 0;
   }
   for (int b : {1, 4, 16}) Grouped(*cpu, 1000, 256, 16, b, rounds);
@@ -163,6 +227,7 @@ int Main(int argc, char** argv) {
   Syrk(*cpu, 1024, 4096, rounds);
   for (int n : {2, 8, 26, 32}) Narrow(*cpu, 16000, 2048, n, rounds);
   Narrow(*cpu, 4096, 256, 26, rounds);
+  for (int rows : {1, 13, 40, 64, 96, 200, 800}) Packed(rows, 384, rounds);
   return 0;
 }
 

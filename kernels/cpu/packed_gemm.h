@@ -41,9 +41,10 @@ class PackedWeights {
   void Multiply(int64_t m, const float* a, int64_t lda, float beta, float* c, int64_t ldc) const;
 
   // Whether Multiply is expected to beat sgemm (which repacks W but may use every OpenBLAS
-  // thread) for m rows: m ≤ 96 when OpenBLAS runs one thread, m ≤ 48 when it runs more.
-  // Measured with the encoder's shapes (k = 384 and 1,536; bench/RESULTS.md); past these sgemm's
-  // blocking and threads win.
+  // thread) for m rows: m ≤ 96 when OpenBLAS runs one thread, m ≤ 48 when it runs more. Measured
+  // with the encoder's shapes (bench/RESULTS.md, "Packed weights"): on one thread the bare
+  // products cross over near 200 rows, on two near 24-40; 48 is set by the whole encoder, where
+  // switching between packed products and threaded sgemm costs more than the bare figures show.
   static bool Pays(int64_t m);
 
  private:

@@ -15,7 +15,6 @@ namespace {
 struct Job {
   int64_t n, k;
   const float* panels;
-  int width;
   const float* a;
   int64_t lda;
   float beta;
@@ -23,14 +22,14 @@ struct Job {
   int64_t ldc;
 };
 
-// A's rows are taken in chunks of about 512 KiB (they stay in L2 while every panel of the
-// thread's share passes over them), each chunk in blocks of at most kMaxRows rows.
+#if ADAPTD_PACKED_X86
+
+// A's rows are taken in chunks of about 512 KiB (they stay in L2 while every panel passes over
+// them), each chunk in blocks of at most `max_rows` rows.
 int64_t ChunkRows(int64_t k, int max_rows) {
   const int64_t fit = (int64_t{1} << 17) / k;
   return std::max<int64_t>(max_rows, fit / max_rows * max_rows);
 }
-
-#if ADAPTD_PACKED_X86
 
 // R rows × one panel of 32 columns (two vectors), accumulated over k in registers.
 template <int R>
@@ -134,9 +133,9 @@ bool Supported(NarrowIsa isa) {
   return false;
 }
 
-// Panels [p0, p1) for rows [0, m): chunks of rows, every panel over a chunk, the chunk in
-// blocks of balanced size (13 rows: 7 + 6, not 12 + 1).
-void Panels(const Job& j, NarrowIsa isa, int64_t m, int64_t p0, int64_t p1) {
+// Rows [0, m) against every panel: chunks of rows, every panel over a chunk, the chunk in blocks
+// of balanced size (13 rows: 7 + 6, not 12 + 1).
+void Panels(const Job& j, NarrowIsa isa, int64_t m, int64_t panels) {
   const bool wide = isa == NarrowIsa::kAvx512;
   const BlockFn* blocks = wide ? kBlocks512 : kBlocks256;
   const int max_rows = wide ? 12 : 6;
@@ -144,7 +143,7 @@ void Panels(const Job& j, NarrowIsa isa, int64_t m, int64_t p0, int64_t p1) {
   for (int64_t r0 = 0; r0 < m; r0 += chunk) {
     const int64_t rows = std::min(chunk, m - r0);
     const int64_t count = (rows + max_rows - 1) / max_rows;
-    for (int64_t p = p0; p < p1; ++p) {
+    for (int64_t p = 0; p < panels; ++p) {
       int64_t row = r0;
       for (int64_t b = 0; b < count; ++b) {
         const int64_t size = (r0 + rows - row) / (count - b);
@@ -166,8 +165,8 @@ bool Supported(NarrowIsa) { return false; }
 std::optional<PackedWeights> PackedWeights::Pack(const float* w, int64_t n, int64_t k, int64_t ldw,
                                                  NarrowIsa isa) {
   if (n < 1 || k < 1 || ldw < k || !Supported(isa)) return std::nullopt;
-  const int width = isa == NarrowIsa::kAvx512 ? 32 : 16;
-  PackedWeights p(n, k, isa, width);
+  PackedWeights p(n, k, isa);
+  const int width = p.width();
   const int64_t panels = (n + width - 1) / width;
   p.panels_.assign(static_cast<size_t>(panels * k * width), 0.0f);
   for (int64_t panel = 0; panel < panels; ++panel) {
@@ -184,8 +183,8 @@ void PackedWeights::Multiply(int64_t m, const float* a, int64_t lda, float beta,
                              int64_t ldc) const {
 #if ADAPTD_PACKED_X86
   if (m < 1) return;
-  const Job job{n_, k_, panels_.data(), width_, a, lda, beta, c, ldc};
-  Panels(job, isa_, m, 0, (n_ + width_ - 1) / width_);
+  const Job job{n_, k_, panels_.data(), a, lda, beta, c, ldc};
+  Panels(job, isa_, m, (n_ + width() - 1) / width());
 #else
   (void)m, (void)a, (void)lda, (void)beta, (void)c, (void)ldc;
 #endif

@@ -48,12 +48,13 @@ class PackedWeights {
   static bool Pays(int64_t m);
 
  private:
-  PackedWeights(int64_t n, int64_t k, NarrowIsa isa, int width)
-      : n_(n), k_(k), isa_(isa), width_(width) {}
+  PackedWeights(int64_t n, int64_t k, NarrowIsa isa) : n_(n), k_(k), isa_(isa) {}
+
+  // Columns per panel: 32 (AVX-512) or 16 (AVX2).
+  int width() const { return isa_ == NarrowIsa::kAvx512 ? 32 : 16; }
 
   int64_t n_, k_;
   NarrowIsa isa_;
-  int width_;                  // columns per panel: 32 (AVX-512) or 16 (AVX2)
   std::vector<float> panels_;  // [panel][k][width], zero past n
 };
 

@@ -43,38 +43,12 @@ for bin in "$ADAPTD" "$ADAPTCTL"; do
   [[ -x "$bin" ]] || { echo "missing $bin: build adaptd and adaptctl first" >&2; exit 1; }
 done
 
-WORK="$(mktemp -d)"
-SERVER_PID=""
-cleanup() {
-  if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap "exit 1" INT TERM
-
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-start_server() {  # $@: extra adaptd flags
-  local port; port="$(free_port)"
-  ADDR="127.0.0.1:$port"
-  rm -rf "$WORK/data"
-  # --fsync off: the setup writes thousands of stores; predicts never touch the log.
-  # shellcheck disable=SC2086  # ADAPTD_FLAGS is a list of flags
-  "$ADAPTD" --listen "$ADDR" --metrics-listen off --data-dir "$WORK/data" --fsync off \
-    $ADAPTD_FLAGS "$@" \
-    2>"$WORK/adaptd.log" &
-  SERVER_PID=$!
-  for _ in $(seq 1 150); do
-    if "$ADAPTCTL" --addr "$ADDR" encoders >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "adaptd did not start: $(cat "$WORK/adaptd.log")" >&2
-  exit 1
-}
-
-stop_server() {
-  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
-}
+# shellcheck source=bench/fresh_server.sh
+. "$ROOT/bench/fresh_server.sh"
+# --fsync off: the setup writes thousands of stores; predicts never touch the log.
+# shellcheck disable=SC2086  # ADAPTD_FLAGS is a list of flags
+start_server() { start_fresh_server "$ADAPTD" --fsync off $ADAPTD_FLAGS "$@"; }
+stop_server() { stop_fresh_server; }
 
 RESULTS="$WORK/results.jsonl"
 : >"$RESULTS"

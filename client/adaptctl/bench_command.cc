@@ -1,9 +1,9 @@
 // adaptctl bench: a load generator. It creates and fills stores (compiling faast ones), drives
-// Predict calls from concurrent clients for a duration, then the no-op Ping the same way as
-// the transport's baseline, prints one JSON line and deletes the stores it created.
-// With --store it queries existing stores instead and leaves them as they were. With --texts
-// the stores use --encoder (a text encoder) and every example and predict input is a line of
-// the file, so the figures include the encoder's work.
+// Predict calls from concurrent clients for a duration (with --adapt-examples, Adapt calls
+// next for as long), then the no-op Ping the same way as the transport's baseline, prints one JSON
+// line and deletes the stores it created. With --store it queries existing stores instead and
+// leaves them as they were. With --texts the stores use --encoder (a text encoder) and every
+// example and predict input is a line of the file, so the figures include the encoder's work.
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +42,8 @@ struct BenchOptions {
   int inputs_per_request = 1;
   double duration = 10;
   int examples = 0;  // per store; 0: max(4 × labels, 64)
+  // > 0: an Adapt phase after the predicts, each call one message of this many examples.
+  int adapt_examples = 0;
   std::string address;
   // --store: existing stores to query; none are then created, filled or deleted.
   std::vector<std::string> existing;
@@ -301,6 +303,39 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
     if (!status.ok()) note(status);
     return status.ok();
   });
+  // Adapt: each client streams one message of --adapt-examples examples per call, cycling
+  // through the stores like the predicts (own stores only: --store leaves stores as they were).
+  LoadSummary adapt;
+  if (o.adapt_examples > 0 && own) {
+    std::vector<std::vector<adapt::v1::AdaptRequest>> writes(o.concurrency);
+    for (int t = 0; t < o.concurrency; ++t) {
+      std::mt19937 rng(1007 + t);
+      for (int k = 0; k < kPool; ++k) {
+        adapt::v1::AdaptRequest r;
+        for (int i = 0; i < o.adapt_examples; ++i) {
+          adapt::v1::Example* e = r.add_examples();
+          RandomInput(rng, o, e->mutable_input());
+          e->set_label(absl::StrCat("label", (k + i) % o.labels));
+        }
+        writes[t].push_back(std::move(r));
+      }
+    }
+    adapt = RunLoad(o.concurrency, duration, [&](int t, uint64_t n) {
+      adapt::v1::AdaptRequest& request = writes[t][n % kPool];
+      const BenchStore& s = stores[(t + n * o.concurrency) % store_count];
+      request.set_tenant(s.tenant);
+      request.set_store(s.store);
+      grpc::ClientContext context;
+      prepare(context);
+      adapt::v1::AdaptResponse response;
+      auto writer = (*stubs)[t % channel_count]->Adapt(&context, &response);
+      writer->Write(request);
+      writer->WritesDone();
+      const grpc::Status status = writer->Finish();
+      if (!status.ok()) note(status);
+      return status.ok();
+    });
+  }
   const LoadSummary ping = RunLoad(o.concurrency, duration, [&](int t, uint64_t) {
     grpc::ClientContext context;
     prepare(context);
@@ -335,6 +370,15 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
       {"noop_p99_ms", ping.p99_ms},
       {"noop_errors", ping.errors},
       {"ratio_to_noop", ping.throughput > 0 ? predict.throughput / ping.throughput : 0}};
+  if (o.adapt_examples > 0 && own) {
+    summary["adapt_examples"] = o.adapt_examples;
+    summary["adapt_calls"] = adapt.calls;
+    summary["adapt_throughput"] = adapt.throughput;
+    summary["adapt_examples_per_s"] = adapt.throughput * o.adapt_examples;
+    summary["adapt_p50_ms"] = adapt.p50_ms;
+    summary["adapt_p99_ms"] = adapt.p99_ms;
+    summary["adapt_errors"] = adapt.errors;
+  }
   if (!first_error.empty()) summary["first_error"] = first_error;
   PrintSummary(summary);
   return cleaned;
@@ -394,6 +438,11 @@ void AddBenchCommand(CLI::App& app, Action* action) {
       ->add_option("--examples", options->examples,
                    "Examples adapted into each store [default max(4 × labels, 64)]")
       ->check(CLI::Range(1, 1000000));
+  bench
+      ->add_option("--adapt-examples", options->adapt_examples,
+                   "N > 0: after the predicts, SECONDS of Adapt load too, each call one message "
+                   "of N examples into the bench's own stores (adapt_* in the summary)")
+      ->check(CLI::Range(1, 100000));
   bench
       ->add_option("--store", options->existing,
                    "An existing store to query instead of creating any (repeatable): nothing "

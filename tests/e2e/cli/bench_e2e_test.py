@@ -98,6 +98,23 @@ class BenchTest(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_adapt_phase(self):
+        server = Server()
+        try:
+            for kind, settings in (("faast", ()), ("falcon", ("--set", "variant=1"))):
+                with self.subTest(kind=kind):
+                    summary = self.run_bench(server, kind, "--adapt-examples", "5", *settings)
+                    self.assertEqual(summary["adapt_examples"], 5)
+                    self.assertEqual(summary["adapt_errors"], 0, summary.get("first_error"))
+                    self.assertGreater(summary["adapt_calls"], 0)
+                    self.assertAlmostEqual(summary["adapt_examples_per_s"],
+                                           5 * summary["adapt_throughput"], places=3)
+                    self.assertLessEqual(summary["adapt_p50_ms"], summary["adapt_p99_ms"])
+            # Without the flag the summary has no adapt figures.
+            self.assertNotIn("adapt_calls", self.run_bench(server, "faast"))
+        finally:
+            server.stop()
+
     def test_batching_off_and_address_flag(self):
         server = Server("--max-batch-size", "1", "--workers", "2")
         try:

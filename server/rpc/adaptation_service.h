@@ -1,14 +1,18 @@
-// AdaptationService: the adapt.v1.Adaptation service on gRPC's callback API. Every method is
-// registered raw: the service parses each request itself (server/rpc/wire.h), so a request
-// protobuf refuses (a string that is not UTF-8) is answered INVALID_ARGUMENT naming the field.
-// Handlers validate nothing and compute nothing themselves: each hands the request to the
-// scheduler, where the engine runs it, and the call finishes from there. Every admitted call
-// holds a place in the CallGate until it is done, so shutdown can drain. Thread-safe.
+// AdaptationService: the gRPC front end of the service layer (server/service/service.h), on
+// gRPC's callback API. Every method is registered raw: the front end parses each request itself
+// (server/rpc/wire.h), so a request protobuf refuses (a string that is not UTF-8) is answered
+// INVALID_ARGUMENT naming the field. Handlers map streams, metadata, deadlines and status codes
+// and nothing else: the service admits, routes, queues and runs each call, which finishes from
+// there; a call the service routes to another member is relayed as the caller's bytes. Every
+// admitted call holds a place in the CallGate until it is done, so shutdown can drain.
+// Thread-safe.
 #ifndef ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
 #define ADAPTD_SERVER_RPC_ADAPTATION_SERVICE_H_
 
+#include <vector>
+
 #include "adapt/v1/adapt.grpc.pb.h"
-#include "server/rpc/service_context.h"
+#include "server/rpc/front_end.h"
 #include "server/rpc/unary_call.h"
 
 namespace adaptd {
@@ -37,7 +41,7 @@ class AdaptationService final : public internal::RawAdaptationService {
  public:
   using Raw = grpc::ByteBuffer;
 
-  explicit AdaptationService(ServiceContext context) : ctx_(context) {}
+  explicit AdaptationService(FrontEnd front_end) : fe_(front_end) {}
 
   grpc::ServerUnaryReactor* CreateStore(grpc::CallbackServerContext* context, const Raw* request,
                                         Raw* response) override;
@@ -75,36 +79,36 @@ class AdaptationService final : public internal::RawAdaptationService {
                                         Raw* response) override;
 
  private:
-  // Parses `request` into `call` and admits the call (draining, authentication, authorization).
+  // Parses `request` into `call`, fills `info` and admits the call (draining,
+  // authentication, authorization).
   template <typename Call>
-  grpc::Status Open(grpc::CallbackServerContext* context, const Raw* request, Call* call);
-
-  // CreateStore with spec.base: PERMISSION_DENIED naming spec.base when the caller may not read
-  // the base's tenant; in a cluster, FAILED_PRECONDITION when the base lives on another member
-  // than the new store; INVALID_ARGUMENT for a malformed name.
-  grpc::Status CheckBase(const grpc::ServerContextBase& context,
-                         const adapt::v1::CreateStoreRequest& request) const;
-
-  // In a cluster, when another member owns `call`'s store: passes the call to it (or refuses
-  // a forwarded call that is not ours) and returns true; the call finishes from there.
+  grpc::Status Open(grpc::CallbackServerContext* context, const Raw* request, Call* call,
+                    CallInfo* info);
+  // Routes `call` (RoutedAway): true when it was refused or relayed as the caller's bytes.
   template <typename Call>
-  bool Forwarded(grpc::CallbackServerContext* context, const char* method, Access access,
-                 const Raw* request, Call* call);
-  // ClusterStatus, DrainMember, ClusterQuota and ClusterBase: admin tokens only;
-  // FAILED_PRECONDITION on a single server.
-  grpc::Status OpenAdmin(const grpc::ServerContextBase& context) const;
-  // ListStores of a cluster: this member's page merged with every other member's.
-  grpc::ServerUnaryReactor* ClusterListStores(
-      grpc::CallbackServerContext* context, const Raw* request,
+  bool RoutedElsewhere(grpc::CallbackServerContext* context, const char* method, Access access,
+                       const CallInfo& info, const Raw* request, Call* call);
+  // Runs `serve` (a Service call taking the request, the response and a Done) and finishes
+  // `call` with its outcome.
+  template <typename Call, typename ServeFn>
+  grpc::ServerUnaryReactor* Serve(const char* method, Call* call, ServeFn serve);
+  // A call on one store: Open, route, then Service's `Method`.
+  template <auto Method, typename Call>
+  grpc::ServerUnaryReactor* StoreCall(grpc::CallbackServerContext* context, const char* method,
+                                      Access access, const Raw* request, Call* call);
+  // A cluster call: Open, then admin tokens only (FAILED_PRECONDITION on a single server),
+  // then Service's `Method`.
+  template <auto Method, typename Call>
+  grpc::ServerUnaryReactor* Admin(grpc::CallbackServerContext* context, const char* method,
+                                  const Raw* request, Call* call);
+  // ListStores gathered (ListTargets): the page served here merged with the pages the
+  // request relayed to `others` answer.
+  grpc::ServerUnaryReactor* GatherListStores(
+      grpc::CallbackServerContext* context, const Raw* request, const CallInfo& info,
+      const std::vector<RelayTarget>& others,
       UnaryCall<adapt::v1::ListStoresRequest, adapt::v1::ListStoresResponse>* call);
 
-  // Queues `fn` (returning absl::Status) on the scheduler in `call`'s tenant queue and finishes
-  // `call` with its status (or with the reason it did not run).
-  template <typename Call, typename Fn>
-  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context, const char* method,
-                                  Call* call, Fn fn);
-
-  ServiceContext ctx_;
+  FrontEnd fe_;
 };
 
 }  // namespace adaptd

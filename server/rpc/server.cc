@@ -10,13 +10,12 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "kernels/cpu/blas_core.h"
-#include "server/auth/sha256.h"
 #include "server/auth/tls_credentials.h"
 #include "server/config/config.h"
 #include "server/core/status_macros.h"
-#include "server/rpc/predict_batch.h"
 #include "server/rpc/wire.h"
 #include "server/scheduler/scheduler_config.h"
+#include "server/service/predict_batch.h"
 
 namespace adaptd {
 namespace {
@@ -44,15 +43,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   QuietProtobufUtf8Log();  // the service answers those requests itself, naming the field
   std::unique_ptr<AdaptdServer> s(new AdaptdServer());
   google::protobuf::RepeatedPtrField<adapt::v1::TokenConfig> tokens = config.tokens();
-  if (config.has_cluster() && !tokens.empty()) {
-    // The members' own token (hand-off, status) counts as an admin token.
-    ASSIGN_OR_RETURN(std::string member_token,
-                     ReadMemberToken(config.cluster().member_token_file()));
-    adapt::v1::TokenConfig* member = tokens.Add();
-    member->set_sha256(Sha256Hex(member_token));
-    member->set_admin(true);
-    member->set_name("cluster member");
-  }
+  RETURN_IF_ERROR(AddMemberToken(config, &tokens));
   ASSIGN_OR_RETURN(TokenAuthorizer auth, TokenAuthorizer::Create(tokens));
   s->auth_ = std::make_unique<TokenAuthorizer>(std::move(auth));
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
@@ -100,30 +91,21 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   ASSIGN_OR_RETURN(s->scheduler_, Scheduler::Create(std::move(scheduling)));
   s->metrics_->SetQueueDepthSource([q = s->scheduler_.get()] { return q->queued(); });
 
-  ServiceContext ctx;
-  ctx.engine = s->engine_.get();
-  ctx.scheduler = s->scheduler_.get();
-  ctx.metrics = s->metrics_.get();
-  ctx.max_import_bytes = size_t{4} << 30;
-  ctx.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
-  ctx.auth = s->auth_.get();
-  ctx.gate = &s->gate_;
+  ServiceOptions service;
+  service.engine = s->engine_.get();
+  service.scheduler = s->scheduler_.get();
+  service.metrics = s->metrics_.get();
+  service.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
+  service.auth = s->auth_.get();
+  service.gate = &s->gate_;
   if (config.has_cluster()) {
-    ASSIGN_OR_RETURN(s->forwarder_, Forwarder::Create(config, s->metrics_.get()));
-    ctx.forwarder = s->forwarder_.get();
-    ASSIGN_OR_RETURN(s->handoff_, HandOff::Create(config, s->forwarder_.get(), s->engine_.get(),
-                                                  s->auth_.get(), s->metrics_.get()));
-    ctx.handoff = s->handoff_.get();
-    const uint32_t interval_ms = config.cluster().handoff_interval_ms();
-    s->cluster_quotas_ =
-        std::make_unique<ClusterQuotas>(s->handoff_.get(), s->engine_.get(),
-                                        absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
-    ctx.quotas = s->cluster_quotas_.get();
-    s->cluster_bases_ = std::make_unique<ClusterBases>(s->handoff_.get(), s->engine_.get());
-    s->engine_->SetRemoteBases(s->cluster_bases_.get());
-    ctx.bases = s->cluster_bases_.get();
+    ASSIGN_OR_RETURN(s->cluster_, StaticCluster::Create(config, s->engine_.get(), s->auth_.get(),
+                                                        s->metrics_.get()));
+    service.cluster = s->cluster_.get();
   }
-  s->service_ = std::make_unique<AdaptationService>(ctx);
+  s->service_ = std::make_unique<Service>(service);
+  s->grpc_service_ = std::make_unique<AdaptationService>(
+      FrontEnd{s->service_.get(), s->cluster_ != nullptr ? s->cluster_->forwarder() : nullptr});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -134,7 +116,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config.max_message_bytes()));
   builder.SetMaxSendMessageSize(static_cast<int>(config.max_message_bytes()));
-  builder.RegisterService(s->service_.get());
+  builder.RegisterService(s->grpc_service_.get());
   s->server_ = builder.BuildAndStart();
   if (s->server_ == nullptr || port == 0) {
     s->engine_->Shutdown();
@@ -146,8 +128,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   auto* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
-  if (s->handoff_ != nullptr) s->handoff_->Start();
-  if (s->cluster_quotas_ != nullptr) s->cluster_quotas_->Start();
+  if (s->cluster_ != nullptr) s->cluster_->Start();
   return s;
 }
 
@@ -158,10 +139,9 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   // From here on the service answers new calls UNAVAILABLE itself, while the transport still
   // accepts them; gRPC's own shutdown starts only once the admitted calls are done.
   gate_.Close();
-  // Hand-offs stop first (a move cut short resumes at the next start; admin calls waiting on
-  // moves answer UNAVAILABLE), so the calls below can drain.
-  if (cluster_quotas_ != nullptr) cluster_quotas_->Stop();
-  if (handoff_ != nullptr) handoff_->Stop();
+  // The cluster's background work stops first (StaticCluster::Stop), so the calls below can
+  // drain.
+  if (cluster_ != nullptr) cluster_->Stop();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     gate_.WaitIdle(deadline);

@@ -14,11 +14,12 @@
 #include "kernels/backend.h"
 #include "prometheus/exposer.h"
 #include "server/auth/token_authorizer.h"
+#include "server/cluster/static_cluster.h"
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/adaptation_service.h"
-#include "server/rpc/call_gate.h"
 #include "server/scheduler/scheduler.h"
+#include "server/service/call_gate.h"
 
 namespace adaptd {
 
@@ -59,13 +60,9 @@ class AdaptdServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<Forwarder> forwarder_;  // a cluster's; null for a single server
-  // A cluster's (null for a single server). Declared before the hand-off, so it outlives the
-  // hand-off's admin threads, which may free its slots.
-  std::unique_ptr<ClusterQuotas> cluster_quotas_;
-  std::unique_ptr<ClusterBases> cluster_bases_;  // a cluster's; set on the engine
-  std::unique_ptr<HandOff> handoff_;             // a cluster's; null for a single server
-  std::unique_ptr<AdaptationService> service_;
+  std::unique_ptr<StaticCluster> cluster_;  // null for a single server
+  std::unique_ptr<Service> service_;
+  std::unique_ptr<AdaptationService> grpc_service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<TokenAuthorizer> auth_;
   CallGate gate_;  // admits calls; closed when shutdown begins

@@ -1,53 +1,36 @@
 #include "server/rpc/stream_reactors.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "server/rpc/predict_batch.h"
 #include "server/rpc/wire.h"
 
 namespace adaptd {
 namespace {
 
-void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::AdaptResponse* response) {
-  *response = result;
-}
-
-void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::ForgetResponse* response) {
-  response->set_forgotten(result.accepted());
-  response->set_version(result.version());
-}
-
-absl::Status Stage(WriteSession& session, const adapt::v1::AdaptRequest& request) {
-  return session.Add(request.tenant(), request.store(), request.examples(), request.sequence(),
-                     request.passes(), request.restart_sequence(), request.sequence_ids());
-}
-
-absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& request) {
-  return session.Add(request.tenant(), request.store(), request.examples());
-}
-
-// A client stream (Adapt, Forget, ImportStore) relayed to its store's owner from its first
-// message, `*incoming` (forwarding.h): the caller's next message is read once the owner took
-// the last, the owner's reply lands in `*reply`, and its status finishes `reactor`. Not
-// started: the caller keeps the Stream, then calls Start last.
+// A client stream (Adapt, Forget, ImportStore) relayed from its first message, `*incoming`
+// (forwarding.h): the caller's next message is read once the member took the last, the
+// member's reply lands in `*reply`, and its status finishes `reactor`. Not started: the caller
+// keeps the Stream, then calls Start last.
 template <typename Reactor>
-std::shared_ptr<Forwarder::Stream> OpenClientStreamRelay(
-    const ServiceContext& ctx, grpc::CallbackServerContext* context, const cluster::Member& owner,
-    const char* method, absl::Time start, Reactor* reactor, grpc::ByteBuffer* incoming,
-    grpc::ByteBuffer* reply) {
-  Forwarder::StreamCallbacks callbacks;
+std::shared_ptr<RelayStream> OpenClientStreamRelay(const FrontEnd& fe,
+                                                   grpc::CallbackServerContext* context,
+                                                   const RelayTarget& to, const char* method,
+                                                   absl::Time start, Reactor* reactor,
+                                                   grpc::ByteBuffer* incoming,
+                                                   grpc::ByteBuffer* reply) {
+  RelayCallbacks callbacks;
   callbacks.sent = [reactor, incoming] { reactor->StartRead(incoming); };
   callbacks.received = [reply](const grpc::ByteBuffer& message) {
     *reply = message;
     return true;
   };
-  callbacks.done = [ctx, reactor, method, start](const grpc::Status& status) {
-    ctx.Record(method, status, start);
+  callbacks.done = [fe, reactor, method, start](const grpc::Status& status) {
+    fe.Record(method, status, start);
     reactor->Finish(status);
   };
-  return ctx.forwarder->OpenStream(owner, method, context, *incoming, /*last=*/false,
-                                   std::move(callbacks));
+  return to.OpenStream(method, context, *incoming, /*last=*/false, std::move(callbacks));
 }
 
 }  // namespace
@@ -55,38 +38,41 @@ std::shared_ptr<Forwarder::Stream> OpenClientStreamRelay(
 // ---------------------------------------------------------------------------------------------
 
 template <typename Request, typename Response>
-WriteReactor<Request, Response>::WriteReactor(ServiceContext ctx,
-                                              grpc::CallbackServerContext* context,
-                                              AdmittedCall admitted, grpc::ByteBuffer* reply,
-                                              TxnKind kind, const char* method)
-    : ctx_(ctx),
+WriteReactor<Request, Response>::WriteReactor(FrontEnd fe, grpc::CallbackServerContext* context,
+                                              CallInfo info, AdmittedCall admitted,
+                                              grpc::ByteBuffer* reply, const char* method)
+    : fe_(fe),
       context_(context),
+      info_(std::move(info)),
       admitted_(std::move(admitted)),
       reply_(reply),
       method_(method),
-      start_(absl::Now()),
-      session_(ctx.engine->StartWrite(kind)) {
+      start_(absl::Now()) {
+  if constexpr (std::is_same_v<Request, adapt::v1::AdaptRequest>) {
+    write_ = fe_.service->StartAdapt(info_);
+  } else {
+    write_ = fe_.service->StartForget(info_);
+  }
   StartRead(&incoming_);
 }
 
 template <typename Request, typename Response>
 void WriteReactor<Request, Response>::Complete(const grpc::Status& status) {
   const grpc::Status answer = status.ok() ? SerializeMessage(response_, reply_) : status;
-  ctx_.Record(method_, answer, start_);
+  fe_.Record(method_, answer, start_);
   Finish(answer);
 }
 
 template <typename Request, typename Response>
-void WriteReactor<Request, Response>::Relay(const cluster::Member& owner) {
-  upstream_ =
-      OpenClientStreamRelay(ctx_, context_, owner, method_, start_, this, &incoming_, reply_);
-  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+void WriteReactor<Request, Response>::Relay(const RelayTarget& to) {
+  upstream_ = OpenClientStreamRelay(fe_, context_, to, method_, start_, this, &incoming_, reply_);
+  std::shared_ptr<RelayStream> upstream = upstream_;
   upstream->Start();  // may finish this call: nothing after it
 }
 
 template <typename Request, typename Response>
 void WriteReactor<Request, Response>::OnReadDone(bool ok) {
-  if (upstream_ != nullptr) {  // relaying to the owner: each message as it came
+  if (upstream_ != nullptr) {  // relaying: each message as it came
     if (ok) {
       upstream_->Send(incoming_);
     } else {
@@ -96,74 +82,35 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
   }
   if (!ok) {
     // End of the client's stream (or a broken one: then the commit is moot but harmless to
-    // skip). Commit only when the call is still wanted.
-    // Commits run in the store's lane: commits to one store apply in arrival order.
-    Task task = CallTask(context_, tenant_);
-    task.lane = lane_;
-    task.run = [this](const absl::Status& wanted) {
-      if (wanted.ok()) {
-        Commit();
-      } else {
-        Complete(ToGrpc(wanted));
-      }
-    };
-    if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
-      Complete(ToGrpc(queued));
-    }
+    // skip). The service commits only when the call is still wanted.
+    write_->Commit(&response_, [this](const absl::Status& s) { Complete(ToGrpc(s)); });
     return;
   }
   if (grpc::Status parsed = ParseMessage(incoming_, &request_); !parsed.ok()) {
     Complete(parsed);
     return;
   }
-  if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
-    Complete(denied);
+  if (absl::Status denied = fe_.service->Authorize(info_, request_.tenant()); !denied.ok()) {
+    Complete(ToGrpc(denied));
     return;
   }
-  if (tenant_.empty() && !request_.tenant().empty() && !request_.store().empty()) {
-    // In a cluster, the first message names the owner.
-    const cluster::Member* owner = nullptr;
-    if (grpc::Status routed =
-            ctx_.Route(*context_, request_.tenant(), request_.store(), Access::kWrite, &owner);
-        !routed.ok()) {
-      Complete(routed);
+  if (!routed_ && !request_.tenant().empty() && !request_.store().empty()) {
+    // The first message that names the store routes the stream.
+    if (RoutedAway(
+            fe_, info_, request_.tenant(), request_.store(), Access::kWrite,
+            [this](const grpc::Status& refused) { Complete(refused); },
+            [this](const RelayTarget& to) { Relay(to); })) {
       return;
     }
-    if (owner != nullptr) {
-      Relay(*owner);
-      return;
-    }
-    tenant_ = request_.tenant();
-    lane_ = absl::StrCat(request_.tenant(), "/", request_.store());
+    routed_ = true;
   }
-  Task task = CallTask(context_, tenant_);
-  task.run = [this](const absl::Status& wanted) {
-    if (!wanted.ok()) {
-      Complete(ToGrpc(wanted));
-      return;
-    }
-    absl::Status status = Stage(*session_, request_);
-    if (!status.ok()) {
-      Complete(ToGrpc(status));
+  write_->Stage(request_, [this](const absl::Status& s) {
+    if (!s.ok()) {
+      Complete(ToGrpc(s));
       return;
     }
     StartRead(&incoming_);
-  };
-  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
-    Complete(ToGrpc(queued));
-  }
-}
-
-template <typename Request, typename Response>
-void WriteReactor<Request, Response>::Commit() {
-  grpc::Status wanted = CallStillWanted(context_);
-  if (!wanted.ok()) {
-    Complete(wanted);
-    return;
-  }
-  auto result = session_->Finish();
-  if (result.ok()) Fill(*result, &response_);
-  Complete(ToGrpc(result.status()));
+  });
 }
 
 template class WriteReactor<adapt::v1::AdaptRequest, adapt::v1::AdaptResponse>;
@@ -171,15 +118,31 @@ template class WriteReactor<adapt::v1::ForgetRequest, adapt::v1::ForgetResponse>
 
 // ---------------------------------------------------------------------------------------------
 
-PredictStreamReactor::PredictStreamReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                                           AdmittedCall admitted)
-    : ctx_(ctx), context_(context), admitted_(std::move(admitted)), start_(absl::Now()) {
+PredictStreamReactor::PredictStreamReactor(FrontEnd fe, grpc::CallbackServerContext* context,
+                                           CallInfo info, AdmittedCall admitted)
+    : fe_(fe),
+      context_(context),
+      info_(std::move(info)),
+      admitted_(std::move(admitted)),
+      start_(absl::Now()) {
   StartRead(&incoming_);
 }
 
 void PredictStreamReactor::Complete(const grpc::Status& status) {
-  ctx_.Record("PredictStream", status, start_);
+  fe_.Record("PredictStream", status, start_);
   Finish(status);
+}
+
+void PredictStreamReactor::Answer(const absl::Status& status) {
+  if (!status.ok()) {
+    Complete(ToGrpc(status));
+    return;
+  }
+  if (grpc::Status written = SerializeMessage(response_, &outgoing_); !written.ok()) {
+    Complete(written);
+    return;
+  }
+  StartWrite(&outgoing_);
 }
 
 void PredictStreamReactor::OnReadDone(bool ok) {
@@ -191,48 +154,30 @@ void PredictStreamReactor::OnReadDone(bool ok) {
     Complete(parsed);
     return;
   }
-  if (auto denied = ctx_.Authorize(*context_, request_.tenant()); !denied.ok()) {
-    Complete(denied);
+  if (absl::Status denied = fe_.service->Authorize(info_, request_.tenant()); !denied.ok()) {
+    Complete(ToGrpc(denied));
     return;
   }
-  // In a cluster, a message for another member's store goes there.
-  const cluster::Member* owner = nullptr;
-  if (grpc::Status routed =
-          ctx_.Route(*context_, request_.tenant(), request_.store(), Access::kRead, &owner);
-      !routed.ok()) {
-    Complete(routed);
-    return;
-  }
-  if (owner != nullptr) {
-    ctx_.forwarder->Unary(*owner, "Predict", context_, incoming_, &forwarded_,
-                          [this](const grpc::Status& status) {
-                            if (!status.ok()) {
-                              Complete(status);
-                              return;
-                            }
-                            outgoing_ = forwarded_;
-                            StartWrite(&outgoing_);
-                          });
+  // Each message is routed on its own: one for another member's store is passed there as a
+  // unary Predict.
+  if (RoutedAway(
+          fe_, info_, request_.tenant(), request_.store(), Access::kRead,
+          [this](const grpc::Status& refused) { Complete(refused); },
+          [this](const RelayTarget& to) {
+            to.Unary("Predict", context_, incoming_, &relayed_, [this](const grpc::Status& status) {
+              if (!status.ok()) {
+                Complete(status);
+                return;
+              }
+              outgoing_ = relayed_;
+              StartWrite(&outgoing_);
+            });
+          })) {
     return;
   }
   // Batchable, like a unary Predict; the next read starts once the answer is written.
-  Task task = CallTask(context_, request_.tenant());
-  task.run = [this](const absl::Status& dropped) { Complete(ToGrpc(dropped)); };
-  task.batch_item = std::make_unique<PredictItem>(
-      &request_, [this](absl::StatusOr<adapt::v1::PredictResponse> result) {
-        if (!result.ok()) {
-          Complete(ToGrpc(result.status()));
-          return;
-        }
-        if (grpc::Status written = SerializeMessage(*result, &outgoing_); !written.ok()) {
-          Complete(written);
-          return;
-        }
-        StartWrite(&outgoing_);
-      });
-  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
-    Complete(ToGrpc(queued));
-  }
+  fe_.service->Predict(info_, request_, &response_,
+                       [this](const absl::Status& status) { Answer(status); });
 }
 
 void PredictStreamReactor::OnWriteDone(bool ok) {
@@ -245,47 +190,36 @@ void PredictStreamReactor::OnWriteDone(bool ok) {
 
 // ---------------------------------------------------------------------------------------------
 
-ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                             AdmittedCall admitted, adapt::v1::ExportStoreRequest request)
-    : ctx_(ctx), admitted_(std::move(admitted)), start_(absl::Now()) {
-  Task task = CallTask(context, request.tenant());
-  task.run = [this, request](const absl::Status& wanted) {
-    if (!wanted.ok()) {
-      Complete(ToGrpc(wanted));
+ExportReactor::ExportReactor(FrontEnd fe, const CallInfo& info, AdmittedCall admitted,
+                             adapt::v1::ExportStoreRequest request)
+    : fe_(fe), admitted_(std::move(admitted)), start_(absl::Now()), request_(std::move(request)) {
+  fe_.service->Export(info, request_, &file_, [this](const absl::Status& status) {
+    if (!status.ok()) {
+      Complete(ToGrpc(status));
       return;
     }
-    auto file = ctx_.engine->Export(request);
-    if (!file.ok()) {
-      Complete(ToGrpc(file.status()));
-      return;
-    }
-    file_ = *std::move(file);
     WriteNext();
-  };
-  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
-    Complete(ToGrpc(queued));
-  }
+  });
 }
 
-ExportReactor::ExportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
-                             AdmittedCall admitted, const cluster::Member& owner,
+ExportReactor::ExportReactor(FrontEnd fe, grpc::CallbackServerContext* context,
+                             AdmittedCall admitted, const RelayTarget& to,
                              const grpc::ByteBuffer& request)
-    : ctx_(ctx), admitted_(std::move(admitted)), start_(absl::Now()) {
-  Forwarder::StreamCallbacks callbacks;
+    : fe_(fe), admitted_(std::move(admitted)), start_(absl::Now()) {
+  RelayCallbacks callbacks;
   callbacks.received = [this](const grpc::ByteBuffer& chunk) {
     outgoing_ = chunk;
     StartWrite(&outgoing_);
     return false;  // the next chunk once this one is written (OnWriteDone)
   };
   callbacks.done = [this](const grpc::Status& status) { Complete(status); };
-  upstream_ = ctx_.forwarder->OpenStream(owner, "ExportStore", context, request, /*last=*/true,
-                                         std::move(callbacks));
-  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+  upstream_ = to.OpenStream("ExportStore", context, request, /*last=*/true, std::move(callbacks));
+  std::shared_ptr<RelayStream> upstream = upstream_;
   upstream->Start();  // may finish this call: nothing after it
 }
 
 void ExportReactor::Complete(const grpc::Status& status) {
-  ctx_.Record("ExportStore", status, start_);
+  fe_.Record("ExportStore", status, start_);
   Finish(status);
 }
 
@@ -294,7 +228,7 @@ void ExportReactor::WriteNext() {
     Complete(grpc::Status::OK);
     return;
   }
-  const size_t n = std::min(ctx_.export_chunk_bytes, file_.size() - offset_);
+  const size_t n = std::min(fe_.service->export_chunk_bytes(), file_.size() - offset_);
   adapt::v1::StoreChunk chunk;
   chunk.set_data(file_.substr(offset_, n));
   offset_ += n;
@@ -307,8 +241,8 @@ void ExportReactor::WriteNext() {
 
 void ExportReactor::OnWriteDone(bool ok) {
   if (upstream_ != nullptr) {
-    // Relaying: the next chunk from the owner. A failed write means the caller is gone; the
-    // cancellation reaches the owner's call, which then ends (and Complete runs).
+    // Relaying: the next chunk from upstream. A failed write means the caller is gone; the
+    // cancellation reaches the upstream call, which then ends (and Complete runs).
     if (ok) upstream_->Resume();
     return;
   }
@@ -321,31 +255,33 @@ void ExportReactor::OnWriteDone(bool ok) {
 
 // ---------------------------------------------------------------------------------------------
 
-ImportReactor::ImportReactor(ServiceContext ctx, grpc::CallbackServerContext* context,
+ImportReactor::ImportReactor(FrontEnd fe, grpc::CallbackServerContext* context, CallInfo info,
                              AdmittedCall admitted, grpc::ByteBuffer* reply)
-    : ctx_(ctx),
+    : fe_(fe),
       context_(context),
+      info_(std::move(info)),
       admitted_(std::move(admitted)),
       reply_(reply),
-      start_(absl::Now()) {
+      start_(absl::Now()),
+      import_(fe_.service->StartImport(info_)) {
   StartRead(&incoming_);
 }
 
 void ImportReactor::Complete(const grpc::Status& status) {
   const grpc::Status answer = status.ok() ? SerializeMessage(response_, reply_) : status;
-  ctx_.Record("ImportStore", answer, start_);
+  fe_.Record("ImportStore", answer, start_);
   Finish(answer);
 }
 
-void ImportReactor::Relay(const cluster::Member& owner) {
+void ImportReactor::Relay(const RelayTarget& to) {
   upstream_ =
-      OpenClientStreamRelay(ctx_, context_, owner, "ImportStore", start_, this, &incoming_, reply_);
-  std::shared_ptr<Forwarder::Stream> upstream = upstream_;
+      OpenClientStreamRelay(fe_, context_, to, "ImportStore", start_, this, &incoming_, reply_);
+  std::shared_ptr<RelayStream> upstream = upstream_;
   upstream->Start();  // may finish this call: nothing after it
 }
 
 void ImportReactor::OnReadDone(bool ok) {
-  if (upstream_ != nullptr) {  // relaying to the owner: each chunk as it came
+  if (upstream_ != nullptr) {  // relaying: each chunk as it came
     if (ok) {
       upstream_->Send(incoming_);
     } else {
@@ -353,67 +289,30 @@ void ImportReactor::OnReadDone(bool ok) {
     }
     return;
   }
-  if (ok) {
-    if (grpc::Status parsed = ParseMessage(incoming_, &chunk_); !parsed.ok()) {
-      Complete(parsed);
-      return;
-    }
-    if (auto denied = ctx_.Authorize(*context_, chunk_.tenant()); !denied.ok()) {
-      Complete(denied);
-      return;
-    }
-    if (tenant_.empty() && store_.empty()) {
-      // In a cluster, the first chunk names the owner.
-      const cluster::Member* owner = nullptr;
-      if (grpc::Status routed =
-              ctx_.Route(*context_, chunk_.tenant(), chunk_.store(), Access::kCreate, &owner);
-          !routed.ok()) {
-        Complete(routed);
-        return;
-      }
-      if (owner != nullptr) {
-        Relay(*owner);
-        return;
-      }
-      tenant_ = chunk_.tenant();
-      store_ = chunk_.store();
-      applied_ids_.assign(chunk_.applied_ids().begin(), chunk_.applied_ids().end());
-      moved_ = ctx_.handoff != nullptr && ctx_.handoff->IsMove(*context_);
-    } else if ((!chunk_.tenant().empty() && chunk_.tenant() != tenant_) ||
-               (!chunk_.store().empty() && chunk_.store() != store_)) {
-      Complete(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "store: later chunks must name the same store as the first"));
-      return;
-    }
-    if (file_.size() + chunk_.data().size() > ctx_.max_import_bytes) {
-      Complete(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                            absl::StrCat("data: the snapshot exceeds the import limit of ",
-                                         ctx_.max_import_bytes, " bytes")));
-      return;
-    }
-    file_.append(chunk_.data());
-    StartRead(&incoming_);
+  if (!ok) {
+    import_->Commit(&response_, [this](const absl::Status& status) { Complete(ToGrpc(status)); });
     return;
   }
-  Task task = CallTask(context_, tenant_);
-  task.lane = absl::StrCat(tenant_, "/", store_);
-  task.run = [this](const absl::Status& wanted) {
-    if (!wanted.ok()) {
-      Complete(ToGrpc(wanted));
-      return;
-    }
-    auto import = [this] {
-      auto info = ctx_.engine->Import(tenant_, store_, file_, applied_ids_, moved_);
-      if (info.ok()) response_ = *std::move(info);
-      return info.status();
-    };
-    // A hand-off brings a store the tenant has already: no slot in its count.
-    Complete(ToGrpc(moved_ ? import()
-                           : ctx_.CreateCounted(tenant_, store_, CallDeadline(*context_), import)));
-  };
-  if (const absl::Status queued = ctx_.scheduler->Submit(std::move(task)); !queued.ok()) {
-    Complete(ToGrpc(queued));
+  if (grpc::Status parsed = ParseMessage(incoming_, &chunk_); !parsed.ok()) {
+    Complete(parsed);
+    return;
   }
+  if (absl::Status denied = fe_.service->Authorize(info_, chunk_.tenant()); !denied.ok()) {
+    Complete(ToGrpc(denied));
+    return;
+  }
+  // The first chunk that names the store routes the stream.
+  if (!import_->named() && RoutedAway(
+                               fe_, info_, chunk_.tenant(), chunk_.store(), Access::kCreate,
+                               [this](const grpc::Status& refused) { Complete(refused); },
+                               [this](const RelayTarget& to) { Relay(to); })) {
+    return;
+  }
+  if (absl::Status added = import_->Add(chunk_); !added.ok()) {
+    Complete(ToGrpc(added));
+    return;
+  }
+  StartRead(&incoming_);
 }
 
 }  // namespace adaptd

@@ -6,8 +6,8 @@
 
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
-#include "server/rpc/call_gate.h"
 #include "server/rpc/wire.h"
+#include "server/service/call_gate.h"
 
 namespace adaptd {
 

@@ -1,4 +1,4 @@
-#include "server/rpc/cluster_quotas.h"
+#include "server/cluster/cluster_quotas.h"
 
 #include <algorithm>
 #include <set>
@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "server/rpc/status.h"
+#include "server/cluster/member_calls.h"
 
 namespace adaptd {
 namespace {
@@ -72,17 +72,15 @@ absl::Status ClusterQuotas::AskHome(ClusterQuotaRequest request, absl::Time dead
     return ReserveHere(request.tenant(), request.store(), request.fingerprint(), deadline,
                        &response);
   }
-  std::unique_ptr<grpc::ClientContext> context =
-      handoff_->MemberContext(Within(deadline, absl::Seconds(10)));
   ClusterQuotaResponse response;
-  const grpc::Status status =
-      handoff_->StubFor(home)->ClusterQuota(context.get(), request, &response);
+  const absl::Status status = handoff_->calls()->ClusterQuota(home, request, &response,
+                                                              Within(deadline, absl::Seconds(10)));
   if (status.ok()) return absl::OkStatus();
-  if (!Unreachable(status)) return FromGrpc(status);  // the home's own answer
-  return absl::UnavailableError(
-      absl::StrCat("quota max_stores: tenant '", request.tenant(),
-                   "' has its store count kept by member ", home.name, ", which did not answer (",
-                   CodeName(status.error_code()), ": ", status.error_message(), "); retry"));
+  if (!Unreachable(status)) return status;  // the home's own answer
+  return absl::UnavailableError(absl::StrCat("quota max_stores: tenant '", request.tenant(),
+                                             "' has its store count kept by member ", home.name,
+                                             ", which did not answer (", CodeName(status.code()),
+                                             ": ", status.message(), "); retry"));
 }
 
 absl::Mutex* ClusterQuotas::TenantLock(const std::string& tenant) {
@@ -118,14 +116,13 @@ absl::Status ClusterQuotas::ReserveHere(const std::string& tenant, const std::st
     ask.set_op(ClusterQuotaRequest::STORE_NAMES);
     ask.set_tenant(tenant);
     ClusterQuotaResponse answer;
-    std::unique_ptr<grpc::ClientContext> context =
-        handoff_->MemberContext(Within(deadline, absl::Seconds(5)));
-    const grpc::Status status = handoff_->StubFor(other)->ClusterQuota(context.get(), ask, &answer);
+    const absl::Status status =
+        handoff_->calls()->ClusterQuota(other, ask, &answer, Within(deadline, absl::Seconds(5)));
     if (!status.ok()) {
       return absl::UnavailableError(absl::StrCat(
           "quota max_stores: tenant '", tenant, "' has stores counted on every member, and ",
-          other.name, " did not answer (", CodeName(status.error_code()), ": ",
-          status.error_message(), "); retry"));
+          other.name, " did not answer (", CodeName(status.code()), ": ", status.message(),
+          "); retry"));
     }
     for (const std::string& name : answer.stores()) names.insert(name);
   }
@@ -242,9 +239,9 @@ void ClusterQuotas::Exchange() {
     ClusterQuotaRequest ask;
     ask.set_op(ClusterQuotaRequest::USAGE);
     ClusterQuotaResponse answer;
-    std::unique_ptr<grpc::ClientContext> context =
-        handoff_->MemberContext(std::min(interval_, absl::Seconds(2)));
-    if (handoff_->StubFor(other)->ClusterQuota(context.get(), ask, &answer).ok()) {
+    if (handoff_->calls()
+            ->ClusterQuota(other, ask, &answer, std::min(interval_, absl::Seconds(2)))
+            .ok()) {
       reported[other.name] = std::move(answer);
     } else {
       silent.insert(other.name);

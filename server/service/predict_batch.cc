@@ -1,4 +1,4 @@
-#include "server/rpc/predict_batch.h"
+#include "server/service/predict_batch.h"
 
 namespace adaptd {
 

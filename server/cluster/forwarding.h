@@ -7,8 +7,8 @@
 //
 // Messages travel raw (the bytes the caller sent), so forwarding parses nothing it does not
 // need. Thread-safe.
-#ifndef ADAPTD_SERVER_RPC_FORWARDING_H_
-#define ADAPTD_SERVER_RPC_FORWARDING_H_
+#ifndef ADAPTD_SERVER_CLUSTER_FORWARDING_H_
+#define ADAPTD_SERVER_CLUSTER_FORWARDING_H_
 
 #include <functional>
 #include <map>
@@ -30,6 +30,28 @@ namespace adaptd {
 
 // The metadata key that marks a forwarded call; its value names the member that forwarded it.
 inline constexpr char kForwardedHeader[] = "adaptd-forwarded";
+
+// A streaming call passed to another member, message by message (the caller's stream drives
+// it): Send writes one message (`sent` runs when it is out; send the next only then), Close
+// half-closes; each message the member sends runs `received` (the buffer is valid during the
+// call), which returns true to read the next at once or false to pause until Resume; `done`
+// runs once with the member's status, after which nothing else runs and Send, Close and
+// Resume do nothing. Every method may be called from any thread.
+class RelayStream {
+ public:
+  virtual ~RelayStream() = default;
+  virtual void Send(const grpc::ByteBuffer& message) = 0;
+  virtual void Close() = 0;
+  virtual void Resume() = 0;
+  // Begins the call, which OpenStream only prepares: the caller holds the stream before
+  // any callback can run. A callback may finish the caller's call at once: call it last.
+  virtual void Start() = 0;
+};
+struct RelayCallbacks {
+  std::function<void()> sent;
+  std::function<bool(const grpc::ByteBuffer&)> received;
+  std::function<void(const grpc::Status&)> done;
+};
 
 class Forwarder {
  public:
@@ -55,33 +77,12 @@ class Forwarder {
              const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
              std::function<void(const grpc::Status&)> done);
 
-  // A streaming call passed to `owner`, message by message (the caller's stream drives it):
-  // Send writes one message (`sent` runs when it is out; send the next only then), Close
-  // half-closes; each message the owner sends runs `received` (the buffer is valid during the
-  // call), which returns true to read the next at once or false to pause until Resume; `done`
-  // runs once with the owner's status, after which nothing else runs and Send, Close and
-  // Resume do nothing. Every method may be called from any thread.
-  class Stream {
-   public:
-    virtual ~Stream() = default;
-    virtual void Send(const grpc::ByteBuffer& message) = 0;
-    virtual void Close() = 0;
-    virtual void Resume() = 0;
-    // Begins the call, which OpenStream only prepares: the caller holds the Stream before
-    // any callback can run. A callback may finish the caller's call at once: call it last.
-    virtual void Start() = 0;
-  };
-  struct StreamCallbacks {
-    std::function<void()> sent;
-    std::function<bool(const grpc::ByteBuffer&)> received;
-    std::function<void(const grpc::Status&)> done;
-  };
   // Prepares the stream with `first` as its first message (with `last`, the only one: the
   // stream is half-closed with it); Stream::Start begins it.
-  std::shared_ptr<Stream> OpenStream(const cluster::Member& owner, const char* method,
-                                     grpc::CallbackServerContext* context,
-                                     const grpc::ByteBuffer& first, bool last,
-                                     StreamCallbacks callbacks);
+  std::shared_ptr<RelayStream> OpenStream(const cluster::Member& owner, const char* method,
+                                          grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer& first, bool last,
+                                          RelayCallbacks callbacks);
 
   // Counts a forwarded call's outcome (adaptd_forwarded_calls_total).
   void Record(const char* method, const grpc::Status& status) const;
@@ -107,6 +108,30 @@ class Forwarder {
   std::map<std::string, std::unique_ptr<grpc::GenericStub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
+// Where the service routed a call: the member and the forwarder that reaches it. What a gRPC
+// front end holds to relay the caller's bytes there. Copyable; valid while the forwarder is.
+class RelayTarget {
+ public:
+  RelayTarget(Forwarder* forwarder, const cluster::Member* to) : forwarder_(forwarder), to_(to) {}
+
+  const std::string& name() const { return to_->name; }
+  // Forwarder::Unary and Forwarder::OpenStream, to this target.
+  void Unary(const char* method, grpc::CallbackServerContext* context,
+             const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
+             std::function<void(const grpc::Status&)> done) const {
+    forwarder_->Unary(*to_, method, context, request, response, std::move(done));
+  }
+  std::shared_ptr<RelayStream> OpenStream(const char* method, grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer& first, bool last,
+                                          RelayCallbacks callbacks) const {
+    return forwarder_->OpenStream(*to_, method, context, first, last, std::move(callbacks));
+  }
+
+ private:
+  Forwarder* forwarder_;
+  const cluster::Member* to_;
+};
+
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_FORWARDING_H_
+#endif  // ADAPTD_SERVER_CLUSTER_FORWARDING_H_

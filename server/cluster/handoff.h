@@ -18,13 +18,14 @@
 //
 // Thread-safe. Start begins the background thread (polls and moves); Stop ends it and the
 // admin threads (RunAdmin) and must be called before the engine and forwarder go.
-#ifndef ADAPTD_SERVER_RPC_HANDOFF_H_
-#define ADAPTD_SERVER_RPC_HANDOFF_H_
+#ifndef ADAPTD_SERVER_CLUSTER_HANDOFF_H_
+#define ADAPTD_SERVER_CLUSTER_HANDOFF_H_
 
 #include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -35,15 +36,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "adapt/v1/adapt.grpc.pb.h"
+#include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
-#include "grpcpp/client_context.h"
 #include "grpcpp/server_context.h"
 #include "server/auth/token_authorizer.h"
+#include "server/cluster/forwarding.h"
+#include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
+#include "server/cluster/routing.h"
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
-#include "server/rpc/forwarding.h"
 
 namespace adaptd {
 
@@ -53,21 +55,15 @@ inline constexpr char kMoveHeader[] = "adaptd-move";
 // a longer list is marked incomplete, and they wait for it to shrink.
 inline constexpr size_t kMovingListed = 100000;
 
-// What a call does to its store, for routing.
-enum class Access {
-  kRead,    // GetStore, Predict, PredictStream, ExportStore
-  kWrite,   // Adapt, Forget, Compile, PinStore
-  kCreate,  // CreateStore, ImportStore
-  kDelete,  // DeleteStore
-};
-
 class HandOff {
  public:
-  // From the config's `cluster` (checked by ValidateConfig); reads `<data_dir>/cluster.state`
-  // and `cluster.member_token_file`. All pointers must outlive the HandOff.
+  // From the config's `cluster` (checked by ValidateConfig); reads `<data_dir>/cluster.state`.
+  // All pointers must outlive the HandOff.
   // `auth` (nullable: authentication off) tells a member's own calls from others'.
+  // `calls` makes this member's own calls to the others.
   static absl::StatusOr<std::unique_ptr<HandOff>> Create(const adapt::v1::ServerConfig& config,
-                                                         Forwarder* forwarder, Engine* engine,
+                                                         Forwarder* forwarder, MemberCalls* calls,
+                                                         Engine* engine,
                                                          const TokenAuthorizer* auth,
                                                          Metrics* metrics);
   ~HandOff();
@@ -78,13 +74,15 @@ class HandOff {
   // Where a call for tenant/store runs: OK with `*to` null (here), OK with `*to` set (pass
   // it there: the owner, or the member moving the store to this one), or the refusal to
   // answer (UNAVAILABLE while the store moves or the members' lists differ).
-  grpc::Status Route(const grpc::ServerContextBase& context, const std::string& tenant,
+  absl::Status Route(const cluster::CallOrigin& origin, const std::string& tenant,
                      const std::string& store, Access access, const cluster::Member** to) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Whether `context`'s call is another member handing a store off to this one: marked so,
-  // forwarded, and (with authentication on) made with an admin token such as the members'.
-  bool IsMove(const grpc::ServerContextBase& context) const;
+  // Whether a call is another member handing a store off to this one: forwarded, marked a
+  // move (kMoveHeader), and (with authentication on) made with an admin token such as the
+  // members' (`authorization`: the call's credential).
+  bool IsMove(bool forwarded, bool move_marked,
+              std::optional<absl::string_view> authorization) const;
 
   // The list this member routes by (its configured members, the drained ones owning none).
   std::shared_ptr<const cluster::Membership> membership() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -110,24 +108,14 @@ class HandOff {
   bool RunAdmin(std::function<void()> work) ABSL_LOCKS_EXCLUDED(admin_mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // A client context for a call to another member: deadline, the member token, the mark.
-  std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
-  // The stub for calls to `member` (one per member, kept).
-  adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) const
-      ABSL_LOCKS_EXCLUDED(stub_mu_);
+  // This member's calls to the others (also ClusterQuotas' and ClusterBases').
+  MemberCalls* calls() const { return calls_; }
 
  private:
-  struct Peer {
-    bool answered = false;  // in the last round
-    std::string error;      // why not
-    std::string fingerprint;
-    absl::flat_hash_set<std::string> moving;  // kept from earlier rounds while unanswered
-    bool complete = true;                     // `moving` lists every store it moves
-  };
+  using Peer = cluster::PeerView;
 
-  HandOff(Forwarder* forwarder, Engine* engine, const TokenAuthorizer* auth, Metrics* metrics,
-          std::string state_path, std::string member_token, absl::Duration interval,
-          size_t chunk_bytes);
+  HandOff(Forwarder* forwarder, MemberCalls* calls, Engine* engine, const TokenAuthorizer* auth,
+          Metrics* metrics, std::string state_path, absl::Duration interval, size_t chunk_bytes);
 
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Asks every other member for its view; settles when all agree and none moves anything.
@@ -141,12 +129,12 @@ class HandOff {
   const cluster::Member* Configured(const std::string& name) const;
 
   Forwarder* const forwarder_;
+  MemberCalls* const calls_;
   Engine* const engine_;
   const TokenAuthorizer* const auth_;  // nullable
   Metrics* const metrics_;             // nullable
   const std::string self_;
   const std::string state_path_;  // empty without a data directory
-  const std::string member_token_;
   const absl::Duration interval_;
   const size_t chunk_bytes_;
 
@@ -159,12 +147,8 @@ class HandOff {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
   bool unfence_ ABSL_GUARDED_BY(mu_) = false;  // the list changed: lift fences of owned stores
-  grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;  // the hand-off being sent
+  MemberCalls::Send* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;  // the hand-off being sent
   std::thread thread_;
-
-  mutable absl::Mutex stub_mu_;
-  mutable std::map<std::string, std::unique_ptr<adapt::v1::Adaptation::Stub>> stubs_
-      ABSL_GUARDED_BY(stub_mu_);
 
   struct AdminThread {
     std::thread thread;
@@ -179,9 +163,17 @@ class HandOff {
 // InvalidArgument naming the file when it cannot be read or is empty.
 absl::StatusOr<std::string> ReadMemberToken(const std::string& path);
 
+// Adds the members' own token (cluster.member_token_file: hand-offs, status calls) to
+// `tokens` as an admin token, when the config has a cluster and lists tokens.
+absl::Status AddMemberToken(const adapt::v1::ServerConfig& config,
+                            google::protobuf::RepeatedPtrField<adapt::v1::TokenConfig>* tokens);
+
+// Whether `context`'s call came from another member, and marked as a hand-off.
+cluster::CallOrigin CallOriginOf(const grpc::ServerContextBase& context);
+
 // The hex form of a membership fingerprint, as MemberStatus carries it.
 std::string FingerprintHex(uint64_t fingerprint);
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_HANDOFF_H_
+#endif  // ADAPTD_SERVER_CLUSTER_HANDOFF_H_

@@ -1,12 +1,12 @@
-#include "server/rpc/cluster_bases.h"
+#include "server/cluster/cluster_bases.h"
 
 #include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/cluster/member_calls.h"
 #include "server/core/names.h"
-#include "server/rpc/status.h"
 
 namespace adaptd {
 namespace {
@@ -31,17 +31,15 @@ absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string
   request.set_store(store);
   request.set_for_create(for_create);
   ClusterBaseResponse response;
-  std::unique_ptr<grpc::ClientContext> context = handoff_->MemberContext(absl::Seconds(30));
-  const grpc::Status status =
-      handoff_->StubFor(owner)->ClusterBase(context.get(), request, &response);
+  const absl::Status status =
+      handoff_->calls()->ClusterBase(owner, request, &response, absl::Seconds(30));
   if (!status.ok()) {
     if (Unreachable(status)) {
-      return absl::UnavailableError(
-          absl::StrCat("spec.base: the base ", tenant, "/", store, " lives on member ", owner.name,
-                       ", which did not answer (", CodeName(status.error_code()), ": ",
-                       status.error_message(), "); retry"));
+      return absl::UnavailableError(absl::StrCat(
+          "spec.base: the base ", tenant, "/", store, " lives on member ", owner.name,
+          ", which did not answer (", CodeName(status.code()), ": ", status.message(), "); retry"));
     }
-    return FromGrpc(status);
+    return status;
   }
   ExportedBase base;
   base.remote = true;
@@ -79,17 +77,16 @@ absl::Status ClusterBases::CheckNoDependantsElsewhere(const std::string& name) {
     request.set_tenant(parts->first);
     request.set_store(parts->second);
     ClusterBaseResponse response;
-    std::unique_ptr<grpc::ClientContext> context = handoff_->MemberContext(absl::Seconds(2));
-    const grpc::Status status =
-        handoff_->StubFor(other)->ClusterBase(context.get(), request, &response);
+    const absl::Status status =
+        handoff_->calls()->ClusterBase(other, request, &response, absl::Seconds(2));
     if (!status.ok()) {
       // A member that is down does not hold up deletes everywhere: stores made from this one
       // there keep their copy of it (only their refresh_base will find it gone).
       std::fprintf(stderr,
                    "adaptd: deleting %s without asking member %s for stores made from it (%s: "
                    "%s)\n",
-                   name.c_str(), other.name.c_str(), CodeName(status.error_code()).c_str(),
-                   status.error_message().c_str());
+                   name.c_str(), other.name.c_str(), CodeName(status.code()).c_str(),
+                   std::string(status.message()).c_str());
       continue;
     }
     if (response.dependants_count() > 0) {

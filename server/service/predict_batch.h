@@ -2,8 +2,8 @@
 // where its answer goes); RunPredictBatch answers a batch through Engine::PredictBatch, or
 // Engine::Predict for a batch of one. Items belong to the scheduler until run; `done` is
 // called exactly once, on the worker that runs the batch.
-#ifndef ADAPTD_SERVER_RPC_PREDICT_BATCH_H_
-#define ADAPTD_SERVER_RPC_PREDICT_BATCH_H_
+#ifndef ADAPTD_SERVER_SERVICE_PREDICT_BATCH_H_
+#define ADAPTD_SERVER_SERVICE_PREDICT_BATCH_H_
 
 #include <functional>
 #include <memory>
@@ -36,4 +36,4 @@ void RunPredictBatch(const Engine& engine, std::vector<std::unique_ptr<BatchItem
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_PREDICT_BATCH_H_
+#endif  // ADAPTD_SERVER_SERVICE_PREDICT_BATCH_H_

@@ -1,4 +1,4 @@
-#include "server/rpc/handoff.h"
+#include "server/cluster/handoff.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,21 +12,18 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/auth/grpc_auth.h"
+#include "server/auth/sha256.h"
+#include "server/base/grpc_status.h"
 #include "server/config/config.h"
 #include "server/core/status_macros.h"
 #include "server/persistence/env.h"
 #include "server/persistence/file_util.h"
-#include "server/rpc/status.h"
 
 namespace adaptd {
 namespace {
 
 constexpr char kStateHeader[] = "adaptd cluster state 1";
 constexpr absl::Duration kPollTimeout = absl::Seconds(2);
-
-grpc::Status Unavailable(std::string message) {
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE, std::move(message));
-}
 
 }  // namespace
 
@@ -44,6 +41,28 @@ absl::StatusOr<std::string> ReadMemberToken(const std::string& path) {
         absl::StrCat("cluster.member_token_file ", path, ": the file is empty"));
   }
   return token;
+}
+
+absl::Status AddMemberToken(const adapt::v1::ServerConfig& config,
+                            google::protobuf::RepeatedPtrField<adapt::v1::TokenConfig>* tokens) {
+  if (!config.has_cluster() || tokens->empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string member_token, ReadMemberToken(config.cluster().member_token_file()));
+  adapt::v1::TokenConfig* member = tokens->Add();
+  member->set_sha256(Sha256Hex(member_token));
+  member->set_admin(true);
+  member->set_name("cluster member");
+  return absl::OkStatus();
+}
+
+cluster::CallOrigin CallOriginOf(const grpc::ServerContextBase& context) {
+  cluster::CallOrigin origin;
+  const auto& metadata = context.client_metadata();
+  if (const auto from = metadata.find(kForwardedHeader); from != metadata.end()) {
+    origin.forwarded = true;
+    origin.forwarded_by.assign(from->second.data(), from->second.size());
+  }
+  origin.move_marked = metadata.count(kMoveHeader) > 0;
+  return origin;
 }
 
 namespace {
@@ -88,21 +107,18 @@ absl::StatusOr<SavedState> ReadState(const std::string& path) {
 std::string FingerprintHex(uint64_t fingerprint) { return absl::StrFormat("%016x", fingerprint); }
 
 absl::StatusOr<std::unique_ptr<HandOff>> HandOff::Create(const adapt::v1::ServerConfig& config,
-                                                         Forwarder* forwarder, Engine* engine,
+                                                         Forwarder* forwarder, MemberCalls* calls,
+                                                         Engine* engine,
                                                          const TokenAuthorizer* auth,
                                                          Metrics* metrics) {
-  std::string token;
-  if (!config.cluster().member_token_file().empty()) {
-    ASSIGN_OR_RETURN(token, ReadMemberToken(config.cluster().member_token_file()));
-  }
   const std::string state_path =
       config.data_dir().empty() ? "" : absl::StrCat(config.data_dir(), "/cluster.state");
   ASSIGN_OR_RETURN(SavedState saved, ReadState(state_path));
   const absl::Duration interval = absl::Milliseconds(
       config.cluster().handoff_interval_ms() == 0 ? 1000 : config.cluster().handoff_interval_ms());
   const size_t chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
-  std::unique_ptr<HandOff> h(new HandOff(forwarder, engine, auth, metrics, state_path,
-                                         std::move(token), interval, chunk_bytes));
+  std::unique_ptr<HandOff> h(
+      new HandOff(forwarder, calls, engine, auth, metrics, state_path, interval, chunk_bytes));
   absl::StatusOr<cluster::Membership> current = forwarder->membership().Draining(saved.draining);
   if (!current.ok()) {
     return absl::FailedPreconditionError(
@@ -120,16 +136,16 @@ absl::StatusOr<std::unique_ptr<HandOff>> HandOff::Create(const adapt::v1::Server
   return h;
 }
 
-HandOff::HandOff(Forwarder* forwarder, Engine* engine, const TokenAuthorizer* auth,
-                 Metrics* metrics, std::string state_path, std::string member_token,
+HandOff::HandOff(Forwarder* forwarder, MemberCalls* calls, Engine* engine,
+                 const TokenAuthorizer* auth, Metrics* metrics, std::string state_path,
                  absl::Duration interval, size_t chunk_bytes)
     : forwarder_(forwarder),
+      calls_(calls),
       engine_(engine),
       auth_(auth),
       metrics_(metrics),
       self_(forwarder->membership().self().name),
       state_path_(std::move(state_path)),
-      member_token_(std::move(member_token)),
       interval_(interval),
       chunk_bytes_(chunk_bytes) {}
 
@@ -145,7 +161,7 @@ void HandOff::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
-    if (in_flight_ != nullptr) in_flight_->TryCancel();  // its store stays here, to resend
+    if (in_flight_ != nullptr) in_flight_->Cancel();  // its store stays here, to resend
   }
   if (thread_.joinable()) thread_.join();
   std::vector<AdminThread> admin;
@@ -188,12 +204,11 @@ std::shared_ptr<const cluster::Membership> HandOff::membership() const {
   return current_;
 }
 
-bool HandOff::IsMove(const grpc::ServerContextBase& context) const {
-  if (context.client_metadata().count(kMoveHeader) == 0 || !Forwarder::IsForwarded(context)) {
-    return false;
-  }
+bool HandOff::IsMove(bool forwarded, bool move_marked,
+                     std::optional<absl::string_view> authorization) const {
+  if (!move_marked || !forwarded) return false;
   if (auth_ == nullptr || !auth_->enabled()) return true;
-  absl::StatusOr<const Principal*> principal = auth_->Authenticate(AuthorizationHeader(context));
+  absl::StatusOr<const Principal*> principal = auth_->Authenticate(authorization);
   return principal.ok() && (*principal)->admin;
 }
 
@@ -201,77 +216,34 @@ const cluster::Member* HandOff::Configured(const std::string& name) const {
   return forwarder_->membership().Find(name);
 }
 
-grpc::Status HandOff::Route(const grpc::ServerContextBase& context, const std::string& tenant,
+absl::Status HandOff::Route(const cluster::CallOrigin& origin, const std::string& tenant,
                             const std::string& store, Access access,
                             const cluster::Member** to) const {
   *to = nullptr;
   std::shared_ptr<const cluster::Membership> m;
-  bool settled = false;
+  cluster::RouteFacts facts;
   {
     absl::MutexLock lock(&mu_);
     m = current_;
-    settled = settled_;
+    facts.settled = settled_;
   }
-  const cluster::Member& owner = m->OwnerOf(tenant, store);
-  const bool mine = owner.name == self_;
-  const bool held = engine_->Holds(tenant, store);
-  const std::string key = absl::StrCat(tenant, "/", store);
-  if (!mine) {
-    if (held) {
-      // Moving from here: served until the owner holds it, never changed here.
-      if (access == Access::kRead) return grpc::Status::OK;
-      return Unavailable(absl::StrCat("store ", key, " is being handed off from member ", self_,
-                                      " to its owner ", owner.name, "; retry"));
-    }
-    if (const std::string from = Forwarder::ForwardedBy(context); !from.empty()) {
-      return Unavailable(absl::StrCat(
-          "store ", key, " belongs to member ", owner.name, " by the member list of ", self_,
-          ", not to this member, to which member ", from,
-          " forwarded it: their member lists differ (a change of members in progress); retry"));
-    }
-    *to = Configured(owner.name);
-    return grpc::Status::OK;
+  facts.owner = m->OwnerOf(tenant, store).name;
+  facts.self = self_;
+  facts.held = engine_->Holds(tenant, store);
+  facts.key = absl::StrCat(tenant, "/", store);
+  facts.access = access;
+  facts.origin = origin;
+  absl::StatusOr<std::string> decided;
+  if (!cluster::RouteNeedsPeers(facts)) {
+    decided = cluster::DecideRoute(facts, {});
+  } else {
+    absl::MutexLock lock(&mu_);
+    facts.fingerprint = FingerprintHex(current_->fingerprint());
+    decided = cluster::DecideRoute(facts, peers_);
   }
-  if (settled) return grpc::Status::OK;
-  if (access == Access::kCreate && IsMove(context)) return grpc::Status::OK;  // a hand-off
-  absl::MutexLock lock(&mu_);
-  std::string holder, unconfirmed;
-  for (const auto& [name, peer] : peers_) {
-    if (peer.moving.contains(key)) holder = name;
-    if (unconfirmed.empty() && (!peer.answered || !peer.complete ||
-                                peer.fingerprint != FingerprintHex(current_->fingerprint()))) {
-      unconfirmed = name;
-    }
-  }
-  if (held) {
-    // A copy still on the member that sent it (its acknowledgement was lost): the delete
-    // waits until that member has dropped it, or it would come back with the next send.
-    if (access == Access::kDelete && !holder.empty()) {
-      return Unavailable(absl::StrCat("store ", key, " has a copy on member ", holder,
-                                      " still being handed off; retry"));
-    }
-    return grpc::Status::OK;
-  }
-  if (!holder.empty()) {
-    if (access == Access::kRead && Forwarder::ForwardedBy(context) != holder) {
-      *to = Configured(holder);
-      return grpc::Status::OK;
-    }
-    return Unavailable(absl::StrCat("store ", key, " is being handed off from member ", holder,
-                                    " to this member, ", self_, "; retry"));
-  }
-  if (!unconfirmed.empty()) {
-    const Peer& p = peers_.at(unconfirmed);
-    return Unavailable(absl::StrCat(
-        "the member list changed and member ", unconfirmed, " has not confirmed it yet (",
-        !p.answered ? (p.error.empty() ? "not asked yet" : p.error)
-                    : (p.fingerprint != FingerprintHex(current_->fingerprint())
-                           ? absl::StrCat("it routes by list ", p.fingerprint, ", this member by ",
-                                          FingerprintHex(current_->fingerprint()))
-                           : "its list of the stores it moves is incomplete"),
-        "), so this member cannot tell whether store ", key, " is elsewhere; retry"));
-  }
-  return grpc::Status::OK;
+  if (!decided.ok()) return decided.status();
+  if (!decided->empty()) *to = Configured(*decided);
+  return absl::OkStatus();
 }
 
 adapt::v1::MemberStatus HandOff::LocalStatus(size_t max_moving) const {
@@ -342,31 +314,12 @@ absl::Status HandOff::SetDraining(const std::string& member, bool undo) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<grpc::ClientContext> HandOff::MemberContext(absl::Duration timeout) const {
-  auto context = std::make_unique<grpc::ClientContext>();
-  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  if (!member_token_.empty()) context->AddMetadata("authorization", "Bearer " + member_token_);
-  context->AddMetadata(kForwardedHeader, self_);
-  return context;
-}
-
-adapt::v1::Adaptation::Stub* HandOff::StubFor(const cluster::Member& member) const {
-  absl::MutexLock lock(&stub_mu_);
-  std::unique_ptr<adapt::v1::Adaptation::Stub>& stub = stubs_[member.name];
-  if (stub == nullptr) stub = adapt::v1::Adaptation::NewStub(forwarder_->ChannelFor(member));
-  return stub.get();
-}
-
 absl::StatusOr<adapt::v1::MemberStatus> HandOff::AskStatus(const cluster::Member& member,
                                                            absl::Duration timeout) const {
-  std::unique_ptr<grpc::ClientContext> context = MemberContext(timeout);
   adapt::v1::ClusterStatusRequest request;
   request.set_local(true);
   adapt::v1::ClusterStatusResponse response;
-  const grpc::Status status = StubFor(member)->ClusterStatus(context.get(), request, &response);
-  if (!status.ok()) {
-    return FromGrpc(status);
-  }
+  RETURN_IF_ERROR(calls_->ClusterStatus(member, request, &response, timeout));
   if (response.members_size() != 1 || response.members(0).name() != member.name) {
     return absl::InternalError(
         absl::StrCat("member ", member.name, " answered for ",
@@ -411,14 +364,13 @@ absl::Status HandOff::DrainEverywhere(const std::string& member, bool undo,
   std::vector<std::string> failed;
   for (const cluster::Member& other : forwarder_->membership().members()) {
     if (other.name == self_) continue;
-    std::unique_ptr<grpc::ClientContext> context = MemberContext(timeout);
     adapt::v1::DrainMemberRequest request;
     request.set_member(member);
     request.set_undo(undo);
     request.set_local(true);
     adapt::v1::DrainMemberResponse response;
-    const grpc::Status status = StubFor(other)->DrainMember(context.get(), request, &response);
-    if (!status.ok()) failed.push_back(absl::StrCat(other.name, " (", status.error_message(), ")"));
+    const absl::Status status = calls_->DrainMember(other, request, &response, timeout);
+    if (!status.ok()) failed.push_back(absl::StrCat(other.name, " (", status.message(), ")"));
   }
   if (!failed.empty()) {
     return absl::UnavailableError(
@@ -477,42 +429,23 @@ bool HandOff::MoveOne(const std::string& tenant, const std::string& store,
   // Generous: the owner writes the state durably before it answers.
   const absl::Duration timeout =
       absl::Seconds(30) + absl::Seconds(static_cast<double>(out->file.size()) / (8 << 20));
-  std::unique_ptr<grpc::ClientContext> context = MemberContext(timeout);
-  context->AddMetadata(kMoveHeader, self_);
+  std::unique_ptr<MemberCalls::Send> send =
+      calls_->PrepareSend(owner, tenant, store, out->applied_ids, out->file, chunk_bytes_, timeout);
   {
     absl::MutexLock lock(&mu_);
     if (stop_) return false;
-    in_flight_ = context.get();
+    in_flight_ = send.get();
   }
-  adapt::v1::StoreInfo info;
-  std::unique_ptr<grpc::ClientWriter<adapt::v1::StoreChunk>> writer =
-      StubFor(owner)->ImportStore(context.get(), &info);
-  size_t offset = 0;
-  bool first = true;
-  while (first || offset < out->file.size()) {
-    adapt::v1::StoreChunk chunk;
-    if (first) {
-      chunk.set_tenant(tenant);
-      chunk.set_store(store);
-      for (const std::string& id : out->applied_ids) chunk.add_applied_ids(id);
-    }
-    const size_t n = std::min(chunk_bytes_, out->file.size() - offset);
-    chunk.set_data(out->file.substr(offset, n));
-    offset += n;
-    first = false;
-    if (!writer->Write(chunk)) break;  // the call ended: Finish says why
-  }
-  writer->WritesDone();
-  const grpc::Status status = writer->Finish();
+  const absl::Status status = send->Run();
   {
     absl::MutexLock lock(&mu_);
     in_flight_ = nullptr;
   }
   // ALREADY_EXISTS: an earlier send arrived and only its answer was lost. No other store of
   // this name can be there: the owner creates none while this member lists it as moving.
-  if (!status.ok() && status.error_code() != grpc::StatusCode::ALREADY_EXISTS) {
+  if (!status.ok() && !absl::IsAlreadyExists(status)) {
     std::fprintf(stderr, "adaptd: cluster: hand-off of %s to %s failed (will retry): %s\n",
-                 key.c_str(), owner.name.c_str(), status.error_message().c_str());
+                 key.c_str(), owner.name.c_str(), std::string(status.message()).c_str());
     if (metrics_ != nullptr) metrics_->RecordMove("failed");
     return false;
   }

@@ -9,8 +9,8 @@
 // not deleted wherever its dependants are; a member that does not answer is passed over (its
 // dependants keep their copy of the base), so one member down holds up no delete elsewhere.
 // Thread-safe.
-#ifndef ADAPTD_SERVER_RPC_CLUSTER_BASES_H_
-#define ADAPTD_SERVER_RPC_CLUSTER_BASES_H_
+#ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
+#define ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
 
 #include <optional>
 #include <string>
@@ -18,9 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/cluster/handoff.h"
 #include "server/core/engine.h"
 #include "server/core/remote_bases.h"
-#include "server/rpc/handoff.h"
 
 namespace adaptd {
 
@@ -47,4 +47,4 @@ class ClusterBases final : public RemoteBases {
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_CLUSTER_BASES_H_
+#endif  // ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_

@@ -1,8 +1,8 @@
 // CallGate counts the calls the server has admitted and not yet finished, and refuses new ones
 // once it closes, so a draining server keeps answering UNAVAILABLE until the calls it took
 // have finished (gRPC's own shutdown would cancel late arrivals instead). Thread-safe.
-#ifndef ADAPTD_SERVER_RPC_CALL_GATE_H_
-#define ADAPTD_SERVER_RPC_CALL_GATE_H_
+#ifndef ADAPTD_SERVER_SERVICE_CALL_GATE_H_
+#define ADAPTD_SERVER_SERVICE_CALL_GATE_H_
 
 #include <cstdint>
 
@@ -75,4 +75,4 @@ class AdmittedCall {
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_CALL_GATE_H_
+#endif  // ADAPTD_SERVER_SERVICE_CALL_GATE_H_

@@ -1,4 +1,4 @@
-#include "server/rpc/forwarding.h"
+#include "server/cluster/forwarding.h"
 
 #include <fstream>
 #include <sstream>
@@ -9,8 +9,8 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_callback.h"
+#include "server/base/grpc_status.h"
 #include "server/config/config.h"
-#include "server/rpc/status.h"
 
 namespace adaptd {
 namespace {
@@ -37,10 +37,10 @@ bool CopiedHeader(absl::string_view key) {
 // call open until the owner's stream has ended and no write is out, so no Start* call from
 // the caller's side (Send, Close, Resume) ever meets a finished call.
 class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>,
-                         public Forwarder::Stream,
+                         public RelayStream,
                          public std::enable_shared_from_this<StreamCall> {
  public:
-  StreamCall(std::unique_ptr<grpc::ClientContext> context, Forwarder::StreamCallbacks callbacks)
+  StreamCall(std::unique_ptr<grpc::ClientContext> context, RelayCallbacks callbacks)
       : context_(std::move(context)), callbacks_(std::move(callbacks)) {}
 
   // Prepared, not started: Start begins the call.
@@ -139,7 +139,7 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
 
  private:
   std::unique_ptr<grpc::ClientContext> context_;
-  const Forwarder::StreamCallbacks callbacks_;
+  const RelayCallbacks callbacks_;
   grpc::ByteBuffer incoming_, outgoing_;
   std::shared_ptr<StreamCall> self_;
   absl::Mutex mu_;
@@ -236,11 +236,10 @@ void Forwarder::Unary(const cluster::Member& owner, const char* method,
                             });
 }
 
-std::shared_ptr<Forwarder::Stream> Forwarder::OpenStream(const cluster::Member& owner,
-                                                         const char* method,
-                                                         grpc::CallbackServerContext* context,
-                                                         const grpc::ByteBuffer& first, bool last,
-                                                         StreamCallbacks callbacks) {
+std::shared_ptr<RelayStream> Forwarder::OpenStream(const cluster::Member& owner, const char* method,
+                                                   grpc::CallbackServerContext* context,
+                                                   const grpc::ByteBuffer& first, bool last,
+                                                   RelayCallbacks callbacks) {
   auto done = std::move(callbacks.done);
   callbacks.done = [this, method, done = std::move(done)](const grpc::Status& status) {
     Record(method, status);

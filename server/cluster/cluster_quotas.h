@@ -18,8 +18,8 @@
 //   in proportion to the tenant's demand on it (TenantQuotas::RateShare).
 //
 // Tenants without limits cost nothing: no slot, no exchange. Thread-safe.
-#ifndef ADAPTD_SERVER_RPC_CLUSTER_QUOTAS_H_
-#define ADAPTD_SERVER_RPC_CLUSTER_QUOTAS_H_
+#ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_QUOTAS_H_
+#define ADAPTD_SERVER_CLUSTER_CLUSTER_QUOTAS_H_
 
 #include <functional>
 #include <map>
@@ -32,8 +32,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/cluster/handoff.h"
 #include "server/core/engine.h"
-#include "server/rpc/handoff.h"
 
 namespace adaptd {
 
@@ -101,4 +101,4 @@ class ClusterQuotas {
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_RPC_CLUSTER_QUOTAS_H_
+#endif  // ADAPTD_SERVER_CLUSTER_CLUSTER_QUOTAS_H_

@@ -1,0 +1,38 @@
+#include "server/cluster/static_cluster.h"
+
+#include "server/cluster/grpc_member_calls.h"
+#include "server/core/status_macros.h"
+
+namespace adaptd {
+
+absl::StatusOr<std::unique_ptr<StaticCluster>> StaticCluster::Create(
+    const adapt::v1::ServerConfig& config, Engine* engine, const TokenAuthorizer* auth,
+    Metrics* metrics) {
+  std::unique_ptr<StaticCluster> c(new StaticCluster());
+  ASSIGN_OR_RETURN(c->forwarder_, Forwarder::Create(config, metrics));
+  std::string member_token;
+  if (!config.cluster().member_token_file().empty()) {
+    ASSIGN_OR_RETURN(member_token, ReadMemberToken(config.cluster().member_token_file()));
+  }
+  c->calls_ = std::make_unique<GrpcMemberCalls>(c->forwarder_.get(), std::move(member_token));
+  ASSIGN_OR_RETURN(c->handoff_, HandOff::Create(config, c->forwarder_.get(), c->calls_.get(),
+                                                engine, auth, metrics));
+  const uint32_t interval_ms = config.cluster().handoff_interval_ms();
+  c->quotas_ = std::make_unique<ClusterQuotas>(
+      c->handoff_.get(), engine, absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
+  c->bases_ = std::make_unique<ClusterBases>(c->handoff_.get(), engine);
+  engine->SetRemoteBases(c->bases_.get());
+  return c;
+}
+
+void StaticCluster::Start() {
+  handoff_->Start();
+  quotas_->Start();
+}
+
+void StaticCluster::Stop() {
+  quotas_->Stop();
+  handoff_->Stop();
+}
+
+}  // namespace adaptd

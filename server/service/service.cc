@@ -1,0 +1,482 @@
+#include "server/service/service.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/base/status_name.h"
+#include "server/cluster/static_cluster.h"
+#include "server/core/list_page.h"
+#include "server/core/names.h"
+#include "server/core/status_macros.h"
+#include "server/service/predict_batch.h"
+
+namespace adaptd {
+namespace {
+
+absl::Status ShuttingDown() { return absl::UnavailableError("the server is shutting down"); }
+
+// How long an admin call gives each other member to answer: its own deadline's remainder, at
+// most 5 s.
+absl::Duration MemberTimeout(const CallInfo& call) {
+  const absl::Duration left = call.deadline - absl::Now();
+  return std::max(absl::Milliseconds(100), std::min(absl::Seconds(5), left));
+}
+
+void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::AdaptResponse* response) {
+  *response = result;
+}
+
+void Fill(const adapt::v1::AdaptResponse& result, adapt::v1::ForgetResponse* response) {
+  response->set_forgotten(result.accepted());
+  response->set_version(result.version());
+}
+
+absl::Status Stage(WriteSession& session, const adapt::v1::AdaptRequest& request) {
+  return session.Add(request.tenant(), request.store(), request.examples(), request.sequence(),
+                     request.passes(), request.restart_sequence(), request.sequence_ids());
+}
+
+absl::Status Stage(WriteSession& session, const adapt::v1::ForgetRequest& request) {
+  return session.Add(request.tenant(), request.store(), request.examples());
+}
+
+// Moves an engine's answer into the call's response.
+template <typename T>
+absl::Status Into(absl::StatusOr<T> result, T* response) {
+  if (!result.ok()) return result.status();
+  *response = *std::move(result);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CallStillWanted(const CallInfo& call) {
+  if (call.deadline < absl::Now()) {
+    return absl::DeadlineExceededError("the deadline passed before the request ran");
+  }
+  if (call.cancelled && call.cancelled()) return absl::CancelledError("the call was cancelled");
+  return absl::OkStatus();
+}
+
+// --- Admission ------------------------------------------------------------------------------
+
+absl::Status Service::Admit(const CallInfo& call, absl::string_view tenant,
+                            AdmittedCall* admitted) const {
+  AdmittedCall entered;
+  if (o_.gate != nullptr) {
+    if (!o_.gate->Enter()) return ShuttingDown();
+    entered = AdmittedCall(o_.gate);
+  }
+  RETURN_IF_ERROR(Authorize(call, tenant));  // releases the place
+  *admitted = std::move(entered);
+  return absl::OkStatus();
+}
+
+absl::Status Service::Authorize(const CallInfo& call, absl::string_view tenant) const {
+  if (o_.auth == nullptr || !o_.auth->enabled()) return absl::OkStatus();
+  absl::StatusOr<const Principal*> principal = o_.auth->Authenticate(call.authorization);
+  if (!principal.ok()) return principal.status();
+  if (tenant.empty()) return absl::OkStatus();
+  return TokenAuthorizer::Check(**principal, tenant);
+}
+
+absl::Status Service::AdmitAdmin(const CallInfo& call) const {
+  if (o_.auth != nullptr && o_.auth->enabled()) {
+    absl::StatusOr<const Principal*> principal = o_.auth->Authenticate(call.authorization);
+    if (!principal.ok()) return principal.status();
+    if (!(*principal)->admin) {
+      return absl::PermissionDeniedError("cluster calls need an admin token (docs/SECURITY.md)");
+    }
+  }
+  if (o_.cluster == nullptr) {
+    return absl::FailedPreconditionError(
+        "this server is not a member of a cluster (it has no cluster config: docs/CLUSTER.md)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Service::CheckBase(const CallInfo& call,
+                                const adapt::v1::CreateStoreRequest& request) const {
+  const std::string& base = request.spec().base();
+  if (base.empty()) return absl::OkStatus();
+  absl::StatusOr<std::pair<std::string, std::string>> name = ParseBaseName(request.tenant(), base);
+  if (!name.ok()) return name.status();
+  // Reading a base is reading its tenant: the caller's token must reach it.
+  if (name->first != request.tenant()) {
+    if (absl::Status denied = Authorize(call, name->first); !denied.ok()) {
+      return absl::Status(denied.code(), absl::StrCat("spec.base: ", denied.message()));
+    }
+  }
+  // In a cluster the base may live on another member: the engine reads it from there.
+  return absl::OkStatus();
+}
+
+// --- Routing --------------------------------------------------------------------------------
+
+absl::StatusOr<const cluster::Member*> Service::Route(const CallInfo& call,
+                                                      const std::string& tenant,
+                                                      const std::string& store,
+                                                      Access access) const {
+  if (o_.cluster == nullptr) return nullptr;
+  cluster::CallOrigin origin = call.origin;
+  if (access == Access::kCreate) {
+    origin.move =
+        o_.cluster->handoff()->IsMove(origin.forwarded, origin.move_marked, call.authorization);
+  }
+  const cluster::Member* to = nullptr;
+  RETURN_IF_ERROR(o_.cluster->handoff()->Route(origin, tenant, store, access, &to));
+  return to;
+}
+
+std::optional<std::vector<const cluster::Member*>> Service::ListPeers(const CallInfo& call) const {
+  if (o_.cluster == nullptr || call.origin.forwarded) return std::nullopt;
+  std::vector<const cluster::Member*> peers;
+  const cluster::Membership& members = o_.cluster->forwarder()->membership();
+  for (const cluster::Member& member : members.members()) {
+    if (member.name != members.self().name) peers.push_back(&member);
+  }
+  return peers;
+}
+
+absl::Status Service::MergeListPages(const adapt::v1::ListStoresRequest& request,
+                                     std::vector<adapt::v1::ListStoresResponse>* pages,
+                                     adapt::v1::ListStoresResponse* out) {
+  using adapt::v1::StoreInfo;
+  absl::StatusOr<PageQuery> page = ParseListPage(request);
+  if (!page.ok()) return page.status();
+  std::vector<StoreInfo> stores;
+  bool more = false;
+  for (adapt::v1::ListStoresResponse& p : *pages) {
+    more = more || !p.next_page_token().empty();
+    for (StoreInfo& info : *p.mutable_stores()) stores.push_back(std::move(info));
+  }
+  std::sort(stores.begin(), stores.end(),
+            [](const StoreInfo& a, const StoreInfo& b) { return a.store() < b.store(); });
+  // A store whose hand-off ended but for its old copy's deletion is on two members for a
+  // moment: listed once.
+  stores.erase(
+      std::unique(stores.begin(), stores.end(),
+                  [](const StoreInfo& a, const StoreInfo& b) { return a.store() == b.store(); }),
+      stores.end());
+  if (stores.size() > page->limit) {
+    stores.resize(page->limit);
+    more = true;
+  }
+  if (more && !stores.empty()) {
+    out->set_next_page_token(ListPageToken(request.tenant(), stores.back().store()));
+  }
+  for (StoreInfo& info : stores) *out->add_stores() = std::move(info);
+  return absl::OkStatus();
+}
+
+// --- Scheduling -----------------------------------------------------------------------------
+
+Task Service::CallTask(const CallInfo& call, const std::string& tenant) {
+  Task task;
+  task.tenant = tenant;
+  task.deadline = call.deadline;
+  task.cancelled = call.cancelled;
+  return task;
+}
+
+void Service::Queue(const CallInfo& call, const std::string& tenant,
+                    std::function<absl::Status()> fn, Done done) const {
+  Task task = CallTask(call, tenant);
+  task.run = [fn = std::move(fn), done](const absl::Status& wanted) {
+    done(wanted.ok() ? fn() : wanted);
+  };
+  if (absl::Status queued = o_.scheduler->Submit(std::move(task)); !queued.ok()) done(queued);
+}
+
+absl::Status Service::CreateCounted(const std::string& tenant, const std::string& store,
+                                    absl::Time deadline,
+                                    const std::function<absl::Status()>& create) const {
+  if (o_.cluster == nullptr) return create();
+  return o_.cluster->quotas()->Create(tenant, store, deadline, create);
+}
+
+void Service::Record(const char* method, const absl::Status& status, absl::Time start) const {
+  if (o_.metrics == nullptr) return;
+  o_.metrics->RecordRequest(method, CodeName(status.code()),
+                            absl::ToDoubleSeconds(absl::Now() - start));
+}
+
+// --- Unary calls ----------------------------------------------------------------------------
+
+void Service::CreateStore(const CallInfo& call, const adapt::v1::CreateStoreRequest& request,
+                          adapt::v1::StoreInfo* response, Done done) {
+  const absl::Time deadline = call.deadline;
+  Queue(
+      call, request.tenant(),
+      [this, &request, response, deadline] {
+        return CreateCounted(request.tenant(), request.store(), deadline,
+                             [&] { return Into(o_.engine->CreateStore(request), response); });
+      },
+      std::move(done));
+}
+
+void Service::GetStore(const CallInfo& call, const adapt::v1::GetStoreRequest& request,
+                       adapt::v1::StoreInfo* response, Done done) {
+  Queue(
+      call, request.tenant(),
+      [this, &request, response] { return Into(o_.engine->GetStore(request), response); },
+      std::move(done));
+}
+
+void Service::ListStores(const CallInfo& call, const adapt::v1::ListStoresRequest& request,
+                         adapt::v1::ListStoresResponse* response, Done done) {
+  Queue(
+      call, request.tenant(),
+      [this, &request, response] { return Into(o_.engine->ListStores(request), response); },
+      std::move(done));
+}
+
+void Service::DeleteStore(const CallInfo& call, const adapt::v1::DeleteStoreRequest& request,
+                          adapt::v1::DeleteStoreResponse* /*response*/, Done done) {
+  Queue(
+      call, request.tenant(), [this, &request] { return o_.engine->DeleteStore(request); },
+      std::move(done));
+}
+
+void Service::PinStore(const CallInfo& call, const adapt::v1::PinStoreRequest& request,
+                       adapt::v1::StoreInfo* response, Done done) {
+  Queue(
+      call, request.tenant(),
+      [this, &request, response] { return Into(o_.engine->PinStore(request), response); },
+      std::move(done));
+}
+
+void Service::ListEncoders(const CallInfo& call, const adapt::v1::ListEncodersRequest& /*request*/,
+                           adapt::v1::ListEncodersResponse* response, Done done) {
+  Queue(
+      call, "",
+      [this, response] {
+        *response = o_.engine->ListEncoders();
+        return absl::OkStatus();
+      },
+      std::move(done));
+}
+
+void Service::Predict(const CallInfo& call, const adapt::v1::PredictRequest& request,
+                      adapt::v1::PredictResponse* response, Done done) {
+  Task task = CallTask(call, request.tenant());
+  task.run = [done](const absl::Status& dropped) { done(dropped); };
+  task.batch_item = std::make_unique<PredictItem>(
+      &request, [response, done](absl::StatusOr<adapt::v1::PredictResponse> result) {
+        if (result.ok()) *response = *std::move(result);
+        done(result.status());
+      });
+  if (absl::Status queued = o_.scheduler->Submit(std::move(task)); !queued.ok()) done(queued);
+}
+
+void Service::Compile(const CallInfo& /*call*/, const adapt::v1::CompileRequest& request,
+                      adapt::v1::CompileResponse* response, Done done) {
+  // The compile pool, not the scheduler, runs the work; the call finishes from there.
+  o_.engine->Compile(request, [response, done](absl::StatusOr<adapt::v1::CompileResponse> result) {
+    if (result.ok()) *response = *std::move(result);
+    done(result.status());
+  });
+}
+
+void Service::Export(const CallInfo& call, const adapt::v1::ExportStoreRequest& request,
+                     std::string* file, Done done) {
+  Queue(
+      call, request.tenant(),
+      [this, request, file] { return Into(o_.engine->Export(request), file); }, std::move(done));
+}
+
+std::unique_ptr<Service::Import> Service::StartImport(const CallInfo& call) const {
+  return std::unique_ptr<Import>(new Import(this, call));
+}
+
+absl::Status Service::Import::Add(const adapt::v1::StoreChunk& chunk) {
+  if (!named()) {
+    tenant_ = chunk.tenant();
+    store_ = chunk.store();
+    applied_ids_.assign(chunk.applied_ids().begin(), chunk.applied_ids().end());
+  } else if ((!chunk.tenant().empty() && chunk.tenant() != tenant_) ||
+             (!chunk.store().empty() && chunk.store() != store_)) {
+    return absl::InvalidArgumentError("store: later chunks must name the same store as the first");
+  }
+  const size_t limit = service_->o_.max_import_bytes;
+  if (file_.size() + chunk.data().size() > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("data: the snapshot exceeds the import limit of ", limit, " bytes"));
+  }
+  file_.append(chunk.data());
+  return absl::OkStatus();
+}
+
+void Service::Import::Commit(adapt::v1::StoreInfo* response, Done done) {
+  const Service* service = service_;
+  // A member handing the store off (handoff.h): the store's tenant has it already.
+  const bool moved = service->o_.cluster != nullptr &&
+                     service->o_.cluster->handoff()->IsMove(
+                         call_.origin.forwarded, call_.origin.move_marked, call_.authorization);
+  Task task = CallTask(call_, tenant_);
+  task.lane = absl::StrCat(tenant_, "/", store_);
+  task.run = [this, service, response, moved, done](const absl::Status& wanted) {
+    if (!wanted.ok()) {
+      done(wanted);
+      return;
+    }
+    auto import = [&] {
+      return Into(service->o_.engine->Import(tenant_, store_, file_, applied_ids_, moved),
+                  response);
+    };
+    // A hand-off brings a store the tenant has already: no slot in its count.
+    done(moved ? import() : service->CreateCounted(tenant_, store_, call_.deadline, import));
+  };
+  if (absl::Status queued = service->o_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    done(queued);
+  }
+}
+
+// --- Adapt and Forget -----------------------------------------------------------------------
+
+template <typename Request, typename Response>
+Service::Write<Request, Response>::Write(const Service* service, CallInfo call, TxnKind kind)
+    : service_(service), call_(std::move(call)), session_(service->o_.engine->StartWrite(kind)) {}
+
+template <typename Request, typename Response>
+void Service::Write<Request, Response>::Stage(const Request& request, Done done) {
+  if (tenant_.empty() && !request.tenant().empty() && !request.store().empty()) {
+    // The first message that names a store picks the stream's queue and the store's lane.
+    tenant_ = request.tenant();
+    lane_ = absl::StrCat(request.tenant(), "/", request.store());
+  }
+  Task task = CallTask(call_, tenant_);
+  task.run = [this, &request, done](const absl::Status& wanted) {
+    done(wanted.ok() ? adaptd::Stage(*session_, request) : wanted);
+  };
+  if (absl::Status queued = service_->o_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    done(queued);
+  }
+}
+
+template <typename Request, typename Response>
+void Service::Write<Request, Response>::Commit(Response* response, Done done) {
+  // Commits run in the store's lane: commits to one store apply in arrival order.
+  Task task = CallTask(call_, tenant_);
+  task.lane = lane_;
+  task.run = [this, response, done](const absl::Status& wanted) {
+    if (!wanted.ok()) {
+      done(wanted);
+      return;
+    }
+    if (absl::Status still = CallStillWanted(call_); !still.ok()) {
+      done(still);
+      return;
+    }
+    absl::StatusOr<adapt::v1::AdaptResponse> result = session_->Finish();
+    if (result.ok()) Fill(*result, response);
+    done(result.status());
+  };
+  if (absl::Status queued = service_->o_.scheduler->Submit(std::move(task)); !queued.ok()) {
+    done(queued);
+  }
+}
+
+template class Service::Write<adapt::v1::AdaptRequest, adapt::v1::AdaptResponse>;
+template class Service::Write<adapt::v1::ForgetRequest, adapt::v1::ForgetResponse>;
+
+std::unique_ptr<Service::AdaptWrite> Service::StartAdapt(const CallInfo& call) const {
+  return std::unique_ptr<AdaptWrite>(new AdaptWrite(this, call, TxnKind::kAdapt));
+}
+
+std::unique_ptr<Service::ForgetWrite> Service::StartForget(const CallInfo& call) const {
+  return std::unique_ptr<ForgetWrite>(new ForgetWrite(this, call, TxnKind::kForget));
+}
+
+// --- The cluster's calls --------------------------------------------------------------------
+
+void Service::ClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,
+                            adapt::v1::ClusterStatusResponse* response, Done done) {
+  HandOff* handoff = o_.cluster->handoff();
+  if (request.local()) {
+    *response->add_members() = handoff->LocalStatus(kMovingListed);
+    done(absl::OkStatus());
+    return;
+  }
+  const absl::Duration timeout = MemberTimeout(call);
+  if (!handoff->RunAdmin([handoff, response, timeout, done] {
+        *response = handoff->Gather(timeout);
+        done(absl::OkStatus());
+      })) {
+    done(ShuttingDown());
+  }
+}
+
+void Service::DrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
+                          adapt::v1::DrainMemberResponse* response, Done done) {
+  if (request.member().empty()) {
+    done(absl::InvalidArgumentError("member: required"));
+    return;
+  }
+  HandOff* handoff = o_.cluster->handoff();
+  if (request.local()) {
+    const absl::Status status = handoff->SetDraining(request.member(), request.undo());
+    if (status.ok()) *response->mutable_status()->add_members() = handoff->LocalStatus(1000);
+    done(status);
+    return;
+  }
+  const absl::Duration timeout = MemberTimeout(call);
+  if (!handoff->RunAdmin([handoff, &request, response, call, timeout, done] {
+        const adapt::v1::DrainMemberRequest& r = request;
+        absl::Status status = handoff->DrainEverywhere(r.member(), r.undo(), timeout);
+        while (status.ok()) {
+          *response->mutable_status() = handoff->Gather(absl::Seconds(2));
+          if (!r.wait()) break;
+          const adapt::v1::ClusterStatusResponse& st = response->status();
+          uint64_t left = 0;
+          for (const adapt::v1::MemberStatus& m : st.members()) {
+            if (m.name() == r.member()) left = m.stores();
+          }
+          if (st.settled() && (r.undo() || left == 0)) break;
+          if (call.cancelled && call.cancelled()) {
+            status = absl::CancelledError("the call was cancelled");
+          } else if (handoff->stopping()) {
+            status = ShuttingDown();
+          } else if (absl::Now() + absl::Milliseconds(200) > call.deadline) {
+            status = absl::DeadlineExceededError(
+                absl::StrCat("the drain of ", r.member(), " is recorded, but ",
+                             st.moves_in_flight(), " move(s) are still in flight",
+                             st.settled() ? "" : " or a member has not confirmed the list",
+                             "; ask again or see ClusterStatus"));
+          } else {
+            absl::SleepFor(absl::Milliseconds(200));
+          }
+        }
+        done(status);
+      })) {
+    done(ShuttingDown());
+  }
+}
+
+void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRequest& request,
+                           adapt::v1::ClusterQuotaResponse* response, Done done) {
+  ClusterQuotas* quotas = o_.cluster->quotas();
+  const absl::Time deadline = std::min(call.deadline, absl::Now() + absl::Seconds(30));
+  auto answer = [quotas, &request, response, deadline, done] {
+    done(quotas->Answer(request, deadline, response));
+  };
+  // A reservation asks every other member, and a release waits for a reservation of its
+  // tenant in progress: on a thread of their own. The rest answers at once.
+  const adapt::v1::ClusterQuotaRequest::Op op = request.op();
+  if (op != adapt::v1::ClusterQuotaRequest::RESERVE &&
+      op != adapt::v1::ClusterQuotaRequest::RELEASE) {
+    answer();
+  } else if (!o_.cluster->handoff()->RunAdmin(answer)) {
+    done(ShuttingDown());
+  }
+}
+
+void Service::ClusterBase(const CallInfo& /*call*/, const adapt::v1::ClusterBaseRequest& request,
+                          adapt::v1::ClusterBaseResponse* response, Done done) {
+  // Answered on the caller's thread: a registry lookup (a READ of a cold store loads it),
+  // never a call to another member.
+  done(o_.cluster->bases()->Answer(request, response));
+}
+
+}  // namespace adaptd

@@ -11,8 +11,8 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/bench_common.h"
-#include "server/core/binary_format.h"
-#include "server/core/snapshot_file.h"
+#include "server/base/binary_format.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "tests/large/big_fwpkm_state.h"
 

@@ -23,7 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/state_engine_util.h"
 #include "bench/state_engines.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd::bench {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "bench/state_engine_util.h"
 #include "bench/state_engines.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd::bench {
 namespace {

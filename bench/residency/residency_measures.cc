@@ -8,7 +8,7 @@
 #include "absl/time/clock.h"
 #include "bench/residency/probes.h"
 #include "bench/residency/residency_run.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd::bench {
 namespace {

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/residency/probes.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd::bench {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/base/names.h"
 #include "server/cluster/member_calls.h"
-#include "server/core/names.h"
 
 namespace adaptd {
 namespace {

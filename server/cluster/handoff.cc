@@ -14,8 +14,8 @@
 #include "server/auth/grpc_auth.h"
 #include "server/auth/sha256.h"
 #include "server/base/grpc_status.h"
+#include "server/base/status_macros.h"
 #include "server/config/config.h"
-#include "server/core/status_macros.h"
 #include "server/persistence/env.h"
 #include "server/persistence/file_util.h"
 

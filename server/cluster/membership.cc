@@ -9,7 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/core/stable_hash.h"
+#include "server/base/stable_hash.h"
 
 namespace adaptd::cluster {
 namespace {

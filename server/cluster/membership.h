@@ -25,7 +25,7 @@ struct Member {
   bool operator==(const Member&) const = default;
 };
 
-// w(member, key) of docs/CLUSTER.md, from the hashes of server/core/stable_hash.h.
+// w(member, key) of docs/CLUSTER.md, from the hashes of server/base/stable_hash.h.
 uint64_t RendezvousWeight(absl::string_view member, absl::string_view key);
 
 class Membership {

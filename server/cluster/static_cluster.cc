@@ -1,7 +1,7 @@
 #include "server/cluster/static_cluster.h"
 
+#include "server/base/status_macros.h"
 #include "server/cluster/grpc_member_calls.h"
-#include "server/core/status_macros.h"
 
 namespace adaptd {
 

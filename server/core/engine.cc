@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/base/names.h"
+#include "server/base/status_macros.h"
 #include "server/core/examples.h"
 #include "server/core/list_page.h"
-#include "server/core/names.h"
-#include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_label_embedding.h"

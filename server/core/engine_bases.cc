@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/names.h"
+#include "server/base/status_macros.h"
 #include "server/core/engine.h"
-#include "server/core/names.h"
-#include "server/core/status_macros.h"
 
 namespace adaptd {
 

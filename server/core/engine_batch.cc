@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
 #include "server/core/engine.h"
-#include "server/core/status_macros.h"
 #include "server/core/warm_store.h"
 
 namespace adaptd {

@@ -13,8 +13,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "server/base/status_macros.h"
 #include "server/core/engine.h"
-#include "server/core/status_macros.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/store_kind.h"
 

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
 #include "server/core/engine.h"
-#include "server/core/status_macros.h"
 #include "server/core/warm_store.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/store_kind.h"

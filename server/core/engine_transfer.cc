@@ -5,10 +5,10 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/names.h"
+#include "server/base/status_macros.h"
 #include "server/core/engine.h"
-#include "server/core/names.h"
-#include "server/core/snapshot_file.h"
-#include "server/core/status_macros.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 
 namespace adaptd {

@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "google/protobuf/repeated_field.h"
-#include "server/core/utf8.h"
+#include "server/base/utf8.h"
 #include "server/encoders/encoder.h"
 #include "server/stores/store.h"
 

@@ -5,7 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/core/names.h"
+#include "server/base/names.h"
 
 namespace adaptd {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/core/names.h"
+#include "server/base/names.h"
 #include "server/encoders/bert/sentence_bert_encoder.h"
 #include "server/encoders/fasttext_encoder.h"
 #include "server/encoders/fingerprint.h"

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "adapt/v1/adapt.pb.h"
-#include "server/core/stable_hash.h"
+#include "server/base/stable_hash.h"
 
 namespace adaptd {
 

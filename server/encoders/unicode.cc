@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <iterator>
 
-#include "server/core/utf8.h"
+#include "server/base/utf8.h"
 
 namespace adaptd {
 namespace {

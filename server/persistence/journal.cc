@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/core/snapshot_file.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
 #include "server/stores/stored_readout.h"

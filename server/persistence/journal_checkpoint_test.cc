@@ -10,11 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "server/core/snapshot_file.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/journal.h"
 #include "server/persistence/journal_test_util.h"
 #include "server/persistence/log_format.h"
+#include "server/stores/snapshot_file.h"
 
 namespace adaptd {
 namespace {

@@ -17,13 +17,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "server/core/snapshot_file.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/persistence/catalog_row.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
 #include "server/persistence/journal.h"
 #include "server/persistence/log_format.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 
 namespace adaptd {

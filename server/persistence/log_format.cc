@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "server/core/binary_format.h"
+#include "server/base/binary_format.h"
 
 namespace adaptd {
 namespace {

@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd {
 namespace {

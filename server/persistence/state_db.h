@@ -6,7 +6,7 @@
 //            generation, the store's description); table `meta`: the last generation used.
 //   data_dir/state: table `state`, "tenant/store" '\0' <8-byte big-endian generation>
 //            <4-byte big-endian chunk number> → up to chunk_bytes of the store's snapshot
-//            file (server/core/snapshot_file.h), so a state has no size limit but the map's;
+//            file (server/stores/snapshot_file.h), so a state has no size limit but the map's;
 //            chunk number 0xFFFFFFFF holds the store's published read-out (an
 //            adapt.v1.StoredReadout), written with the state, when it has one.
 // A write puts a state under a new generation and commits the states first, then the

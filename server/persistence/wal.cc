@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/persistence/log_format.h"
 
 namespace adaptd {

@@ -11,7 +11,7 @@
 #include "google/protobuf/wire_format_lite.h"
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/proto_buffer_reader.h"
-#include "server/core/utf8.h"
+#include "server/base/utf8.h"
 
 namespace adaptd {
 namespace {

@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/names.h"
+#include "server/base/status_macros.h"
 #include "server/base/status_name.h"
 #include "server/cluster/static_cluster.h"
 #include "server/core/list_page.h"
-#include "server/core/names.h"
-#include "server/core/status_macros.h"
 #include "server/service/predict_batch.h"
 
 namespace adaptd {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "server/core/status_test_util.h"
+#include "server/base/status_test_util.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_test_util.h"
 

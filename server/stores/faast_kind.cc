@@ -1,7 +1,7 @@
 // The faast store kind's descriptor (store_kind.h).
 #include <utility>
 
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/faast_params.h"
 #include "server/stores/faast_snapshot.h"
 #include "server/stores/faast_store.h"

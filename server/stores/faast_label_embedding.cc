@@ -5,7 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/faast_store.h"
 
 namespace adaptd {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/faast_params.h"
 #include "server/stores/snapshot_checks.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/core/status_test_util.h"
+#include "server/base/status_test_util.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_test_util.h"
 #include "server/stores/store_factory.h"

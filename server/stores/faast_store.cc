@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_params.h"
 #include "server/stores/faast_solver.h"

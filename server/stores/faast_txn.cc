@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/faast_buffer_pool.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/faast_weights.h"

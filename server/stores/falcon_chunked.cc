@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/core/status_test_util.h"
+#include "server/base/status_test_util.h"
 #include "server/stores/falcon_test_util.h"
 
 namespace adaptd {

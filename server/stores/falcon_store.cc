@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/falcon_chunked.h"
 #include "server/stores/falcon_txn.h"
 #include "server/stores/memory_bytes.h"

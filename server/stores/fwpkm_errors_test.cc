@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/core/status_test_util.h"
+#include "server/base/status_test_util.h"
 #include "server/stores/fwpkm_store.h"
 #include "server/stores/fwpkm_test_util.h"
 

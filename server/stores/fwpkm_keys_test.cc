@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "server/core/status_test_util.h"
+#include "server/base/status_test_util.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_test_util.h"
 #include "server/stores/fwpkm_values.h"

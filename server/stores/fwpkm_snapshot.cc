@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_store.h"
 #include "server/stores/snapshot_checks.h"

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/fwpkm_params.h"
 #include "server/stores/fwpkm_txn.h"
 #include "server/stores/memory_bytes.h"

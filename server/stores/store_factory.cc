@@ -1,7 +1,7 @@
 #include "server/stores/store_factory.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/core/status_macros.h"
+#include "server/base/status_macros.h"
 #include "server/stores/store_kind.h"
 
 namespace adaptd {

@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapsh
                                                     kernels::Backend* backend);
 
 // The same for a snapshot whose arrays travel in `arrays` (a decoded format-2 file,
-// server/core/snapshot_file.h); `arrays` must outlive the call only. A kind without
+// server/stores/snapshot_file.h); `arrays` must outlive the call only. A kind without
 // restore_arrays (store_kind.h) refuses sections.
 absl::StatusOr<std::unique_ptr<Store>> RestoreStore(const adapt::v1::StoreSnapshot& snapshot,
                                                     const StateArrays& arrays,

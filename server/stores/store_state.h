@@ -1,6 +1,6 @@
 // A store's state with its big numeric arrays beside the adapt.v1.StoreSnapshot protobuf
 // instead of inside it. A serialized protobuf holds at most 2 GiB and a repeated field at most
-// 2^31-1 elements; snapshot file format 2 (server/core/snapshot_file.h) carries each array as
+// 2^31-1 elements; snapshot file format 2 (server/stores/snapshot_file.h) carries each array as
 // a raw section of any size. An array stands for a repeated field of the kind's state message,
 // named by its path there ("values", "published.s"); the header leaves that field empty.
 //

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "server/core/snapshot_file.h"
+#include "server/stores/snapshot_file.h"
 #include "tests/fuzz/engine_fuzz_env.h"
 #include "zlib.h"
 

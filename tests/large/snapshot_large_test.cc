@@ -15,11 +15,11 @@
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
+#include "server/base/binary_format.h"
 #include "server/config/config.h"
-#include "server/core/binary_format.h"
 #include "server/core/engine.h"
-#include "server/core/snapshot_file.h"
 #include "server/persistence/journal.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "tests/large/big_fwpkm_state.h"
 

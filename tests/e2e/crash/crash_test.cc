@@ -32,7 +32,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
-#include "server/core/snapshot_file.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 
 extern char** environ;

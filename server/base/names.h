@@ -1,7 +1,7 @@
 // Validation of tenant and store names: 1-63 characters of [A-Za-z0-9._-], starting with a
 // letter or a digit. Names appear in paths and metric labels, so the alphabet is kept small.
-#ifndef ADAPTD_SERVER_CORE_NAMES_H_
-#define ADAPTD_SERVER_CORE_NAMES_H_
+#ifndef ADAPTD_SERVER_BASE_NAMES_H_
+#define ADAPTD_SERVER_BASE_NAMES_H_
 
 #include <string>
 #include <utility>
@@ -27,4 +27,4 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseBaseName(absl::string_v
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_CORE_NAMES_H_
+#endif  // ADAPTD_SERVER_BASE_NAMES_H_

@@ -1,8 +1,8 @@
 // Strict UTF-8 decoding shared by request validation and the text encoders. Rejects a bad lead
 // or continuation byte, a truncated sequence, an overlong form, a surrogate and any value above
 // U+10FFFF. Pure functions; thread-safe.
-#ifndef ADAPTD_SERVER_CORE_UTF8_H_
-#define ADAPTD_SERVER_CORE_UTF8_H_
+#ifndef ADAPTD_SERVER_BASE_UTF8_H_
+#define ADAPTD_SERVER_BASE_UTF8_H_
 
 #include <cstddef>
 #include <string_view>
@@ -17,4 +17,4 @@ bool IsValidUtf8(std::string_view text);
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_CORE_UTF8_H_
+#endif  // ADAPTD_SERVER_BASE_UTF8_H_

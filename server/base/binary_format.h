@@ -1,8 +1,8 @@
 // Little-endian integers and CRC-32 (zlib's polynomial) for adaptd's on-disk formats: the
-// snapshot file (server/core/snapshot_file.cc) and the write-ahead log's frames
+// snapshot file (server/stores/snapshot_file.cc) and the write-ahead log's frames
 // (server/persistence/log_format.cc). Header-only; users link zlib. Pure; thread-safe.
-#ifndef ADAPTD_SERVER_CORE_BINARY_FORMAT_H_
-#define ADAPTD_SERVER_CORE_BINARY_FORMAT_H_
+#ifndef ADAPTD_SERVER_BASE_BINARY_FORMAT_H_
+#define ADAPTD_SERVER_BASE_BINARY_FORMAT_H_
 
 #include <zlib.h>
 
@@ -46,4 +46,4 @@ inline uint32_t Crc32Of(std::string_view data) {
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_CORE_BINARY_FORMAT_H_
+#endif  // ADAPTD_SERVER_BASE_BINARY_FORMAT_H_

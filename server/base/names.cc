@@ -1,4 +1,4 @@
-#include "server/core/names.h"
+#include "server/base/names.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"

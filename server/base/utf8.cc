@@ -1,4 +1,4 @@
-#include "server/core/utf8.h"
+#include "server/base/utf8.h"
 
 #include <cstdint>
 

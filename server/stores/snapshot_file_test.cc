@@ -1,4 +1,4 @@
-#include "server/core/snapshot_file.h"
+#include "server/stores/snapshot_file.h"
 
 #include "gtest/gtest.h"
 

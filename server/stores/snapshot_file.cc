@@ -1,4 +1,4 @@
-#include "server/core/snapshot_file.h"
+#include "server/stores/snapshot_file.h"
 
 #include <climits>
 #include <cstring>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/binary_format.h"
+#include "server/base/binary_format.h"
 
 namespace adaptd {
 namespace {

@@ -12,8 +12,8 @@
 // (server/stores/store_state.h), so no protobuf message and no repeated field holds a big array
 // and a state has no size limit. A version-2 file with no sections is a version-1 file with
 // another version number.
-#ifndef ADAPTD_SERVER_CORE_SNAPSHOT_FILE_H_
-#define ADAPTD_SERVER_CORE_SNAPSHOT_FILE_H_
+#ifndef ADAPTD_SERVER_STORES_SNAPSHOT_FILE_H_
+#define ADAPTD_SERVER_STORES_SNAPSHOT_FILE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -62,4 +62,4 @@ absl::StatusOr<adapt::v1::StoreSnapshot> DecodeSnapshotFile(std::string_view fil
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_CORE_SNAPSHOT_FILE_H_
+#endif  // ADAPTD_SERVER_STORES_SNAPSHOT_FILE_H_

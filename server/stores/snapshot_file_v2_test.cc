@@ -9,8 +9,8 @@
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
-#include "server/core/binary_format.h"
-#include "server/core/snapshot_file.h"
+#include "server/base/binary_format.h"
+#include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
 

@@ -2,8 +2,8 @@
 // that opens with the field it names ("spec.faast.rcond: must be ..."), so a test checks that
 // prefix (or the whole message), never a substring that could sit anywhere, e.g. in a value
 // echoed back. Thread-compatible.
-#ifndef ADAPTD_SERVER_CORE_STATUS_TEST_UTIL_H_
-#define ADAPTD_SERVER_CORE_STATUS_TEST_UTIL_H_
+#ifndef ADAPTD_SERVER_BASE_STATUS_TEST_UTIL_H_
+#define ADAPTD_SERVER_BASE_STATUS_TEST_UTIL_H_
 
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
@@ -23,4 +23,4 @@ inline ::testing::AssertionResult StartsWithField(absl::string_view message,
 
 }  // namespace adaptd::testing_util
 
-#endif  // ADAPTD_SERVER_CORE_STATUS_TEST_UTIL_H_
+#endif  // ADAPTD_SERVER_BASE_STATUS_TEST_UTIL_H_

@@ -1,8 +1,8 @@
 // Hashes that are the same in every run, on every machine and in every build (no std::hash, no
 // absl::Hash, both seeded per process): for what is stored or compared between processes,
 // such as encoder fingerprints and the owner of a store in a cluster. Header-only; pure.
-#ifndef ADAPTD_SERVER_CORE_STABLE_HASH_H_
-#define ADAPTD_SERVER_CORE_STABLE_HASH_H_
+#ifndef ADAPTD_SERVER_BASE_STABLE_HASH_H_
+#define ADAPTD_SERVER_BASE_STABLE_HASH_H_
 
 #include <cstdint>
 
@@ -38,4 +38,4 @@ inline uint64_t Fmix64(uint64_t h) {
 
 }  // namespace adaptd
 
-#endif  // ADAPTD_SERVER_CORE_STABLE_HASH_H_
+#endif  // ADAPTD_SERVER_BASE_STABLE_HASH_H_

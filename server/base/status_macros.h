@@ -1,6 +1,6 @@
 // RETURN_IF_ERROR / ASSIGN_OR_RETURN for absl::Status and absl::StatusOr (this abseil has none).
-#ifndef ADAPTD_SERVER_CORE_STATUS_MACROS_H_
-#define ADAPTD_SERVER_CORE_STATUS_MACROS_H_
+#ifndef ADAPTD_SERVER_BASE_STATUS_MACROS_H_
+#define ADAPTD_SERVER_BASE_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,4 +22,4 @@
   if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()
 
-#endif  // ADAPTD_SERVER_CORE_STATUS_MACROS_H_
+#endif  // ADAPTD_SERVER_BASE_STATUS_MACROS_H_

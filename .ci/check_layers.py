@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Checks that every server source includes only its own layer and the layers below it
+(docs/ARCHITECTURE.md, "Layers"), and prints the count of upward includes (the goal is 0).
+
+Layers, lowest first. Folders of one layer are peers and may include each other.
+  0  server/base
+  1  server/stores, encoders, persistence, metrics, quota, auth, config, scheduler, and the
+     cluster's pure part (server/cluster/membership.h, routing.h: the adaptd_cluster library)
+  2  server/core
+  3  server/cluster (the rest: forwarding, member calls, hand-off, quotas and bases across members)
+  4  server/service
+  5  server/rpc
+  6  server/main.cc
+Tests (*_test.cc, *test_util*.h, the store contract suite, server/persistence/testing) may
+drive a lower layer through a higher one and are not checked.
+
+Usage: check_layers.py [ROOT]
+"""
+import pathlib
+import re
+import sys
+
+LAYERS = {
+    "base": 0,
+    "stores": 1, "encoders": 1, "persistence": 1, "metrics": 1, "quota": 1, "auth": 1,
+    "config": 1, "scheduler": 1,
+    "core": 2,
+    "cluster": 3,
+    "service": 4,
+    "rpc": 5,
+}
+PURE_CLUSTER = {"server/cluster/membership.h", "server/cluster/membership.cc",
+                "server/cluster/routing.h", "server/cluster/routing.cc"}
+INCLUDE = re.compile(r'^#include "(server/[^"]+)"', re.M)
+
+
+def layer(path):
+    if path in PURE_CLUSTER:
+        return 1
+    parts = path.split("/")
+    if len(parts) == 2:  # server/main.cc
+        return 6
+    return LAYERS.get(parts[1])
+
+
+def is_test(path):
+    name = path.rsplit("/", 1)[-1]
+    return (name.endswith("_test.cc") or "test_util" in name or name == "store_contract.h"
+            or "/testing/" in path)
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    upward = []
+    for file in sorted((root / "server").rglob("*")):
+        if file.suffix not in (".h", ".cc"):
+            continue
+        path = file.relative_to(root).as_posix()
+        if is_test(path):
+            continue
+        own = layer(path)
+        if own is None:
+            upward.append("%s: a folder with no layer (add it to .ci/check_layers.py)" % path)
+            continue
+        for included in INCLUDE.findall(file.read_text()):
+            theirs = layer(included)
+            if theirs is None or theirs > own:
+                upward.append("%s includes %s" % (path, included))
+    for line in upward:
+        print("upward include: " + line, file=sys.stderr)
+    print("layers: %d upward include(s)" % len(upward))
+    return 1 if upward else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -289,6 +289,12 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
     }
     RETURN_IF_ERROR(SeedDeclaredLabels(*label_encoder, store.get()));
   }
+  // A name taken already is that, not a store more: at the quota too, as Import says it (and
+  // as a cluster's count, which lets an existing name through to its create, expects).
+  if (registry_.Find(request.tenant(), request.store()).ok()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("store ", request.tenant(), "/", request.store(), " already exists"));
+  }
   RETURN_IF_ERROR(CheckQuota(request.tenant(), store.get()));
   RETURN_IF_ERROR(CheckBudget(*store));
   absl::StatusOr<std::shared_ptr<StoreSlot>> slot = absl::InternalError("not added");

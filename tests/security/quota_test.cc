@@ -76,6 +76,10 @@ TEST(Quota, MaxStoresPerTenantWithOverride) {
   EXPECT_TRUE(Create(stub, "small", "a").ok());
   EXPECT_TRUE(Create(stub, "small", "b").ok());
   ExpectExhausted(Create(stub, "small", "c"), "max_stores", "2");
+  // At the limit, a name taken already is answered as that.
+  const grpc::Status again = Create(stub, "small", "a");
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::ALREADY_EXISTS) << again.error_message();
+  EXPECT_EQ(again.error_message(), "store small/a already exists");
   for (const char* name : {"a", "b", "c"}) EXPECT_TRUE(Create(stub, "big", name).ok()) << name;
   ExpectExhausted(Create(stub, "big", "d"), "max_stores", "3");
   // The refused store does not exist; a delete frees a place.

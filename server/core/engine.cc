@@ -574,9 +574,10 @@ void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
   }
 }
 
-absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
+absl::StatusOr<PredictTarget> Engine::ValidatePredict(
     const adapt::v1::PredictRequest& request) const {
-  ASSIGN_OR_RETURN(auto store, FindForRead(request.tenant(), request.store()));
+  PredictTarget target;
+  ASSIGN_OR_RETURN(target.store, FindForRead(request.tenant(), request.store()));
   if (request.inputs().empty()) {
     return absl::InvalidArgumentError("inputs: at least one input is required");
   }
@@ -584,14 +585,23 @@ absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
     return absl::InvalidArgumentError(
         absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
   }
-  ASSIGN_OR_RETURN(const Encoder* encoder, EncoderOf(*store));
+  ASSIGN_OR_RETURN(target.encoder, EncoderOf(*target.store));
+  target.top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
+  return target;
+}
+
+absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
+    const adapt::v1::PredictRequest& request) const {
+  ASSIGN_OR_RETURN(PredictTarget target, ValidatePredict(request));
+  const Store& store = *target.store;
   ASSIGN_OR_RETURN(EncodedBatch batch,
-                   encoder->Encode(InputsOf(request), store->dim(), max_dim_,
-                                   [](size_t i) { return absl::StrCat("inputs[", i, "]"); }));
-  const int top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
-  ASSIGN_OR_RETURN(Predictions p, store->Predict(batch.keys.data(), batch.rows, batch.dim, top_k));
+                   target.encoder->Encode(InputsOf(request), store.dim(), max_dim_, [](size_t i) {
+                     return absl::StrCat("inputs[", i, "]");
+                   }));
+  ASSIGN_OR_RETURN(Predictions p,
+                   target.store->Predict(batch.keys.data(), batch.rows, batch.dim, target.top_k));
   if (metrics_ != nullptr) {
-    metrics_->RecordPredict(request.tenant(), KindName(store->spec().kind()),
+    metrics_->RecordPredict(request.tenant(), KindName(store.spec().kind()),
                             static_cast<double>(p.rows));
   }
   return ToPredictResponse(p);

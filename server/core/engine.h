@@ -85,6 +85,12 @@ class WriteSession {
 
 // Shared by Engine::Predict and Engine::PredictBatch (engine.cc, engine_batch.cc).
 inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
+// A predict that passed validation: the store to read, its encoder, and how many labels.
+struct PredictTarget {
+  std::shared_ptr<Store> store;
+  const Encoder* encoder = nullptr;
+  int top_k = 1;
+};
 std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
 adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
 
@@ -198,6 +204,9 @@ class Engine {
                                                      const std::string& store) const;
   absl::StatusOr<std::shared_ptr<Store>> Lookup(const std::string& tenant, const std::string& store,
                                                 bool read) const;
+  // The one validation of a predict, single or batched: the store (NotFound), at least one
+  // input, top_k at most kMaxTopK, and the store's encoder (checked against its fingerprint).
+  absl::StatusOr<PredictTarget> ValidatePredict(const adapt::v1::PredictRequest& request) const;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;

@@ -1,4 +1,7 @@
-// Engine::PredictBatch: the batched predict behind the scheduler (engine.h).
+// Engine::PredictBatch: the batched predict behind the scheduler (engine.h), in four steps:
+// validate each request as Predict does (Engine::ValidatePredict), encode the inputs of
+// requests that share an encoder and dimension as one batch, read out (one grouped GEMM for
+// the stores with a linear read-out, each other store's own Predict), and count.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -11,149 +14,162 @@
 namespace adaptd {
 namespace {
 
+using Results = std::vector<absl::StatusOr<adapt::v1::PredictResponse>>;
+
 struct Pending {
-  std::shared_ptr<Store> store;
-  const Encoder* encoder = nullptr;
-  int top_k = 1;
+  PredictTarget target;
   EncodedBatch keys;
   std::shared_ptr<const LinearReadout> readout;
   std::vector<float> outputs;  // grouped stores: rows × columns
 };
 
-std::string InputName(size_t i) { return absl::StrCat("inputs[", i, "]"); }
-
-}  // namespace
-
-std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
-    const std::vector<const adapt::v1::PredictRequest*>& requests) const {
-  const size_t n = requests.size();
-  std::vector<absl::StatusOr<adapt::v1::PredictResponse>> results(
-      n, absl::InternalError("predict: not run"));
-  std::vector<Pending> pending(n);
-  std::vector<bool> live(n, false);
-
-  // Validation, as Predict does it.
-  for (size_t i = 0; i < n; ++i) {
-    const adapt::v1::PredictRequest& request = *requests[i];
-    auto store = FindForRead(request.tenant(), request.store());
-    if (!store.ok()) {
-      results[i] = store.status();
-    } else if (request.inputs().empty()) {
-      results[i] = absl::InvalidArgumentError("inputs: at least one input is required");
-    } else if (request.top_k() > kMaxTopK) {
-      results[i] = absl::InvalidArgumentError(
-          absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
-    } else {
-      pending[i].store = *std::move(store);
-      auto encoder = EncoderOf(*pending[i].store);
-      if (!encoder.ok()) {
-        results[i] = encoder.status();
-        continue;
-      }
-      pending[i].encoder = *encoder;
-      pending[i].top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
-      live[i] = true;
-    }
+// One batch on its way: each request's state, result, and whether it is still running.
+struct BatchRun {
+  explicit BatchRun(const std::vector<const adapt::v1::PredictRequest*>& r)
+      : requests(r),
+        results(r.size(), absl::InternalError("predict: not run")),
+        pending(r.size()),
+        live(r.size(), false) {}
+  void Fail(size_t i, absl::Status status) {
+    results[i] = std::move(status);
+    live[i] = false;
   }
 
-  // Encoding: one Encode per (encoder, store dimension); on an error the requests of that
-  // group are encoded alone, so each one's error names its own inputs.
+  const std::vector<const adapt::v1::PredictRequest*>& requests;
+  Results results;
+  std::vector<Pending> pending;
+  std::vector<bool> live;
+};
+
+std::string InputName(size_t i) { return absl::StrCat("inputs[", i, "]"); }
+
+// Splits one encoded batch of `members`' inputs (in order) into each member's keys.
+void SplitKeys(BatchRun& run, const std::vector<size_t>& members, const EncodedBatch& batch) {
+  int64_t row = 0;
+  for (size_t i : members) {
+    const int64_t rows = run.requests[i]->inputs_size();
+    EncodedBatch& own = run.pending[i].keys;
+    own.rows = rows;
+    own.dim = batch.dim;
+    own.keys.assign(batch.keys.begin() + row * batch.dim,
+                    batch.keys.begin() + (row + rows) * batch.dim);
+    row += rows;
+  }
+}
+
+// Encoding: one Encode per (encoder, store dimension); on an error the requests of that group
+// are encoded alone, so each one's error names its own inputs.
+void EncodeGroups(BatchRun& run, int64_t max_dim) {
   std::map<std::pair<const Encoder*, int64_t>, std::vector<size_t>> by_encoder;
-  for (size_t i = 0; i < n; ++i) {
-    if (live[i]) by_encoder[{pending[i].encoder, pending[i].store->dim()}].push_back(i);
+  for (size_t i = 0; i < run.requests.size(); ++i) {
+    const PredictTarget& t = run.pending[i].target;
+    if (run.live[i]) by_encoder[{t.encoder, t.store->dim()}].push_back(i);
   }
   for (const auto& [key, members] : by_encoder) {
     if (members.size() > 1) {
       std::vector<const adapt::v1::Input*> all;
       for (size_t i : members) {
-        for (const auto& input : requests[i]->inputs()) all.push_back(&input);
+        for (const auto& input : run.requests[i]->inputs()) all.push_back(&input);
       }
-      auto batch = key.first->Encode(all, key.second, max_dim_, InputName);
+      auto batch = key.first->Encode(all, key.second, max_dim, InputName);
       if (batch.ok() && batch->rows == static_cast<int64_t>(all.size())) {
-        int64_t row = 0;
-        for (size_t i : members) {
-          const int64_t rows = requests[i]->inputs_size();
-          EncodedBatch& own = pending[i].keys;
-          own.rows = rows;
-          own.dim = batch->dim;
-          own.keys.assign(batch->keys.begin() + row * batch->dim,
-                          batch->keys.begin() + (row + rows) * batch->dim);
-          row += rows;
-        }
+        SplitKeys(run, members, *batch);
         continue;
       }
     }
     for (size_t i : members) {
-      auto batch = key.first->Encode(InputsOf(*requests[i]), key.second, max_dim_, InputName);
+      auto batch = key.first->Encode(InputsOf(*run.requests[i]), key.second, max_dim, InputName);
       if (!batch.ok()) {
-        results[i] = batch.status();
-        live[i] = false;
+        run.Fail(i, batch.status());
         continue;
       }
-      pending[i].keys = *std::move(batch);
+      run.pending[i].keys = *std::move(batch);
     }
   }
+}
 
-  // Stores with a linear read-out: one grouped GEMM; the others: their own Predict.
+// Request i's product with its store's linear read-out, as a member of one grouped GEMM.
+kernels::GemmGroup ReadoutProduct(Pending& p) {
+  if (p.readout->prepare) p.readout->prepare(p.keys.rows, p.keys.keys.data());
+  p.outputs.resize(p.keys.rows * p.readout->columns);
+  kernels::GemmGroup g;
+  g.m = p.keys.rows;
+  g.n = p.readout->columns;
+  g.k = p.readout->dim;
+  g.a = p.keys.keys.data();
+  g.lda = g.k;
+  g.b = p.readout->weights.data();
+  g.ldb = g.n;
+  g.c = p.outputs.data();
+  g.ldc = g.n;
+  return g;
+}
+
+// Read-out: the stores with a linear read-out in one grouped GEMM and top-k; the others their
+// own Predict.
+void ReadOut(BatchRun& run, kernels::Backend* backend) {
   std::vector<kernels::GemmGroup> groups;
   std::vector<size_t> grouped;
-  for (size_t i = 0; i < n; ++i) {
-    if (!live[i]) continue;
-    Pending& p = pending[i];
-    p.readout = p.store->Readout();
+  for (size_t i = 0; i < run.requests.size(); ++i) {
+    if (!run.live[i]) continue;
+    Pending& p = run.pending[i];
+    p.readout = p.target.store->Readout();
     if (p.readout != nullptr && p.readout->dim == p.keys.dim) {
-      if (p.readout->prepare) p.readout->prepare(p.keys.rows, p.keys.keys.data());
-      p.outputs.resize(p.keys.rows * p.readout->columns);
-      kernels::GemmGroup g;
-      g.m = p.keys.rows;
-      g.n = p.readout->columns;
-      g.k = p.readout->dim;
-      g.a = p.keys.keys.data();
-      g.lda = g.k;
-      g.b = p.readout->weights.data();
-      g.ldb = g.n;
-      g.c = p.outputs.data();
-      g.ldc = g.n;
-      groups.push_back(g);
+      groups.push_back(ReadoutProduct(p));
       grouped.push_back(i);
       continue;
     }
-    auto predictions = p.store->Predict(p.keys.keys.data(), p.keys.rows, p.keys.dim, p.top_k);
+    auto predictions =
+        p.target.store->Predict(p.keys.keys.data(), p.keys.rows, p.keys.dim, p.target.top_k);
     if (!predictions.ok()) {
-      results[i] = predictions.status();
-      live[i] = false;
+      run.Fail(i, predictions.status());
       continue;
     }
-    results[i] = ToPredictResponse(*predictions);
+    run.results[i] = ToPredictResponse(*predictions);
   }
-  if (!groups.empty()) {
-    const absl::Status status = backend_->GroupedGemm(groups);
-    for (size_t i : grouped) {
-      Pending& p = pending[i];
-      if (!status.ok()) {
-        results[i] = status;
-        live[i] = false;
-        continue;
-      }
-      auto out =
-          PredictionsFromReadout(*p.readout, p.keys.rows, p.top_k, std::move(p.outputs), backend_);
-      if (!out.ok()) {
-        results[i] = out.status();
-        live[i] = false;
-        continue;
-      }
-      results[i] = ToPredictResponse(*out);
+  if (groups.empty()) return;
+  const absl::Status status = backend->GroupedGemm(groups);
+  for (size_t i : grouped) {
+    Pending& p = run.pending[i];
+    if (!status.ok()) {
+      run.Fail(i, status);
+      continue;
     }
+    auto out = PredictionsFromReadout(*p.readout, p.keys.rows, p.target.top_k, std::move(p.outputs),
+                                      backend);
+    if (!out.ok()) {
+      run.Fail(i, out.status());
+      continue;
+    }
+    run.results[i] = ToPredictResponse(*out);
   }
+}
 
+}  // namespace
+
+std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
+    const std::vector<const adapt::v1::PredictRequest*>& requests) const {
+  BatchRun run(requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    absl::StatusOr<PredictTarget> target = ValidatePredict(*requests[i]);
+    if (!target.ok()) {
+      run.results[i] = target.status();
+      continue;
+    }
+    run.pending[i].target = *std::move(target);
+    run.live[i] = true;
+  }
+  EncodeGroups(run, max_dim_);
+  ReadOut(run, backend_);
   if (metrics_ != nullptr) {
-    for (size_t i = 0; i < n; ++i) {
-      if (!live[i]) continue;
-      metrics_->RecordPredict(requests[i]->tenant(), KindName(pending[i].store->spec().kind()),
-                              static_cast<double>(pending[i].keys.rows));
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (!run.live[i]) continue;
+      const Pending& p = run.pending[i];
+      metrics_->RecordPredict(requests[i]->tenant(), KindName(p.target.store->spec().kind()),
+                              static_cast<double>(p.keys.rows));
     }
   }
-  return results;
+  return std::move(run.results);
 }
 
 }  // namespace adaptd

@@ -181,16 +181,6 @@ absl::StatusOr<std::unique_ptr<Forwarder>> Forwarder::Create(const adapt::v1::Se
                                                   metrics));
 }
 
-bool Forwarder::IsForwarded(const grpc::ServerContextBase& context) {
-  return context.client_metadata().count(kForwardedHeader) > 0;
-}
-
-std::string Forwarder::ForwardedBy(const grpc::ServerContextBase& context) {
-  const auto from = context.client_metadata().find(kForwardedHeader);
-  if (from == context.client_metadata().end()) return "";
-  return std::string(from->second.data(), from->second.size());
-}
-
 std::shared_ptr<grpc::Channel> Forwarder::ChannelFor(const cluster::Member& member) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<grpc::Channel>& channel = channels_[member.name];

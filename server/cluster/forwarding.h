@@ -63,11 +63,6 @@ class Forwarder {
   // The configured members (none draining; the hand-off's membership says who owns what).
   const cluster::Membership& membership() const { return membership_; }
 
-  // Whether `context`'s call came from another member.
-  static bool IsForwarded(const grpc::ServerContextBase& context);
-  // The member that forwarded `context`'s call ("" when none did).
-  static std::string ForwardedBy(const grpc::ServerContextBase& context);
-
   // The channel to `member` (one per member, shared by every call to it).
   std::shared_ptr<grpc::Channel> ChannelFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
 

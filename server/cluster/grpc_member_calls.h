@@ -44,12 +44,11 @@ class GrpcMemberCalls final : public MemberCalls {
                                     const std::string& file, size_t chunk_bytes,
                                     absl::Duration timeout) override;
 
+ private:
   // A client context for a call to another member: deadline, the members' token, the mark.
   std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
   // The stub for calls to `member` (one per member, kept).
   adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
-
- private:
   // One blocking call of the stub's `method` to `to`.
   template <typename Request, typename Response>
   absl::Status Call(grpc::Status (adapt::v1::Adaptation::Stub::*method)(grpc::ClientContext*,

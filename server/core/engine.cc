@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
+#include "server/config/defaults.h"
 #include "server/core/examples.h"
 #include "server/core/list_page.h"
 #include "server/persistence/failed_store.h"
@@ -106,12 +107,13 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
 
 Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
                std::unique_ptr<EncoderSet> encoders)
-    : max_dim_(config.max_dim() > 0 ? config.max_dim() : 8192),
+    : max_dim_(config.max_dim() > 0 ? config.max_dim() : defaults::kMaxDim),
       backend_(backend),
       metrics_(metrics),
       encoders_(std::move(encoders)),
       compile_pool_(
-          static_cast<int>(std::max<uint32_t>(1, config.compile_threads())),
+          static_cast<int>(config.compile_threads() > 0 ? config.compile_threads()
+                                                        : defaults::kCompileThreads),
           [this, metrics](const Store& store, const absl::StatusOr<adapt::v1::CompileResponse>& r,
                           bool automatic) {
             if (automatic && r.ok()) LogAutoCompile(store);

@@ -11,6 +11,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels/device_name.h"
+#include "server/config/defaults.h"
 
 namespace adaptd {
 namespace {
@@ -47,13 +48,13 @@ absl::Status ValidateAddress(const std::string& field, const std::string& addres
 
 adapt::v1::ServerConfig DefaultConfig() {
   adapt::v1::ServerConfig config;
-  config.set_listen("127.0.0.1:50051");
-  config.set_metrics_listen("127.0.0.1:9464");
-  config.set_data_dir("./adaptd-data");
-  config.set_max_message_bytes(64ull << 20);
-  config.set_worker_threads(0);
-  config.set_compile_threads(1);
-  config.set_max_dim(8192);
+  config.set_listen(defaults::kListen);
+  config.set_metrics_listen(defaults::kMetricsListen);
+  config.set_data_dir(defaults::kDataDir);
+  config.set_max_message_bytes(defaults::kMaxMessageBytes);
+  config.set_worker_threads(defaults::kWorkerThreads);
+  config.set_compile_threads(defaults::kCompileThreads);
+  config.set_max_dim(defaults::kMaxDim);
   auto* identity = config.add_encoders();
   identity->set_name("identity");
   identity->set_type("identity");
@@ -66,7 +67,7 @@ adapt::v1::ServerConfig DefaultConfig() {
   auto* text = config.add_encoders();
   text->set_name("text");
   text->set_type("hashed_ngrams");
-  text->set_dim(1024);
+  text->set_dim(defaults::kTextEncoderDim);
   return config;
 }
 

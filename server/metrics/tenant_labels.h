@@ -20,13 +20,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "server/config/defaults.h"
 
 namespace adaptd {
 
 class TenantLabels {
  public:
   static constexpr char kOther[] = "other";
-  static constexpr size_t kDefaultTopK = 10;
+  static constexpr size_t kDefaultTopK = defaults::kMetricsTopTenants;
   static constexpr size_t kDefaultMaxTracked = 100000;
 
   TenantLabels(const std::vector<std::string>& allow_list, size_t top_k,

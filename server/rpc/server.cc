@@ -64,14 +64,15 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   s->metrics_ = std::make_unique<Metrics>(
       TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
                    config.has_metrics_top_tenants() ? config.metrics_top_tenants()
-                                                    : TenantLabels::kDefaultTopK});
+                                                    : defaults::kMetricsTopTenants});
   {
     const kernels::BlasChoice blas = kernels::CurrentBlasChoice();
-    s->metrics_->SetBuildInfo({{"version", ADAPTD_VERSION},
-                               {"device", config.device().empty() ? "cpu" : config.device()},
-                               {"blas", blas.version},
-                               {"blas_core", blas.core},
-                               {"blas_core_source", kernels::CoreSourceName(blas.source)}});
+    s->metrics_->SetBuildInfo(
+        {{"version", ADAPTD_VERSION},
+         {"device", config.device().empty() ? defaults::kDevice : config.device()},
+         {"blas", blas.version},
+         {"blas_core", blas.core},
+         {"blas_core_source", kernels::CoreSourceName(blas.source)}});
   }
   if (!config.metrics_listen().empty()) {
     ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));

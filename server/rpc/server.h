@@ -15,6 +15,7 @@
 #include "prometheus/exposer.h"
 #include "server/auth/token_authorizer.h"
 #include "server/cluster/static_cluster.h"
+#include "server/config/defaults.h"
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/adaptation_service.h"
@@ -66,7 +67,7 @@ class AdaptdServer {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<TokenAuthorizer> auth_;
   CallGate gate_;  // admits calls; closed when shutdown begins
-  absl::Duration grace_ = absl::Seconds(10);
+  absl::Duration grace_ = absl::Seconds(defaults::kShutdownGraceSeconds);
   bool shut_down_ = false;
 };
 

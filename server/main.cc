@@ -21,6 +21,7 @@
 #include "server/auth/security_flags.h"
 #include "server/cluster/membership.h"
 #include "server/config/config.h"
+#include "server/config/defaults.h"
 #include "server/persistence/persistence_flags.h"
 #include "server/rpc/server.h"
 #include "server/scheduler/scheduler_flags.h"
@@ -112,64 +113,95 @@ std::optional<int> SetUpBlas(const std::string& mode, char** argv, std::string* 
   return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // abseil's mutex deadlock detection (on in this abseil build) keeps a graph of every mutex
-  // the process ever locked: with a mutex per store it took a third of the start-up at 10^5
-  // stores (bench/RESULTS.md, "Residency at 10^5 stores, again"). The tests keep it on.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  CLI::App app{"adaptd: a gRPC service for test-time adaptation (FAAST, Falcon, FwPKM stores)",
-               "adaptd"};
-  std::string config_path, listen, metrics_listen, data_dir;
+// The values of adaptd's own flags; an unset flag leaves the config's value (0 or empty).
+struct Flags {
+  std::string config_path, listen, metrics_listen, data_dir, device;
   uint64_t max_message_bytes = 0;
   uint32_t worker_threads = 0, compile_threads = 0, max_dim = 0;
-  app.add_option("--config", config_path,
-                 "Server config file: JSON or protobuf text format of adapt.v1.ServerConfig");
-  app.add_option("--listen", listen, "gRPC listen address HOST:PORT [default 127.0.0.1:50051]");
-  app.add_option("--metrics-listen", metrics_listen,
-                 "Prometheus metrics address HOST:PORT, served at /metrics; 'off' disables "
-                 "[default 127.0.0.1:9464]");
-  app.add_option("--data-dir", data_dir, "Directory for the server's data [default ./adaptd-data]");
-  app.add_option("--max-message-bytes", max_message_bytes,
-                 "Largest gRPC message received or sent [default 67108864]");
-  app.add_option("--workers,--worker-threads", worker_threads,
-                 "Scheduler threads running requests; 0 = one per core [default 0]");
-  adaptd::SchedulerFlags scheduler_flags;
-  adaptd::AddSchedulerFlags(app, &scheduler_flags);
-  app.add_option("--compile-threads", compile_threads, "Threads running compiles [default 1]");
-  app.add_option("--max-dim", max_dim, "Largest key dimension a store may have [default 8192]");
-  std::string device;
-  app.add_option("--device", device,
-                 "Compute backend: cpu, cuda (CUDA device 0) or cuda:N; cuda fails at start-up "
-                 "where no usable device exists [default cpu]");
-  adaptd::SecurityFlags security_flags;
-  adaptd::AddSecurityFlags(app, &security_flags);
-  adaptd::PersistenceFlags persistence_flags;
-  adaptd::AddPersistenceFlags(app, &persistence_flags);
+  adaptd::SchedulerFlags scheduler;
+  adaptd::SecurityFlags security;
+  adaptd::PersistenceFlags persistence;
   std::string cluster_self, cluster_members, cluster_token_file;
   uint32_t handoff_interval_ms = 0;
-  app.add_option("--cluster-self", cluster_self,
+  std::string blas_core = adaptd::defaults::kBlasCore;
+};
+
+// A flag's help text with the default it stands for (server/config/defaults.h).
+template <typename T>
+std::string WithDefault(absl::string_view help, const T& value) {
+  return absl::StrCat(help, " [default ", value, "]");
+}
+
+// The addresses, data directory, message size and worker threads.
+void AddServingFlags(CLI::App& app, Flags* f) {
+  namespace d = adaptd::defaults;
+  app.add_option("--config", f->config_path,
+                 "Server config file: JSON or protobuf text format of adapt.v1.ServerConfig");
+  app.add_option("--listen", f->listen, WithDefault("gRPC listen address HOST:PORT", d::kListen));
+  app.add_option("--metrics-listen", f->metrics_listen,
+                 WithDefault("Prometheus metrics address HOST:PORT, served at /metrics; 'off' "
+                             "disables",
+                             d::kMetricsListen));
+  app.add_option("--data-dir", f->data_dir,
+                 WithDefault("Directory for the server's data", d::kDataDir));
+  app.add_option("--max-message-bytes", f->max_message_bytes,
+                 WithDefault("Largest gRPC message received or sent", d::kMaxMessageBytes));
+  app.add_option(
+      "--workers,--worker-threads", f->worker_threads,
+      WithDefault("Scheduler threads running requests; 0 = one per core", d::kWorkerThreads));
+}
+
+// Compile threads, the largest dimension and the compute device.
+void AddComputeFlags(CLI::App& app, Flags* f) {
+  namespace d = adaptd::defaults;
+  app.add_option("--compile-threads", f->compile_threads,
+                 WithDefault("Threads running compiles", d::kCompileThreads));
+  app.add_option("--max-dim", f->max_dim,
+                 WithDefault("Largest key dimension a store may have", d::kMaxDim));
+  app.add_option("--device", f->device,
+                 WithDefault("Compute backend: cpu, cuda (CUDA device 0) or cuda:N; cuda fails "
+                             "at start-up where no usable device exists",
+                             d::kDevice));
+}
+
+// The cluster's members (docs/CLUSTER.md).
+void AddClusterFlags(CLI::App& app, Flags* f) {
+  app.add_option("--cluster-self", f->cluster_self,
                  "This server's name among the cluster's members (docs/CLUSTER.md)");
-  app.add_option("--cluster-members", cluster_members,
+  app.add_option("--cluster-members", f->cluster_members,
                  "Every member of the cluster, this one included: NAME=HOST:PORT[,NAME=HOST:PORT"
                  "...]; each store belongs to one member and any member answers any call, "
                  "forwarding it to the owner [default: none, a single server]");
-  app.add_option("--cluster-member-token-file", cluster_token_file,
+  app.add_option("--cluster-member-token-file", f->cluster_token_file,
                  "A file with the bearer token the members present to each other (hand-off, "
                  "status); required in a cluster when tokens are configured");
-  app.add_option("--handoff-interval-ms", handoff_interval_ms,
-                 "How often a member whose member list changed asks the others where stores are "
-                 "and retries hand-offs, and how often members exchange tenants' usage for the "
-                 "memory and rate quotas, in ms [default 1000]");
-  std::string blas_core = "auto";
-  app.add_option("--blas-core", blas_core,
+  app.add_option("--handoff-interval-ms", f->handoff_interval_ms,
+                 WithDefault("How often a member whose member list changed asks the others where "
+                             "stores are and retries hand-offs, and how often members exchange "
+                             "tenants' usage for the memory and rate quotas, in ms",
+                             adaptd::defaults::kHandoffIntervalMs));
+}
+
+// Every flag, in the order --help lists them.
+void AddFlags(CLI::App& app, Flags* f) {
+  AddServingFlags(app, f);
+  adaptd::AddSchedulerFlags(app, &f->scheduler);
+  AddComputeFlags(app, f);
+  adaptd::AddSecurityFlags(app, &f->security);
+  adaptd::AddPersistenceFlags(app, &f->persistence);
+  AddClusterFlags(app, f);
+  app.add_option("--blas-core", f->blas_core,
                  "OpenBLAS kernels: auto (the best class this CPU's features run, when better "
                  "than OpenBLAS's own pick), library (OpenBLAS's own pick) or a core name such as "
                  "SkylakeX, Haswell, Zen; OPENBLAS_CORETYPE set in the environment wins "
                  "(docs/BLAS.md)")
       ->capture_default_str();
   app.footer("Flags are written with dashes; --metrics_listen and the like are accepted too.");
+}
+
+// Parses the command line into `app`'s flags. Returns an exit code when adaptd stops here:
+// after --help, or on a malformed flag.
+std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(NormalizeFlagSpelling(argc, argv));
   } catch (const CLI::ParseError& e) {
@@ -179,46 +211,76 @@ int main(int argc, char** argv) {
     }
     return Fail(std::string(e.what()) + " (see adaptd --help)");
   }
-  std::string blas_summary;
-  if (std::optional<int> stop = SetUpBlas(blas_core, argv, &blas_summary)) return *stop;
+  return std::nullopt;
+}
 
-  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
-
-  adapt::v1::ServerConfig config = adaptd::DefaultConfig();
-  if (!config_path.empty()) {
-    auto file = adaptd::ParseConfigFile(config_path);
-    if (!file.ok()) return Fail(std::string(file.status().message()));
-    config = adaptd::MergeConfig(config, *file);
+// The cluster flags over the config's `cluster`; a member list replaces the config's.
+absl::Status ApplyClusterFlags(const Flags& f, adapt::v1::ServerConfig* config) {
+  if (!f.cluster_self.empty()) config->mutable_cluster()->set_self(f.cluster_self);
+  if (!f.cluster_token_file.empty()) {
+    config->mutable_cluster()->set_member_token_file(f.cluster_token_file);
   }
-  if (!listen.empty()) config.set_listen(listen);
-  if (!metrics_listen.empty())
-    config.set_metrics_listen(metrics_listen == "off" ? "" : metrics_listen);
-  if (!data_dir.empty()) config.set_data_dir(data_dir);
-  if (max_message_bytes > 0) config.set_max_message_bytes(max_message_bytes);
-  if (worker_threads > 0) config.set_worker_threads(worker_threads);
-  adaptd::ApplySchedulerFlags(scheduler_flags, &config);
-  if (compile_threads > 0) config.set_compile_threads(compile_threads);
-  if (max_dim > 0) config.set_max_dim(max_dim);
-  if (!device.empty()) config.set_device(device);
-  adaptd::ApplySecurityFlags(security_flags, &config);
-  adaptd::ApplyPersistenceFlags(persistence_flags, &config);
-  if (!cluster_self.empty()) config.mutable_cluster()->set_self(cluster_self);
-  if (!cluster_token_file.empty()) {
-    config.mutable_cluster()->set_member_token_file(cluster_token_file);
-  }
-  if (handoff_interval_ms > 0)
-    config.mutable_cluster()->set_handoff_interval_ms(handoff_interval_ms);
-  if (!cluster_members.empty()) {
-    auto members = adaptd::cluster::ParseMembers(cluster_members);
-    if (!members.ok()) return Fail(std::string(members.status().message()));
-    config.mutable_cluster()->clear_members();
+  if (f.handoff_interval_ms > 0)
+    config->mutable_cluster()->set_handoff_interval_ms(f.handoff_interval_ms);
+  if (!f.cluster_members.empty()) {
+    auto members = adaptd::cluster::ParseMembers(f.cluster_members);
+    if (!members.ok()) return members.status();
+    config->mutable_cluster()->clear_members();
     for (const auto& m : *members) {
-      adapt::v1::ClusterMember* member = config.mutable_cluster()->add_members();
+      adapt::v1::ClusterMember* member = config->mutable_cluster()->add_members();
       member->set_name(m.name);
       member->set_address(m.address);
     }
   }
+  return absl::OkStatus();
+}
 
+// The embedded default, then the config file, then the flags.
+absl::StatusOr<adapt::v1::ServerConfig> BuildConfig(const Flags& f) {
+  adapt::v1::ServerConfig config = adaptd::DefaultConfig();
+  if (!f.config_path.empty()) {
+    auto file = adaptd::ParseConfigFile(f.config_path);
+    if (!file.ok()) return file.status();
+    config = adaptd::MergeConfig(config, *file);
+  }
+  if (!f.listen.empty()) config.set_listen(f.listen);
+  if (!f.metrics_listen.empty())
+    config.set_metrics_listen(f.metrics_listen == "off" ? "" : f.metrics_listen);
+  if (!f.data_dir.empty()) config.set_data_dir(f.data_dir);
+  if (f.max_message_bytes > 0) config.set_max_message_bytes(f.max_message_bytes);
+  if (f.worker_threads > 0) config.set_worker_threads(f.worker_threads);
+  adaptd::ApplySchedulerFlags(f.scheduler, &config);
+  if (f.compile_threads > 0) config.set_compile_threads(f.compile_threads);
+  if (f.max_dim > 0) config.set_max_dim(f.max_dim);
+  if (!f.device.empty()) config.set_device(f.device);
+  adaptd::ApplySecurityFlags(f.security, &config);
+  adaptd::ApplyPersistenceFlags(f.persistence, &config);
+  if (absl::Status s = ApplyClusterFlags(f, &config); !s.ok()) return s;
+  return config;
+}
+
+// The start-up lines: BLAS, addresses, security, cluster and recovery.
+void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfig& config,
+                const std::string& blas_summary) {
+  std::fprintf(stderr, "%s\n", blas_summary.c_str());
+  std::fprintf(
+      stderr, "adaptd: serving gRPC on %s, metrics on %s, data in %s\n", server.address().c_str(),
+      server.metrics_address().empty() ? "(off)" : (server.metrics_address() + "/metrics").c_str(),
+      config.data_dir().c_str());
+  std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
+  if (config.has_cluster()) {
+    std::fprintf(stderr,
+                 "adaptd: cluster member %s of %d; calls for other members' stores are "
+                 "forwarded to them\n",
+                 config.cluster().self().c_str(), config.cluster().members_size());
+  }
+  if (!server.recovery_report().empty()) {
+    std::fprintf(stderr, "adaptd: %s\n", server.recovery_report().c_str());
+  }
+}
+
+// Serves `config` until SIGINT or SIGTERM, then shuts down. Returns the exit code.
+int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary) {
   // Block the stop signals before any thread starts, so only sigwait below receives them.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -228,23 +290,7 @@ int main(int argc, char** argv) {
 
   auto server = adaptd::AdaptdServer::Start(config);
   if (!server.ok()) return Fail(std::string(server.status().message()));
-  std::fprintf(stderr, "%s\n", blas_summary.c_str());
-  std::fprintf(stderr, "adaptd: serving gRPC on %s, metrics on %s, data in %s\n",
-               (*server)->address().c_str(),
-               (*server)->metrics_address().empty()
-                   ? "(off)"
-                   : ((*server)->metrics_address() + "/metrics").c_str(),
-               config.data_dir().c_str());
-  std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
-  if (config.has_cluster()) {
-    std::fprintf(stderr,
-                 "adaptd: cluster member %s of %d; calls for other members' stores are "
-                 "forwarded to them\n",
-                 config.cluster().self().c_str(), config.cluster().members_size());
-  }
-  if (!(*server)->recovery_report().empty()) {
-    std::fprintf(stderr, "adaptd: %s\n", (*server)->recovery_report().c_str());
-  }
+  LogServing(**server, config, blas_summary);
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
@@ -253,4 +299,26 @@ int main(int argc, char** argv) {
   (*server)->Shutdown();
   std::fprintf(stderr, "adaptd: stopped\n");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // abseil's mutex deadlock detection (on in this abseil build) keeps a graph of every mutex
+  // the process ever locked: with a mutex per store it took a third of the start-up at 10^5
+  // stores (bench/RESULTS.md, "Residency at 10^5 stores, again"). The tests keep it on.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  CLI::App app{"adaptd: a gRPC service for test-time adaptation (FAAST, Falcon, FwPKM stores)",
+               "adaptd"};
+  Flags flags;
+  AddFlags(app, &flags);
+  if (std::optional<int> stop = ParseFlags(app, argc, argv)) return *stop;
+  std::string blas_summary;
+  if (std::optional<int> stop = SetUpBlas(flags.blas_core, argv, &blas_summary)) return *stop;
+
+  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(DropGrpcLog);
+
+  absl::StatusOr<adapt::v1::ServerConfig> config = BuildConfig(flags);
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  return Serve(*config, blas_summary);
 }

@@ -24,6 +24,59 @@ void Fit(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(n);
 }
 
+// Self-attention per sequence and head, softmax(Q Kᵀ / √d) V, from qkv (T × 3H: query, key,
+// value) into ctx (T × H); scores holds the longest sequence's L × L scores.
+absl::Status Attend(kernels::Backend& backend, const float* qkv,
+                    const std::vector<int64_t>& offsets, int64_t h, int64_t heads, float* scores,
+                    float* ctx) {
+  const int64_t d = h / heads;
+  const int64_t n = static_cast<int64_t>(offsets.size()) - 1;
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t len = offsets[s + 1] - offsets[s];
+    const float* base = qkv + offsets[s] * 3 * h;
+    for (int64_t hd = 0; hd < heads; ++hd) {
+      const float* q = base + hd * d;
+      const float* k = base + h + hd * d;
+      const float* v = base + 2 * h + hd * d;
+      if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, len, len, d, scale, q, 3 * h, k, 3 * h,
+                                 0.0f, scores, len);
+          !st.ok()) {
+        return st;
+      }
+      SoftmaxRows(len, len, scores);
+      if (auto st = backend.Gemm(Trans::kNo, Trans::kNo, len, d, len, 1.0f, scores, len, v, 3 * h,
+                                 0.0f, ctx + offsets[s] * h + hd * d, h);
+          !st.ok()) {
+        return st;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Mean pooling over each sequence's rows of x (T × H), then L2 normalisation, into out (n × H).
+void MeanPoolAndNormalize(const float* x, const std::vector<int64_t>& offsets, int64_t h,
+                          float* out) {
+  const int64_t n = static_cast<int64_t>(offsets.size()) - 1;
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t len = offsets[s + 1] - offsets[s];
+    std::vector<double> sum(h, 0.0);
+    for (int64_t t = offsets[s]; t < offsets[s + 1]; ++t) {
+      const float* row = x + t * h;
+      for (int64_t c = 0; c < h; ++c) sum[c] += row[c];
+    }
+    double norm2 = 0;
+    for (int64_t c = 0; c < h; ++c) {
+      sum[c] /= static_cast<double>(len);
+      norm2 += sum[c] * sum[c];
+    }
+    // sentence-transformers' Normalize divides by max(‖v‖, 1e-12).
+    const double inv = 1.0 / std::max(std::sqrt(norm2), 1e-12);
+    for (int64_t c = 0; c < h; ++c) out[s * h + c] = static_cast<float>(sum[c] * inv);
+  }
+}
+
 absl::StatusOr<int64_t> PositiveInt(const nlohmann::json& config, const char* key,
                                     const std::string& path) {
   if (!config.contains(key)) {
@@ -206,14 +259,23 @@ absl::Status BertModel::Dense(kernels::Backend& backend, const std::vector<float
                       out);
 }
 
+// One packed chunk: offsets (n + 1 entries) delimit its sequences' rows, and the activations
+// are row-major, one token per row: x, ctx and y are T × H, qkv T × 3H, ffn T × I, and scores
+// holds the longest sequence's L × L attention scores.
+struct BertModel::Chunk {
+  const std::vector<int64_t>& offsets;
+  int64_t tokens;
+  float *x, *qkv, *ctx, *y, *ffn, *scores;
+};
+
 absl::Status BertModel::EmbedPacked(const std::vector<int32_t>& ids,
                                     const std::vector<int64_t>& offsets, kernels::Backend& backend,
                                     float* out) const {
   const int64_t tokens = static_cast<int64_t>(ids.size());
   const int64_t h = config_.hidden, inter = config_.intermediate;
-  const int64_t heads = config_.heads, d = h / heads;
   const int64_t n = static_cast<int64_t>(offsets.size()) - 1;
-  const double eps = config_.layer_norm_eps;
+  int64_t longest = 0;
+  for (int64_t s = 0; s < n; ++s) longest = std::max(longest, offsets[s + 1] - offsets[s]);
 
   thread_local Scratch scratch;
   Fit(scratch.x, tokens * h);
@@ -221,94 +283,78 @@ absl::Status BertModel::EmbedPacked(const std::vector<int32_t>& ids,
   Fit(scratch.ctx, tokens * h);
   Fit(scratch.y, tokens * h);
   Fit(scratch.ffn, tokens * inter);
-  float* x = scratch.x.data();
-  float* qkv = scratch.qkv.data();
-  float* ctx = scratch.ctx.data();
-  float* y = scratch.y.data();
-  float* ffn = scratch.ffn.data();
+  Fit(scratch.scores, longest * longest);
+  const Chunk chunk{offsets,
+                    tokens,
+                    scratch.x.data(),
+                    scratch.qkv.data(),
+                    scratch.ctx.data(),
+                    scratch.y.data(),
+                    scratch.ffn.data(),
+                    scratch.scores.data()};
 
-  // Embeddings: word + position + token type 0, then LayerNorm.
+  EmbedTokens(ids, chunk);
+  for (const Layer& layer : layers_) {
+    if (auto st = RunLayer(layer, backend, chunk); !st.ok()) return st;
+  }
+  MeanPoolAndNormalize(chunk.x, offsets, h, out);
+  return absl::OkStatus();
+}
+
+void BertModel::EmbedTokens(const std::vector<int32_t>& ids, const Chunk& chunk) const {
+  const int64_t h = config_.hidden;
+  const std::vector<int64_t>& offsets = chunk.offsets;
+  const int64_t n = static_cast<int64_t>(offsets.size()) - 1;
+  // Word + position + token type 0, then LayerNorm.
   for (int64_t s = 0; s < n; ++s) {
     for (int64_t t = offsets[s]; t < offsets[s + 1]; ++t) {
       const float* w = word_.data() + static_cast<int64_t>(ids[t]) * h;
       const float* p = position_.data() + (t - offsets[s]) * h;
-      float* row = x + t * h;
+      float* row = chunk.x + t * h;
       for (int64_t c = 0; c < h; ++c) row[c] = w[c] + p[c] + token_type_[c];
     }
   }
-  BiasResidualLayerNorm(tokens, h, x, nullptr, nullptr, emb_ln_g_.data(), emb_ln_b_.data(), eps);
+  BiasResidualLayerNorm(chunk.tokens, h, chunk.x, nullptr, nullptr, emb_ln_g_.data(),
+                        emb_ln_b_.data(), config_.layer_norm_eps);
+}
 
-  int64_t longest = 0;
-  for (int64_t s = 0; s < n; ++s) longest = std::max(longest, offsets[s + 1] - offsets[s]);
-  Fit(scratch.scores, longest * longest);
-  float* scores = scratch.scores.data();
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-
+absl::Status BertModel::RunLayer(const Layer& layer, kernels::Backend& backend,
+                                 const Chunk& chunk) const {
+  const int64_t tokens = chunk.tokens;
+  const int64_t h = config_.hidden, inter = config_.intermediate;
+  const double eps = config_.layer_norm_eps;
+  float* x = chunk.x;
+  float* y = chunk.y;
   // Each dense layer starts C at its bias and runs the GEMM with beta = 1.
-  for (const Layer& layer : layers_) {
-    // Q, K, V in one product: qkv (T × 3H) = x · Wqkvᵀ + b.
-    BroadcastRows(tokens, 3 * h, qkv, layer.qkv_b.data());
-    if (auto st = Dense(backend, layer.qkv_w, layer.qkv_p, tokens, 3 * h, h, x, qkv); !st.ok()) {
-      return st;
-    }
-    // Attention per sequence and head: softmax(Q Kᵀ / √d) V.
-    for (int64_t s = 0; s < n; ++s) {
-      const int64_t len = offsets[s + 1] - offsets[s];
-      const float* base = qkv + offsets[s] * 3 * h;
-      for (int64_t hd = 0; hd < heads; ++hd) {
-        const float* q = base + hd * d;
-        const float* k = base + h + hd * d;
-        const float* v = base + 2 * h + hd * d;
-        if (auto st = backend.Gemm(Trans::kNo, Trans::kYes, len, len, d, scale, q, 3 * h, k, 3 * h,
-                                   0.0f, scores, len);
-            !st.ok()) {
-          return st;
-        }
-        SoftmaxRows(len, len, scores);
-        if (auto st = backend.Gemm(Trans::kNo, Trans::kNo, len, d, len, 1.0f, scores, len, v, 3 * h,
-                                   0.0f, ctx + offsets[s] * h + hd * d, h);
-            !st.ok()) {
-          return st;
-        }
-      }
-    }
-    // Output projection, residual, LayerNorm.
-    BroadcastRows(tokens, h, y, layer.out_b.data());
-    if (auto st = Dense(backend, layer.out_w, layer.out_p, tokens, h, h, ctx, y); !st.ok()) {
-      return st;
-    }
-    BiasResidualLayerNorm(tokens, h, y, nullptr, x, layer.ln1_g.data(), layer.ln1_b.data(), eps);
-    // Feed-forward: GELU(y · W1ᵀ + b1) · W2ᵀ + b2, residual, LayerNorm.
-    BroadcastRows(tokens, inter, ffn, layer.inter_b.data());
-    if (auto st = Dense(backend, layer.inter_w, layer.inter_p, tokens, inter, h, y, ffn);
-        !st.ok()) {
-      return st;
-    }
-    BiasGelu(tokens, inter, ffn, nullptr);
-    BroadcastRows(tokens, h, x, layer.ffn_b.data());
-    if (auto st = Dense(backend, layer.ffn_w, layer.ffn_p, tokens, h, inter, ffn, x); !st.ok()) {
-      return st;
-    }
-    BiasResidualLayerNorm(tokens, h, x, nullptr, y, layer.ln2_g.data(), layer.ln2_b.data(), eps);
+  // Q, K, V in one product: qkv (T × 3H) = x · Wqkvᵀ + b.
+  BroadcastRows(tokens, 3 * h, chunk.qkv, layer.qkv_b.data());
+  if (auto st = Dense(backend, layer.qkv_w, layer.qkv_p, tokens, 3 * h, h, x, chunk.qkv);
+      !st.ok()) {
+    return st;
   }
-
-  // Mean pooling over each sequence's tokens, then L2 normalisation.
-  for (int64_t s = 0; s < n; ++s) {
-    const int64_t len = offsets[s + 1] - offsets[s];
-    std::vector<double> sum(h, 0.0);
-    for (int64_t t = offsets[s]; t < offsets[s + 1]; ++t) {
-      const float* row = x + t * h;
-      for (int64_t c = 0; c < h; ++c) sum[c] += row[c];
-    }
-    double norm2 = 0;
-    for (int64_t c = 0; c < h; ++c) {
-      sum[c] /= static_cast<double>(len);
-      norm2 += sum[c] * sum[c];
-    }
-    // sentence-transformers' Normalize divides by max(‖v‖, 1e-12).
-    const double inv = 1.0 / std::max(std::sqrt(norm2), 1e-12);
-    for (int64_t c = 0; c < h; ++c) out[s * h + c] = static_cast<float>(sum[c] * inv);
+  if (auto st =
+          Attend(backend, chunk.qkv, chunk.offsets, h, config_.heads, chunk.scores, chunk.ctx);
+      !st.ok()) {
+    return st;
   }
+  // Output projection, residual, LayerNorm.
+  BroadcastRows(tokens, h, y, layer.out_b.data());
+  if (auto st = Dense(backend, layer.out_w, layer.out_p, tokens, h, h, chunk.ctx, y); !st.ok()) {
+    return st;
+  }
+  BiasResidualLayerNorm(tokens, h, y, nullptr, x, layer.ln1_g.data(), layer.ln1_b.data(), eps);
+  // Feed-forward: GELU(y · W1ᵀ + b1) · W2ᵀ + b2, residual, LayerNorm.
+  float* ffn = chunk.ffn;
+  BroadcastRows(tokens, inter, ffn, layer.inter_b.data());
+  if (auto st = Dense(backend, layer.inter_w, layer.inter_p, tokens, inter, h, y, ffn); !st.ok()) {
+    return st;
+  }
+  BiasGelu(tokens, inter, ffn, nullptr);
+  BroadcastRows(tokens, h, x, layer.ffn_b.data());
+  if (auto st = Dense(backend, layer.ffn_w, layer.ffn_p, tokens, h, inter, ffn, x); !st.ok()) {
+    return st;
+  }
+  BiasResidualLayerNorm(tokens, h, x, nullptr, y, layer.ln2_g.data(), layer.ln2_b.data(), eps);
   return absl::OkStatus();
 }
 

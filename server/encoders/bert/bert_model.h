@@ -86,6 +86,13 @@ class BertModel {
   absl::Status EmbedPacked(const std::vector<int32_t>& ids, const std::vector<int64_t>& offsets,
                            kernels::Backend& backend, float* out) const;
 
+  // A chunk's sequence offsets and activation buffers (bert_model.cc).
+  struct Chunk;
+  // The steps of EmbedPacked: the embeddings of each token into chunk.x, LayerNormed; one
+  // transformer layer, chunk.x in and out.
+  void EmbedTokens(const std::vector<int32_t>& ids, const Chunk& chunk) const;
+  absl::Status RunLayer(const Layer& layer, kernels::Backend& backend, const Chunk& chunk) const;
+
   BertConfig config_;
   std::vector<float> word_, position_, token_type_, emb_ln_g_, emb_ln_b_;
   std::vector<Layer> layers_;

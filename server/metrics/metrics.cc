@@ -78,6 +78,13 @@ void RemoveIfPresent(prometheus::Family<T>& family, const prometheus::Labels& la
   if (family.Has(labels)) family.Remove(&family.Add(labels));
 }
 
+// Registers a family; `build` is prometheus::BuildCounter, BuildGauge or BuildHistogram.
+template <typename Build>
+auto* Register(prometheus::Registry& registry, Build build, const char* name,
+               const std::string& help) {
+  return &build().Name(name).Help(help).Register(registry);
+}
+
 }  // namespace
 
 // What the Exposer holds (weakly): refreshes the scrape-time gauges, then collects. Detached
@@ -108,142 +115,127 @@ class Metrics::Collector : public prometheus::Collectable {
 Metrics::Metrics(TenantPolicy policy)
     : registry_(std::make_shared<prometheus::Registry>()),
       collectable_(std::make_shared<Collector>(this, registry_)),
-      requests_(prometheus::BuildCounter()
-                    .Name("adaptd_requests_total")
-                    .Help("Finished RPCs by method and gRPC status code")
-                    .Register(*registry_)),
-      latency_(prometheus::BuildHistogram()
-                   .Name("adaptd_request_duration_seconds")
-                   .Help("RPC latency by method, from arrival to the final status")
-                   .Register(*registry_)),
-      queue_depth_(prometheus::BuildGauge()
-                       .Name("adaptd_queue_depth")
-                       .Help("Request work items waiting for a worker, sampled at scrape")
-                       .Register(*registry_)),
-      queue_time_(prometheus::BuildHistogram()
-                      .Name("adaptd_queue_time_seconds")
-                      .Help("Time request work waited in the queue before a worker started it")
-                      .Register(*registry_)),
-      batch_size_(prometheus::BuildHistogram()
-                      .Name("adaptd_batch_size")
-                      .Help("Items per request: inputs of a Predict, examples of one "
-                            "Adapt or Forget message")
-                      .Register(*registry_)),
-      fsync_(prometheus::BuildHistogram()
-                 .Name("adaptd_log_fsync_duration_seconds")
-                 .Help("Latency of fsync on the write-ahead log")
-                 .Register(*registry_)),
-      checkpoint_stores_(prometheus::BuildCounter()
-                             .Name("adaptd_checkpoint_stores_total")
-                             .Help("Store states written by checkpoints (result=\"written\"), "
-                                   "and those a checkpoint could not write (result=\"failed\")")
-                             .Register(*registry_)),
-      loads_(prometheus::BuildCounter()
-                 .Name("adaptd_store_loads_total")
-                 .Help("Stores read back from the state database by a call that needed them")
-                 .Register(*registry_)),
-      load_seconds_(prometheus::BuildHistogram()
-                        .Name("adaptd_store_load_duration_seconds")
-                        .Help("Time to read a store from the state database and restore it")
-                        .Register(*registry_)),
-      evictions_(prometheus::BuildCounter()
-                     .Name("adaptd_store_evictions_total")
-                     .Help("Stores evicted from memory to keep within the memory budget")
-                     .Register(*registry_)),
-      forwarded_(prometheus::BuildCounter()
-                     .Name("adaptd_forwarded_calls_total")
-                     .Help("Calls passed to the cluster member that owns their store, by "
-                           "method and the owner's status code")
-                     .Register(*registry_)),
-      moves_(prometheus::BuildCounter()
-                 .Name("adaptd_handoff_moves_total")
-                 .Help("Stores this member handed off to their new owner, by outcome")
-                 .Register(*registry_)),
-      handoff_(prometheus::BuildGauge()
-                   .Name("adaptd_handoff")
-                   .Help("Cluster hand-off: state=moving (stores held here that another "
-                         "member owns) and state=settled (1 once every member routes by this "
-                         "member's list and holds only its own stores)")
-                   .Register(*registry_)),
-      build_info_(prometheus::BuildGauge()
-                      .Name("adaptd_build_info")
-                      .Help("1, labelled with the server's version, its BLAS library, the BLAS "
-                            "kernels in use (blas_core) and who chose them (blas_core_source: "
-                            "cpu, library, flag or environment; docs/BLAS.md)")
-                      .Register(*registry_)),
-      resident_bytes_(prometheus::BuildGauge()
-                          .Name("adaptd_resident_bytes")
-                          .Help("Memory loaded stores hold (with a memory budget)")
-                          .Register(*registry_)),
-      memory_budget_(prometheus::BuildGauge()
-                         .Name("adaptd_memory_budget_bytes")
-                         .Help("The memory budget (--memory-budget-bytes); absent when unlimited")
-                         .Register(*registry_)),
-      examples_(prometheus::BuildCounter()
-                    .Name("adaptd_examples_ingested_total")
-                    .Help("Examples committed into stores, by store kind")
-                    .Register(*registry_)),
-      compiles_(prometheus::BuildCounter()
-                    .Name("adaptd_compiles_total")
-                    .Help("Store compiles by trigger and result")
-                    .Register(*registry_)),
-      compile_seconds_(prometheus::BuildHistogram()
-                           .Name("adaptd_compile_duration_seconds")
-                           .Help("Duration of store compiles")
-                           .Register(*registry_)),
-      stores_(prometheus::BuildGauge()
-                  .Name("adaptd_stores")
-                  .Help("Stores hosted, by kind and tier (hot: in memory; cold: in the state "
-                        "database only)")
-                  .Register(*registry_)),
-      memory_(prometheus::BuildGauge()
-                  .Name("adaptd_memory_bytes")
-                  .Help("Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), "
-                        "by kind")
-                  .Register(*registry_)),
-      faast_rank_(prometheus::BuildGauge()
-                      .Name("adaptd_faast_effective_rank")
-                      .Help("faast: directions kept by the last compile")
-                      .Register(*registry_)),
-      faast_cutoff_(prometheus::BuildGauge()
-                        .Name("adaptd_faast_cutoff_ratio")
-                        .Help("faast: relative singular-value cut-off of the last compile")
-                        .Register(*registry_)),
-      faast_condition_(prometheus::BuildGauge()
-                           .Name("adaptd_faast_condition_number")
-                           .Help("faast: condition number over the kept directions at the "
-                                 "last compile")
-                           .Register(*registry_)),
-      tenant_examples_(prometheus::BuildCounter()
-                           .Name("adaptd_tenant_examples_ingested_total")
-                           .Help("Examples committed, by tenant (bounded) and store kind")
-                           .Register(*registry_)),
-      tenant_predictions_(prometheus::BuildCounter()
-                              .Name("adaptd_tenant_predictions_total")
-                              .Help("Inputs predicted, by tenant (bounded) and store kind")
-                              .Register(*registry_)),
-      prequential_evaluated_(prometheus::BuildCounter()
-                                 .Name("adaptd_prequential_evaluated_total")
-                                 .Help("Adapted examples evaluated before their update")
-                                 .Register(*registry_)),
-      prequential_correct_(prometheus::BuildCounter()
-                               .Name("adaptd_prequential_correct_total")
-                               .Help("Label stores: evaluated examples whose top-1 label was "
-                                     "right before their update")
-                               .Register(*registry_)),
-      prequential_loss_(prometheus::BuildCounter()
-                            .Name("adaptd_prequential_loss_total")
-                            .Help("Sum of prequential losses (labels: misses; vectors: "
-                                  "squared error / M)")
-                            .Register(*registry_)),
       tenants_(policy.allow_list, policy.top_k) {
+  // A scrape lists each type's families in the order they were registered here.
+  RegisterRequestFamilies();
+  RegisterDurabilityFamilies();
+  RegisterClusterFamilies();
+  RegisterStoreFamilies();
+  RegisterTenantFamilies();
+  AddUnlabelledSeries();
+  RegisterKindGauges();
+}
+
+// Requests, their queueing and their batches.
+void Metrics::RegisterRequestFamilies() {
+  requests_ = Register(*registry_, prometheus::BuildCounter, "adaptd_requests_total",
+                       "Finished RPCs by method and gRPC status code");
+  latency_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_request_duration_seconds",
+                      "RPC latency by method, from arrival to the final status");
+  queue_depth_ = Register(*registry_, prometheus::BuildGauge, "adaptd_queue_depth",
+                          "Request work items waiting for a worker, sampled at scrape");
+  queue_time_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_queue_time_seconds",
+                         "Time request work waited in the queue before a worker started it");
+  batch_size_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_batch_size",
+                         "Items per request: inputs of a Predict, examples of one "
+                         "Adapt or Forget message");
+}
+
+// The write-ahead log, checkpoints, and stores loaded and evicted (residency).
+void Metrics::RegisterDurabilityFamilies() {
+  fsync_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_log_fsync_duration_seconds",
+                    "Latency of fsync on the write-ahead log");
+  checkpoint_stores_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_checkpoint_stores_total",
+               "Store states written by checkpoints (result=\"written\"), "
+               "and those a checkpoint could not write (result=\"failed\")");
+  loads_ = Register(*registry_, prometheus::BuildCounter, "adaptd_store_loads_total",
+                    "Stores read back from the state database by a call that needed them");
+  load_seconds_ =
+      Register(*registry_, prometheus::BuildHistogram, "adaptd_store_load_duration_seconds",
+               "Time to read a store from the state database and restore it");
+  evictions_ = Register(*registry_, prometheus::BuildCounter, "adaptd_store_evictions_total",
+                        "Stores evicted from memory to keep within the memory budget");
+}
+
+// Forwarding and hand-off in a cluster, and the build.
+void Metrics::RegisterClusterFamilies() {
+  forwarded_ = Register(*registry_, prometheus::BuildCounter, "adaptd_forwarded_calls_total",
+                        "Calls passed to the cluster member that owns their store, by "
+                        "method and the owner's status code");
+  moves_ = Register(*registry_, prometheus::BuildCounter, "adaptd_handoff_moves_total",
+                    "Stores this member handed off to their new owner, by outcome");
+  handoff_ = Register(*registry_, prometheus::BuildGauge, "adaptd_handoff",
+                      "Cluster hand-off: state=moving (stores held here that another "
+                      "member owns) and state=settled (1 once every member routes by this "
+                      "member's list and holds only its own stores)");
+  build_info_ = Register(*registry_, prometheus::BuildGauge, "adaptd_build_info",
+                         "1, labelled with the server's version, its BLAS library, the BLAS "
+                         "kernels in use (blas_core) and who chose them (blas_core_source: "
+                         "cpu, library, flag or environment; docs/BLAS.md)");
+}
+
+// Memory, examples, compiles and stores by kind, and the last faast compile.
+void Metrics::RegisterStoreFamilies() {
+  resident_bytes_ = Register(*registry_, prometheus::BuildGauge, "adaptd_resident_bytes",
+                             "Memory loaded stores hold (with a memory budget)");
+  memory_budget_ = Register(*registry_, prometheus::BuildGauge, "adaptd_memory_budget_bytes",
+                            "The memory budget (--memory-budget-bytes); absent when unlimited");
+  examples_ = Register(*registry_, prometheus::BuildCounter, "adaptd_examples_ingested_total",
+                       "Examples committed into stores, by store kind");
+  compiles_ = Register(*registry_, prometheus::BuildCounter, "adaptd_compiles_total",
+                       "Store compiles by trigger and result");
+  compile_seconds_ = Register(*registry_, prometheus::BuildHistogram,
+                              "adaptd_compile_duration_seconds", "Duration of store compiles");
+  stores_ = Register(*registry_, prometheus::BuildGauge, "adaptd_stores",
+                     "Stores hosted, by kind and tier (hot: in memory; cold: in the state "
+                     "database only)");
+  memory_ = Register(*registry_, prometheus::BuildGauge, "adaptd_memory_bytes",
+                     "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), "
+                     "by kind");
+  faast_rank_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_effective_rank",
+                         "faast: directions kept by the last compile");
+  faast_cutoff_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_cutoff_ratio",
+                           "faast: relative singular-value cut-off of the last compile");
+  faast_condition_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_condition_number",
+                              "faast: condition number over the kept directions at the "
+                              "last compile");
+}
+
+// Per tenant (bounded by TenantLabels): examples, predictions, prequential evaluation.
+void Metrics::RegisterTenantFamilies() {
+  tenant_examples_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_tenant_examples_ingested_total",
+               "Examples committed, by tenant (bounded) and store kind");
+  tenant_predictions_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_tenant_predictions_total",
+               "Inputs predicted, by tenant (bounded) and store kind");
+  prequential_evaluated_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_evaluated_total",
+               "Adapted examples evaluated before their update");
+  prequential_correct_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_correct_total",
+               "Label stores: evaluated examples whose top-1 label was "
+               "right before their update");
+  prequential_loss_ =
+      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_loss_total",
+               "Sum of prequential losses (labels: misses; vectors: "
+               "squared error / M)");
+}
+
+// The series without labels that exist from the start.
+void Metrics::AddUnlabelledSeries() {
   // A histogram with zero observations is true before the log exists: nothing was synced.
-  fsync_.Add({}, FsyncBuckets());
-  queue_time_.Add({}, LatencyBuckets());
-  queue_depth_.Add({});
+  fsync_->Add({}, FsyncBuckets());
+  queue_time_->Add({}, LatencyBuckets());
+  queue_depth_->Add({});
+}
+
+// adaptd_memory_bytes for each registered kind, and the gauges the kinds contribute.
+void Metrics::RegisterKindGauges() {
   for (const StoreKind* kind : StoreKinds::Global().All()) {
     kind_names_.push_back(kind->name);
-    memory_.Add({{"kind", kind->name}});
+    memory_->Add({{"kind", kind->name}});
     for (const KindGauge& gauge : kind->gauges) {
       auto& family =
           prometheus::BuildGauge().Name(gauge.name).Help(gauge.help).Register(*registry_);
@@ -255,12 +247,12 @@ Metrics::Metrics(TenantPolicy policy)
 Metrics::~Metrics() { static_cast<Collector*>(collectable_.get())->Detach(); }
 
 void Metrics::RecordRequest(const std::string& method, const std::string& code, double seconds) {
-  requests_.Add({{"method", method}, {"code", code}}).Increment();
-  latency_.Add({{"method", method}}, LatencyBuckets()).Observe(seconds);
+  requests_->Add({{"method", method}, {"code", code}}).Increment();
+  latency_->Add({{"method", method}}, LatencyBuckets()).Observe(seconds);
 }
 
 void Metrics::RecordQueueWait(double seconds) {
-  queue_time_.Add({}, LatencyBuckets()).Observe(seconds);
+  queue_time_->Add({}, LatencyBuckets()).Observe(seconds);
 }
 
 void Metrics::SetQueueDepthSource(std::function<size_t()> source) {
@@ -269,24 +261,24 @@ void Metrics::SetQueueDepthSource(std::function<size_t()> source) {
 }
 
 void Metrics::RecordBatch(const std::string& method, double size) {
-  batch_size_.Add({{"method", method}}, BatchBuckets()).Observe(size);
+  batch_size_->Add({{"method", method}}, BatchBuckets()).Observe(size);
 }
 
-void Metrics::RecordLogFsync(double seconds) { fsync_.Add({}, FsyncBuckets()).Observe(seconds); }
+void Metrics::RecordLogFsync(double seconds) { fsync_->Add({}, FsyncBuckets()).Observe(seconds); }
 
 void Metrics::RecordCheckpoint(uint64_t written, uint64_t failed) {
-  checkpoint_stores_.Add({{"result", "written"}}).Increment(static_cast<double>(written));
-  checkpoint_stores_.Add({{"result", "failed"}}).Increment(static_cast<double>(failed));
+  checkpoint_stores_->Add({{"result", "written"}}).Increment(static_cast<double>(written));
+  checkpoint_stores_->Add({{"result", "failed"}}).Increment(static_cast<double>(failed));
 }
 
 void Metrics::AddExamples(const std::string& kind, double count) {
-  examples_.Add({{"kind", kind}}).Increment(count);
+  examples_->Add({{"kind", kind}}).Increment(count);
 }
 
 void Metrics::RecordCompile(bool ok, bool automatic, double seconds) {
-  compiles_.Add({{"trigger", automatic ? "auto" : "request"}, {"result", ok ? "ok" : "error"}})
+  compiles_->Add({{"trigger", automatic ? "auto" : "request"}, {"result", ok ? "ok" : "error"}})
       .Increment();
-  if (ok) compile_seconds_.Add({}, LatencyBuckets()).Observe(seconds);
+  if (ok) compile_seconds_->Add({}, LatencyBuckets()).Observe(seconds);
 }
 
 void Metrics::MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1::Tier to,
@@ -300,50 +292,50 @@ void Metrics::MoveStore(const std::string& kind, adapt::v1::Tier from, adapt::v1
     return t == adapt::v1::TIER_HOT ? "hot" : t == adapt::v1::TIER_WARM ? "warm" : "cold";
   };
   if (from != adapt::v1::TIER_UNSPECIFIED) {
-    stores_.Add({{"kind", kind}, {"tier", tier(from)}}).Decrement();
+    stores_->Add({{"kind", kind}, {"tier", tier(from)}}).Decrement();
   }
   if (to != adapt::v1::TIER_UNSPECIFIED) {
-    stores_.Add({{"kind", kind}, {"tier", tier(to)}}).Increment();
+    stores_->Add({{"kind", kind}, {"tier", tier(to)}}).Increment();
   }
 }
 
 void Metrics::RecordLoad(const std::string& kind, double seconds) {
-  loads_.Add({{"kind", kind}}).Increment();
-  load_seconds_.Add({{"kind", kind}}, LatencyBuckets()).Observe(seconds);
+  loads_->Add({{"kind", kind}}).Increment();
+  load_seconds_->Add({{"kind", kind}}, LatencyBuckets()).Observe(seconds);
 }
 
 void Metrics::RecordEviction(const std::string& kind) {
-  evictions_.Add({{"kind", kind}}).Increment();
+  evictions_->Add({{"kind", kind}}).Increment();
 }
 
 void Metrics::RecordMove(const std::string& outcome) {
-  moves_.Add({{"outcome", outcome}}).Increment();
+  moves_->Add({{"outcome", outcome}}).Increment();
 }
 
 void Metrics::SetHandOff(double moving, bool settled) {
-  handoff_.Add({{"state", "moving"}}).Set(moving);
-  handoff_.Add({{"state", "settled"}}).Set(settled ? 1.0 : 0.0);
+  handoff_->Add({{"state", "moving"}}).Set(moving);
+  handoff_->Add({{"state", "settled"}}).Set(settled ? 1.0 : 0.0);
 }
 
 void Metrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {
   absl::MutexLock lock(&build_info_mu_);
-  if (build_info_series_ != nullptr) build_info_.Remove(build_info_series_);
-  build_info_series_ = &build_info_.Add(labels);
+  if (build_info_series_ != nullptr) build_info_->Remove(build_info_series_);
+  build_info_series_ = &build_info_->Add(labels);
   build_info_series_->Set(1);
 }
 
 void Metrics::RecordForwarded(const std::string& method, const std::string& code) {
-  forwarded_.Add({{"method", method}, {"code", code}}).Increment();
+  forwarded_->Add({{"method", method}, {"code", code}}).Increment();
 }
 
-void Metrics::SetResidentBytes(double bytes) { resident_bytes_.Add({}).Set(bytes); }
+void Metrics::SetResidentBytes(double bytes) { resident_bytes_->Add({}).Set(bytes); }
 
-void Metrics::SetMemoryBudget(double bytes) { memory_budget_.Add({}).Set(bytes); }
+void Metrics::SetMemoryBudget(double bytes) { memory_budget_->Add({}).Set(bytes); }
 
 void Metrics::RecordFaastCompile(const adapt::v1::FaastStats& stats) {
-  faast_rank_.Add({}).Set(stats.effective_rank());
-  faast_cutoff_.Add({}).Set(stats.cutoff());
-  faast_condition_.Add({}).Set(stats.condition_number());
+  faast_rank_->Add({}).Set(stats.effective_rank());
+  faast_cutoff_->Add({}).Set(stats.cutoff());
+  faast_condition_->Add({}).Set(stats.condition_number());
 }
 
 void Metrics::ObserveStore(const std::shared_ptr<const void>& owner,
@@ -384,7 +376,7 @@ void Metrics::RefreshStore(const void* key, const adapt::v1::StoreInfo& info) {
 
 void Metrics::Refresh() {
   absl::MutexLock lock(&refresh_mu_);
-  if (queue_depth_source_) queue_depth_.Add({}).Set(static_cast<double>(queue_depth_source_()));
+  if (queue_depth_source_) queue_depth_->Add({}).Set(static_cast<double>(queue_depth_source_()));
 
   std::map<std::string, double> memory;
   for (const std::string& kind : kind_names_) memory[kind] = 0;
@@ -408,7 +400,7 @@ void Metrics::Refresh() {
     auto total = memory.find(kind);
     if (total != memory.end()) total->second += static_cast<double>(bytes);
   }
-  for (const auto& [kind, bytes] : memory) memory_.Add({{"kind", kind}}).Set(bytes);
+  for (const auto& [kind, bytes] : memory) memory_->Add({{"kind", kind}}).Set(bytes);
   // The aggregates of a kind with no store are undefined: their series disappear.
   for (size_t g = 0; g < kind_gauges_.size(); ++g) {
     const KindGauge& gauge = *kind_gauges_[g].gauge;
@@ -447,7 +439,7 @@ void Metrics::RecordPredict(const std::string& tenant, const std::string& kind, 
   RecordBatch("Predict", inputs);
   absl::MutexLock lock(&tenant_mu_);
   const std::string label = TenantLabel(tenant, inputs);
-  TenantCounter(tenant_predictions_, {{"tenant", label}, {"kind", kind}}).Increment(inputs);
+  TenantCounter(*tenant_predictions_, {{"tenant", label}, {"kind", kind}}).Increment(inputs);
 }
 
 void Metrics::RecordAdapt(const std::string& tenant, const std::string& kind,
@@ -455,11 +447,11 @@ void Metrics::RecordAdapt(const std::string& tenant, const std::string& kind,
                           double correct, double loss_sum) {
   absl::MutexLock lock(&tenant_mu_);
   const std::string label = TenantLabel(tenant, examples);
-  TenantCounter(tenant_examples_, {{"tenant", label}, {"kind", kind}}).Increment(examples);
+  TenantCounter(*tenant_examples_, {{"tenant", label}, {"kind", kind}}).Increment(examples);
   const prometheus::Labels labels{{"tenant", label}, {"kind", kind}, {"output", output}};
-  TenantCounter(prequential_evaluated_, labels).Increment(evaluated);
-  TenantCounter(prequential_loss_, labels).Increment(loss_sum);
-  if (output == "labels") TenantCounter(prequential_correct_, labels).Increment(correct);
+  TenantCounter(*prequential_evaluated_, labels).Increment(evaluated);
+  TenantCounter(*prequential_loss_, labels).Increment(loss_sum);
+  if (output == "labels") TenantCounter(*prequential_correct_, labels).Increment(correct);
 }
 
 }  // namespace adaptd

@@ -118,6 +118,15 @@ class Metrics {
     adapt::v1::StoreInfo info;
   };
 
+  // The constructor's steps: the families by area, then the series that exist from the start.
+  void RegisterRequestFamilies();
+  void RegisterDurabilityFamilies();
+  void RegisterClusterFamilies();
+  void RegisterStoreFamilies();
+  void RegisterTenantFamilies();
+  void AddUnlabelledSeries();
+  void RegisterKindGauges();
+
   void Refresh();
   // The label `tenant` is counted under, removing an evicted tenant's series.
   std::string TenantLabel(const std::string& tenant, double traffic)
@@ -129,32 +138,33 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<prometheus::Collectable> collectable_;
 
-  prometheus::Family<prometheus::Counter>& requests_;
-  prometheus::Family<prometheus::Histogram>& latency_;
-  prometheus::Family<prometheus::Gauge>& queue_depth_;
-  prometheus::Family<prometheus::Histogram>& queue_time_;
-  prometheus::Family<prometheus::Histogram>& batch_size_;
-  prometheus::Family<prometheus::Histogram>& fsync_;
-  prometheus::Family<prometheus::Counter>& checkpoint_stores_;
-  prometheus::Family<prometheus::Counter>& loads_;
-  prometheus::Family<prometheus::Histogram>& load_seconds_;
-  prometheus::Family<prometheus::Counter>& evictions_;
-  prometheus::Family<prometheus::Counter>& forwarded_;
-  prometheus::Family<prometheus::Counter>& moves_;
-  prometheus::Family<prometheus::Gauge>& handoff_;
-  prometheus::Family<prometheus::Gauge>& build_info_;
+  // The families, registered by the constructor and never replaced.
+  prometheus::Family<prometheus::Counter>* requests_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* latency_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* queue_depth_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* queue_time_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* batch_size_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* fsync_ = nullptr;
+  prometheus::Family<prometheus::Counter>* checkpoint_stores_ = nullptr;
+  prometheus::Family<prometheus::Counter>* loads_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* load_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* evictions_ = nullptr;
+  prometheus::Family<prometheus::Counter>* forwarded_ = nullptr;
+  prometheus::Family<prometheus::Counter>* moves_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* handoff_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* build_info_ = nullptr;
   prometheus::Gauge* build_info_series_ ABSL_GUARDED_BY(build_info_mu_) = nullptr;
   absl::Mutex build_info_mu_;
-  prometheus::Family<prometheus::Gauge>& resident_bytes_;
-  prometheus::Family<prometheus::Gauge>& memory_budget_;
-  prometheus::Family<prometheus::Counter>& examples_;
-  prometheus::Family<prometheus::Counter>& compiles_;
-  prometheus::Family<prometheus::Histogram>& compile_seconds_;
-  prometheus::Family<prometheus::Gauge>& stores_;
-  prometheus::Family<prometheus::Gauge>& memory_;
-  prometheus::Family<prometheus::Gauge>& faast_rank_;
-  prometheus::Family<prometheus::Gauge>& faast_cutoff_;
-  prometheus::Family<prometheus::Gauge>& faast_condition_;
+  prometheus::Family<prometheus::Gauge>* resident_bytes_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* memory_budget_ = nullptr;
+  prometheus::Family<prometheus::Counter>* examples_ = nullptr;
+  prometheus::Family<prometheus::Counter>* compiles_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* compile_seconds_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* stores_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* memory_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* faast_rank_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* faast_cutoff_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* faast_condition_ = nullptr;
   // The gauges store kinds contribute (StoreKind::gauges), one family each.
   struct KindGaugeFamily {
     adapt::v1::StoreKind kind;
@@ -164,11 +174,11 @@ class Metrics {
   std::vector<KindGaugeFamily> kind_gauges_;
   // The registered kinds' names (adaptd_memory_bytes has a series for each).
   std::vector<std::string> kind_names_;
-  prometheus::Family<prometheus::Counter>& tenant_examples_;
-  prometheus::Family<prometheus::Counter>& tenant_predictions_;
-  prometheus::Family<prometheus::Counter>& prequential_evaluated_;
-  prometheus::Family<prometheus::Counter>& prequential_correct_;
-  prometheus::Family<prometheus::Counter>& prequential_loss_;
+  prometheus::Family<prometheus::Counter>* tenant_examples_ = nullptr;
+  prometheus::Family<prometheus::Counter>* tenant_predictions_ = nullptr;
+  prometheus::Family<prometheus::Counter>* prequential_evaluated_ = nullptr;
+  prometheus::Family<prometheus::Counter>* prequential_correct_ = nullptr;
+  prometheus::Family<prometheus::Counter>* prequential_loss_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);

@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/base/status_macros.h"
 #include "server/stores/spec_checks.h"
 
 namespace adaptd {
@@ -46,6 +47,114 @@ absl::Status ValidateOutput(const OutputSpec& output, OutputSpec* normalized) {
   }
 }
 
+// The label encoder's output: a labels output and a width, or no width without one.
+absl::Status ValidateLabelEncoder(const OutputSpec& output) {
+  if (!output.label_encoder().empty()) {
+    if (output.kind() != OutputSpec::KIND_LABELS) {
+      return absl::InvalidArgumentError(
+          "spec.output.label_encoder: a label encoder needs a labels output");
+    }
+    if (output.label_dim() < 1 || output.label_dim() > kFaastMaxOutputDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.label_dim: the label encoder's width must be in [1, ",
+                       kFaastMaxOutputDim, "], got ", output.label_dim()));
+    }
+  } else if (output.label_dim() != 0) {
+    return absl::InvalidArgumentError("spec.output.label_dim: set without a label encoder");
+  }
+  return absl::OkStatus();
+}
+
+// spec.faast's fields; `output` is the normalized output.
+absl::Status ValidateFaastFields(const StoreSpec& spec, const OutputSpec& output) {
+  const FaastParams& in = spec.faast();
+  RETURN_IF_ERROR(ValidateFaastSolverFields(in, "spec.faast"));
+  if (in.has_decay()) {
+    const double g = in.decay();
+    if (!(g > 0 && g <= 1)) {
+      return FieldError("spec.faast", "decay", absl::StrCat("must be in (0, 1], got ", g));
+    }
+  }
+  if (in.has_max_labels() && (in.max_labels() < 1 || in.max_labels() > kFaastMaxLabelsLimit)) {
+    return FieldError(
+        "spec.faast", "max_labels",
+        absl::StrCat("must be in [1, ", kFaastMaxLabelsLimit, "], got ", in.max_labels()));
+  }
+
+  if (in.has_prior_examples() &&
+      !(in.prior_examples() >= 0 && std::isfinite(in.prior_examples()))) {
+    return FieldError("spec.faast", "prior_examples",
+                      absl::StrCat("must be finite and >= 0, got ", in.prior_examples()));
+  }
+  if (in.prior_examples() > 0) {
+    if (output.label_encoder().empty()) {
+      return FieldError("spec.faast", "prior_examples",
+                        "interpolates with the zero-shot read-out of embedded labels: set "
+                        "output.label_encoder");
+    }
+    if (spec.dim() == 0) {
+      return FieldError("spec.faast", "prior_examples",
+                        "needs the key dimension known at creation (spec.dim, or an encoder of "
+                        "fixed width)");
+    }
+    if (spec.dim() != output.label_dim()) {
+      return FieldError(
+          "spec.faast", "prior_examples",
+          absl::StrCat("needs keys and label embeddings in one space: the keys have dimension ",
+                       spec.dim(), ", the label encoder's embeddings ", output.label_dim(),
+                       " (use the same encoder for both)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Declared labels: embedded by the label encoder, at most max_labels, each named once.
+absl::Status ValidateDeclaredLabels(const OutputSpec& output, const FaastParams& in) {
+  if (output.labels_size() == 0) return absl::OkStatus();
+  if (output.label_encoder().empty()) {
+    return absl::InvalidArgumentError(
+        "spec.output.labels: declared labels are embedded: set output.label_encoder");
+  }
+  const uint32_t limit = in.has_max_labels() ? in.max_labels() : kFaastDefaultMaxLabels;
+  if (static_cast<uint32_t>(output.labels_size()) > limit) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.output.labels: ", output.labels_size(),
+                                                   " labels, more than max_labels ", limit));
+  }
+  absl::flat_hash_set<absl::string_view> seen;
+  for (int i = 0; i < output.labels_size(); ++i) {
+    const std::string& name = output.labels(i);
+    if (name.empty() || name.size() > kMaxDeclaredLabelBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.output.labels[", i, "]: must have 1 to ",
+                                                     kMaxDeclaredLabelBytes, " bytes, got ",
+                                                     name.size()));
+    }
+    if (!seen.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.labels[", i, "]: '", name, "' is declared twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sets each unset field of p to its default; prior_examples defaults to on only where keys
+// and label embeddings share one space.
+void FillFaastDefaults(const StoreSpec& spec, const OutputSpec& output, FaastParams* p) {
+  if (!p->has_prior_examples()) {
+    const bool shared_space =
+        !output.label_encoder().empty() && spec.dim() != 0 && spec.dim() == output.label_dim();
+    p->set_prior_examples(shared_space ? kFaastDefaultPriorExamples : 0.0);
+  }
+  if (!p->has_alpha()) p->set_alpha(kFaastDefaultAlpha);
+  if (!p->has_ridge()) p->set_ridge(kFaastDefaultRidge);
+  if (!p->has_decay()) p->set_decay(kFaastDefaultDecay);
+  if (!p->has_auto_compile_every()) p->set_auto_compile_every(kFaastDefaultAutoCompileEvery);
+  if (!p->has_auto_compile_delay_ms()) {
+    p->set_auto_compile_delay_ms(kFaastDefaultAutoCompileDelayMs);
+  }
+  if (!p->has_few_shot()) p->set_few_shot(kFaastDefaultFewShot);
+  if (!p->has_max_labels()) p->set_max_labels(kFaastDefaultMaxLabels);
+}
+
 }  // namespace
 
 absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_view prefix) {
@@ -70,106 +179,14 @@ absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_v
 }
 
 absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
-  if (absl::Status s =
-          CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kMaxStoreDim);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kMaxStoreDim));
   StoreSpec out = spec;
-  if (absl::Status s = ValidateOutput(spec.output(), out.mutable_output()); !s.ok()) return s;
-  if (!out.output().label_encoder().empty()) {
-    if (out.output().kind() != OutputSpec::KIND_LABELS) {
-      return absl::InvalidArgumentError(
-          "spec.output.label_encoder: a label encoder needs a labels output");
-    }
-    if (out.output().label_dim() < 1 || out.output().label_dim() > kFaastMaxOutputDim) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.output.label_dim: the label encoder's width must be in [1, ",
-                       kFaastMaxOutputDim, "], got ", out.output().label_dim()));
-    }
-  } else if (out.output().label_dim() != 0) {
-    return absl::InvalidArgumentError("spec.output.label_dim: set without a label encoder");
-  }
-
-  const FaastParams& in = spec.faast();
-  if (absl::Status s = ValidateFaastSolverFields(in, "spec.faast"); !s.ok()) return s;
-  if (in.has_decay()) {
-    const double g = in.decay();
-    if (!(g > 0 && g <= 1)) {
-      return FieldError("spec.faast", "decay", absl::StrCat("must be in (0, 1], got ", g));
-    }
-  }
-  if (in.has_max_labels() && (in.max_labels() < 1 || in.max_labels() > kFaastMaxLabelsLimit)) {
-    return FieldError(
-        "spec.faast", "max_labels",
-        absl::StrCat("must be in [1, ", kFaastMaxLabelsLimit, "], got ", in.max_labels()));
-  }
-
-  if (in.has_prior_examples() &&
-      !(in.prior_examples() >= 0 && std::isfinite(in.prior_examples()))) {
-    return FieldError("spec.faast", "prior_examples",
-                      absl::StrCat("must be finite and >= 0, got ", in.prior_examples()));
-  }
+  RETURN_IF_ERROR(ValidateOutput(spec.output(), out.mutable_output()));
   const OutputSpec& output = out.output();
-  if (in.prior_examples() > 0) {
-    if (output.label_encoder().empty()) {
-      return FieldError("spec.faast", "prior_examples",
-                        "interpolates with the zero-shot read-out of embedded labels: set "
-                        "output.label_encoder");
-    }
-    if (spec.dim() == 0) {
-      return FieldError("spec.faast", "prior_examples",
-                        "needs the key dimension known at creation (spec.dim, or an encoder of "
-                        "fixed width)");
-    }
-    if (spec.dim() != output.label_dim()) {
-      return FieldError(
-          "spec.faast", "prior_examples",
-          absl::StrCat("needs keys and label embeddings in one space: the keys have dimension ",
-                       spec.dim(), ", the label encoder's embeddings ", output.label_dim(),
-                       " (use the same encoder for both)"));
-    }
-  }
-  if (output.labels_size() > 0) {
-    if (output.label_encoder().empty()) {
-      return absl::InvalidArgumentError(
-          "spec.output.labels: declared labels are embedded: set output.label_encoder");
-    }
-    const uint32_t limit = in.has_max_labels() ? in.max_labels() : kFaastDefaultMaxLabels;
-    if (static_cast<uint32_t>(output.labels_size()) > limit) {
-      return absl::InvalidArgumentError(absl::StrCat("spec.output.labels: ", output.labels_size(),
-                                                     " labels, more than max_labels ", limit));
-    }
-    absl::flat_hash_set<absl::string_view> seen;
-    for (int i = 0; i < output.labels_size(); ++i) {
-      const std::string& name = output.labels(i);
-      if (name.empty() || name.size() > kMaxDeclaredLabelBytes) {
-        return absl::InvalidArgumentError(absl::StrCat("spec.output.labels[", i,
-                                                       "]: must have 1 to ", kMaxDeclaredLabelBytes,
-                                                       " bytes, got ", name.size()));
-      }
-      if (!seen.insert(name).second) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("spec.output.labels[", i, "]: '", name, "' is declared twice"));
-      }
-    }
-  }
-
-  FaastParams* p = out.mutable_faast();
-  if (!p->has_prior_examples()) {
-    const bool shared_space =
-        !output.label_encoder().empty() && spec.dim() != 0 && spec.dim() == output.label_dim();
-    p->set_prior_examples(shared_space ? kFaastDefaultPriorExamples : 0.0);
-  }
-  if (!p->has_alpha()) p->set_alpha(kFaastDefaultAlpha);
-  if (!p->has_ridge()) p->set_ridge(kFaastDefaultRidge);
-  if (!p->has_decay()) p->set_decay(kFaastDefaultDecay);
-  if (!p->has_auto_compile_every()) p->set_auto_compile_every(kFaastDefaultAutoCompileEvery);
-  if (!p->has_auto_compile_delay_ms()) {
-    p->set_auto_compile_delay_ms(kFaastDefaultAutoCompileDelayMs);
-  }
-  if (!p->has_few_shot()) p->set_few_shot(kFaastDefaultFewShot);
-  if (!p->has_max_labels()) p->set_max_labels(kFaastDefaultMaxLabels);
+  RETURN_IF_ERROR(ValidateLabelEncoder(output));
+  RETURN_IF_ERROR(ValidateFaastFields(spec, output));
+  RETURN_IF_ERROR(ValidateDeclaredLabels(output, spec.faast()));
+  FillFaastDefaults(spec, output, out.mutable_faast());
   return out;
 }
 

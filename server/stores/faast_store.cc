@@ -18,6 +18,25 @@ using adapt::v1::CompileRequest;
 using adapt::v1::CompileResponse;
 using adapt::v1::StoreSpec;
 
+namespace {
+
+// A compile's FaastStats, less the examples still pending when it is published.
+adapt::v1::FaastStats CompileStats(const FaastSolution& solution, double compiled_examples,
+                                   double seconds, double share, uint64_t base_version) {
+  adapt::v1::FaastStats stats;
+  stats.set_compiled_examples(compiled_examples);
+  stats.set_effective_rank(solution.effective_rank);
+  stats.set_cutoff(solution.cutoff);
+  stats.set_condition_number(solution.condition_number);
+  stats.set_solver(solution.solver);
+  stats.set_compile_seconds(seconds);
+  stats.set_fast_weight_share(share);
+  stats.set_base_version(base_version);
+  return stats;
+}
+
+}  // namespace
+
 FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
     : backend_(backend),
       labels_(spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS),
@@ -506,61 +525,31 @@ bool FaastStore::ChangedSinceCompile() const {
   return pending_ > 0;
 }
 
-absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
-    const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version) {
-  absl::MutexLock compile_lock(&compile_mu_);
+// What a compile takes from the store in one locked section.
+struct FaastStore::CompileInput {
   FaastStatistics problem;
   adapt::v1::FaastParams params;
   std::shared_ptr<const std::vector<std::string>> names;
   std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
-  uint64_t taken = 0;
+  uint64_t taken = 0;                                        // examples taken from pending_
   uint64_t base_version = 0;
   bool zero_shot = false;
+};
+
+absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
+    const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version) {
+  absl::MutexLock compile_lock(&compile_mu_);
+  CompileInput in;
   {
     absl::MutexLock lock(&mu_);
-    zero_shot = prior_examples_ > 0 && stats_.examples == 0 && !label_names_->empty();
-    if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !zero_shot &&
-        !stats_.has_prior()) {
-      return absl::FailedPreconditionError(
-          "the store holds no examples: adapt some examples first");
-    }
-    params = spec_.faast();
-    ApplyFaastOverrides(overrides, &params);
-    if (stats_.has_prior() && !(params.ridge() > 0)) {
-      return absl::InvalidArgumentError(
-          "faast.ridge: a store with a base solves S = (G + ridge·I)⁻¹(C + ridge·S_base); ridge "
-          "must stay > 0");
-    }
-    base_version = stats_.prior_version;
-    if (stats_.has_prior()) problem.prior_t = stats_.prior_t;
-    problem.prior_version = stats_.prior_version;
-    problem.labels = stats_.labels;
-    problem.dim = stats_.dim;
-    problem.columns = stats_.columns;
-    problem.weighted_examples = stats_.weighted_examples;
-    problem.examples = stats_.examples;
-    problem.raw_kept = stats_.raw_kept && stats_.raw.rows > 0;
-    if (problem.raw_kept) {
-      problem.raw = stats_.raw;
-    } else {
-      problem.g = stats_.g;
-      problem.ct = stats_.ct;
-    }
-    names = label_names_;
-    if (embedded_) {
-      label_vectors = std::make_shared<const std::vector<double>>(
-          UnitRows(label_vectors_.data(), static_cast<int64_t>(names->size()), out_dim_));
-    }
-    taken = pending_;
-    pending_ = 0;
-    compiling_ = taken;
+    RETURN_IF_ERROR(TakeCompileInputLocked(overrides, fixed_version, &in));
   }
-  const double compiled_examples = problem.weighted_examples;
-  const int64_t dim = problem.dim, columns = problem.columns;
+  const double compiled_examples = in.problem.weighted_examples;
+  const int64_t dim = in.problem.dim, columns = in.problem.columns;
   const absl::Time start = absl::Now();
   absl::StatusOr<FaastSolution> solution =
-      zero_shot ? ZeroShotSolution(dim, columns)
-                : SolveFaast(std::move(problem), SolverParamsOf(params), backend_);
+      in.zero_shot ? ZeroShotSolution(dim, columns)
+                   : SolveFaast(std::move(in.problem), SolverParamsOf(in.params), backend_);
   // The interpolation with the zero-shot read-out (keys and label embeddings of one width).
   double share = 1.0;
   if (solution.ok() && prior_examples_ > 0 && dim == columns) {
@@ -571,7 +560,7 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!solution.ok()) {
     absl::MutexLock lock(&mu_);
-    pending_ += taken;
+    pending_ += in.taken;
     compiling_ = 0;
     return solution.status();
   }
@@ -581,19 +570,59 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   weights->columns = columns;
   weights->s = std::move(solution->s);
   weights->float_scoring = FitsFloat(weights->s);
-  if (labels_) weights->label_names = names;
-  weights->label_vectors = std::move(label_vectors);
+  if (labels_) weights->label_names = in.names;
+  weights->label_vectors = std::move(in.label_vectors);
+  return PublishCompiled(
+      std::move(weights), in.params,
+      CompileStats(*solution, compiled_examples, seconds, share, in.base_version), fixed_version);
+}
 
-  adapt::v1::FaastStats stats;
-  stats.set_compiled_examples(compiled_examples);
-  stats.set_effective_rank(solution->effective_rank);
-  stats.set_cutoff(solution->cutoff);
-  stats.set_condition_number(solution->condition_number);
-  stats.set_solver(solution->solver);
-  stats.set_compile_seconds(seconds);
-  stats.set_fast_weight_share(share);
-  stats.set_base_version(base_version);
+absl::Status FaastStore::TakeCompileInputLocked(const adapt::v1::FaastParams& overrides,
+                                                std::optional<uint64_t> fixed_version,
+                                                CompileInput* in) {
+  in->zero_shot = prior_examples_ > 0 && stats_.examples == 0 && !label_names_->empty();
+  if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !in->zero_shot &&
+      !stats_.has_prior()) {
+    return absl::FailedPreconditionError("the store holds no examples: adapt some examples first");
+  }
+  in->params = spec_.faast();
+  ApplyFaastOverrides(overrides, &in->params);
+  if (stats_.has_prior() && !(in->params.ridge() > 0)) {
+    return absl::InvalidArgumentError(
+        "faast.ridge: a store with a base solves S = (G + ridge·I)⁻¹(C + ridge·S_base); ridge "
+        "must stay > 0");
+  }
+  in->base_version = stats_.prior_version;
+  FaastStatistics& problem = in->problem;
+  if (stats_.has_prior()) problem.prior_t = stats_.prior_t;
+  problem.prior_version = stats_.prior_version;
+  problem.labels = stats_.labels;
+  problem.dim = stats_.dim;
+  problem.columns = stats_.columns;
+  problem.weighted_examples = stats_.weighted_examples;
+  problem.examples = stats_.examples;
+  problem.raw_kept = stats_.raw_kept && stats_.raw.rows > 0;
+  if (problem.raw_kept) {
+    problem.raw = stats_.raw;
+  } else {
+    problem.g = stats_.g;
+    problem.ct = stats_.ct;
+  }
+  in->names = label_names_;
+  if (embedded_) {
+    in->label_vectors = std::make_shared<const std::vector<double>>(
+        UnitRows(label_vectors_.data(), static_cast<int64_t>(in->names->size()), out_dim_));
+  }
+  in->taken = pending_;
+  pending_ = 0;
+  compiling_ = in->taken;
+  return absl::OkStatus();
+}
 
+CompileResponse FaastStore::PublishCompiled(std::shared_ptr<FaastWeights> weights,
+                                            const adapt::v1::FaastParams& params,
+                                            adapt::v1::FaastStats stats,
+                                            std::optional<uint64_t> fixed_version) {
   CompileResponse response;
   absl::MutexLock lock(&mu_);
   *spec_.mutable_faast() = params;

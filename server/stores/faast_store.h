@@ -118,6 +118,17 @@ class FaastStore final : public Store {
   absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
       const adapt::v1::FaastParams& overrides, std::optional<uint64_t> version)
       ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  // The steps of CompileAndPublish: what the solve needs, copied from the store (the pending
+  // examples become the compiling ones), and the publication of its weights with its stats.
+  struct CompileInput;
+  absl::Status TakeCompileInputLocked(const adapt::v1::FaastParams& overrides,
+                                      std::optional<uint64_t> version, CompileInput* in)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compile_mu_, mu_);
+  adapt::v1::CompileResponse PublishCompiled(std::shared_ptr<FaastWeights> weights,
+                                             const adapt::v1::FaastParams& params,
+                                             adapt::v1::FaastStats stats,
+                                             std::optional<uint64_t> version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compile_mu_) ABSL_LOCKS_EXCLUDED(mu_, pub_mu_);
 
   kernels::Backend* const backend_;
   // Fixed at creation.

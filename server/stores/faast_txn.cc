@@ -18,6 +18,11 @@ void ScaleAll(std::vector<double>& v, double factor) {
   for (double& x : v) x *= factor;
 }
 
+// A row's weight: 1 unless the store decays (weights then holds one per row).
+inline double RowWeight(const std::vector<double>& weights, int64_t r) {
+  return weights.empty() ? 1.0 : weights[r];
+}
+
 absl::Status DimensionError(int64_t got, int64_t expected) {
   return absl::InvalidArgumentError(absl::StrCat(
       "examples[0].input: dimension ", got, " does not match the store's dimension ", expected));
@@ -172,8 +177,39 @@ void FaastTxn::Evaluate(const ExampleBatch& b, const std::vector<double>& keys,
 
 absl::Status FaastTxn::Stage(const ExampleBatch& b, std::vector<double>& keys,
                              const ColumnPlan& plan, bool keep_raw) {
-  const int64_t d = b.dim, rows = b.rows;
+  const int64_t rows = b.rows;
   const bool adapt = kind_ == TxnKind::kAdapt;
+  AddColumns(b, plan);
+  // Decay is per example (docs/ALGORITHMS.md, 1.1): what is staged already decays by γ once
+  // per example added, and example r of this batch weighs γ^(rows−1−r), the newest 1. So the
+  // weights follow the stream alone, however it is cut into messages and calls.
+  std::vector<double> weights;  // per row, when the store decays
+  std::vector<double> weighted_keys;
+  if (adapt && store_->decay_ != 1.0) DecayForBatch(b, keys, &weights, &weighted_keys);
+  if (adapt) delta_.decayed += rows;
+
+  absl::Status s = StageTargets(b, keys, plan, weights);
+  if (s.ok() && keep_raw) {
+    StageRaw(b, keys, plan, weights);
+  } else if (!keep_raw) {
+    delta_.raw_complete = false;
+    delta_.raw.Clear();
+  }
+  // Last: the keys (or their weighted copy) may move into the staged rows.
+  if (s.ok()) s = StageGram(weights.empty() ? keys : weighted_keys, rows);
+  if (!s.ok()) {
+    broken_ = true;
+    return s;
+  }
+  double added = 0;
+  for (int64_t r = 0; r < rows; ++r) added += RowWeight(weights, r);
+  delta_.weighted_examples += added;
+  delta_.examples += rows;
+  return absl::OkStatus();
+}
+
+void FaastTxn::AddColumns(const ExampleBatch& b, const ColumnPlan& plan) {
+  const int64_t d = b.dim;
   if (delta_.dim == 0) {
     delta_.dim = d;
     delta_.columns = store_->one_hot_ ? 0 : store_->out_dim_;
@@ -188,7 +224,7 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, std::vector<double>& keys,
     const int64_t p = store_->out_dim_;
     std::vector<bool> filled(plan.fresh.size(), false);
     label_vectors_.resize(labels_.size() * p);
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t r = 0; r < b.rows; ++r) {
       const int32_t col = plan.row_column[r];
       if (col < known || filled[col - known]) continue;
       filled[col - known] = true;
@@ -200,77 +236,64 @@ absl::Status FaastTxn::Stage(const ExampleBatch& b, std::vector<double>& keys,
     delta_.columns = static_cast<int64_t>(labels_.size());
     delta_.ct.resize(delta_.columns * d, 0.0);
   }
-  // Decay is per example (docs/ALGORITHMS.md, 1.1): what is staged already decays by γ once
-  // per example added, and example r of this batch weighs γ^(rows−1−r), the newest 1. So the
-  // weights follow the stream alone, however it is cut into messages and calls.
-  std::vector<double> weights;  // per row, when the store decays
-  std::vector<double> weighted_keys;
-  if (adapt && store_->decay_ != 1.0) {
-    const double factor = std::pow(store_->decay_, static_cast<double>(rows));
-    if (delta_.g_written) ScaleAll(delta_.g, factor);
-    ScaleAll(delta_.staged, std::sqrt(factor));  // staged rows are keys times √weight
-    ScaleAll(delta_.ct, factor);
-    delta_.weighted_examples *= factor;
-    delta_.raw.ScaleWeights(factor);
-    weights.resize(rows);
-    double w = 1.0;
-    for (int64_t r = rows - 1; r >= 0; --r) {
-      weights[r] = w;
-      w *= store_->decay_;
-    }
-    weighted_keys = keys;  // row r times √w_r, for G = Σ w·x xᵀ
-    for (int64_t r = 0; r < rows; ++r) {
-      const double root = std::sqrt(weights[r]);
-      for (int64_t i = 0; i < d; ++i) weighted_keys[r * d + i] *= root;
-    }
-  }
-  if (adapt) delta_.decayed += rows;
-  const auto weight = [&](int64_t r) { return weights.empty() ? 1.0 : weights[r]; };
+}
 
-  absl::Status s;
+void FaastTxn::DecayForBatch(const ExampleBatch& b, const std::vector<double>& keys,
+                             std::vector<double>* weights, std::vector<double>* weighted_keys) {
+  const int64_t d = b.dim, rows = b.rows;
+  const double factor = std::pow(store_->decay_, static_cast<double>(rows));
+  if (delta_.g_written) ScaleAll(delta_.g, factor);
+  ScaleAll(delta_.staged, std::sqrt(factor));  // staged rows are keys times √weight
+  ScaleAll(delta_.ct, factor);
+  delta_.weighted_examples *= factor;
+  delta_.raw.ScaleWeights(factor);
+  weights->resize(rows);
+  double w = 1.0;
+  for (int64_t r = rows - 1; r >= 0; --r) {
+    (*weights)[r] = w;
+    w *= store_->decay_;
+  }
+  *weighted_keys = keys;  // row r times √w_r, for G = Σ w·x xᵀ
+  for (int64_t r = 0; r < rows; ++r) {
+    const double root = std::sqrt((*weights)[r]);
+    for (int64_t i = 0; i < d; ++i) (*weighted_keys)[r * d + i] *= root;
+  }
+}
+
+absl::Status FaastTxn::StageTargets(const ExampleBatch& b, const std::vector<double>& keys,
+                                    const ColumnPlan& plan, const std::vector<double>& weights) {
+  const int64_t d = b.dim, rows = b.rows;
   if (store_->one_hot_) {
     for (int64_t r = 0; r < rows; ++r) {
       double* dst = delta_.ct.data() + plan.row_column[r] * d;
       const double* x = keys.data() + r * d;
-      const double w = weight(r);
+      const double w = RowWeight(weights, r);
       for (int64_t i = 0; i < d; ++i) dst[i] += w * x[i];
     }
+    return absl::OkStatus();
+  }
+  const int64_t m = store_->out_dim_;
+  std::vector<double> y = ToDouble(b.targets.data(), rows * m);
+  if (!weights.empty()) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < m; ++j) y[r * m + j] *= weights[r];
+    }
+  }
+  return store_->backend_->Gemm(kernels::Trans::kYes, kernels::Trans::kNo, m, d, rows, 1.0,
+                                y.data(), m, keys.data(), d, 1.0, delta_.ct.data(), d);
+}
+
+void FaastTxn::StageRaw(const ExampleBatch& b, const std::vector<double>& keys,
+                        const ColumnPlan& plan, const std::vector<double>& weights) {
+  FaastRawPairs& raw = delta_.raw;
+  raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
+  if (store_->one_hot_) {
+    raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
   } else {
-    const int64_t m = store_->out_dim_;
-    std::vector<double> y = ToDouble(b.targets.data(), rows * m);
-    if (!weights.empty()) {
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < m; ++j) y[r * m + j] *= weights[r];
-      }
-    }
-    s = store_->backend_->Gemm(kernels::Trans::kYes, kernels::Trans::kNo, m, d, rows, 1.0, y.data(),
-                               m, keys.data(), d, 1.0, delta_.ct.data(), d);
+    raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
   }
-  if (s.ok() && keep_raw) {
-    FaastRawPairs& raw = delta_.raw;
-    raw.keys.insert(raw.keys.end(), keys.begin(), keys.end());
-    if (store_->one_hot_) {
-      raw.label_ids.insert(raw.label_ids.end(), plan.row_column.begin(), plan.row_column.end());
-    } else {
-      raw.targets.insert(raw.targets.end(), b.targets.begin(), b.targets.end());
-    }
-    for (int64_t r = 0; r < rows; ++r) raw.weights.push_back(weight(r));
-    raw.rows += rows;
-  } else if (!keep_raw) {
-    delta_.raw_complete = false;
-    delta_.raw.Clear();
-  }
-  // Last: the keys (or their weighted copy) may move into the staged rows.
-  if (s.ok()) s = StageGram(weights.empty() ? keys : weighted_keys, rows);
-  if (!s.ok()) {
-    broken_ = true;
-    return s;
-  }
-  double added = 0;
-  for (int64_t r = 0; r < rows; ++r) added += weight(r);
-  delta_.weighted_examples += added;
-  delta_.examples += rows;
-  return absl::OkStatus();
+  for (int64_t r = 0; r < b.rows; ++r) raw.weights.push_back(RowWeight(weights, r));
+  raw.rows += b.rows;
 }
 
 absl::Status FaastTxn::StageGram(std::vector<double>& gram_keys, int64_t rows) {

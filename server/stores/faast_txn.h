@@ -46,6 +46,17 @@ class FaastTxn final : public Txn {
   // `keys` may be taken (moved from) by the staged rows.
   absl::Status Stage(const ExampleBatch& batch, std::vector<double>& keys, const ColumnPlan& plan,
                      bool keep_raw);
+  // The steps of Stage. AddColumns: the delta's shape, the plan's new labels (with their
+  // embeddings) and, one-hot, their columns. DecayForBatch: decays what is staged by γ^rows and
+  // gives each row its weight and the keys times √weight. StageTargets: adds the weighted
+  // targets times the keys to the delta's Cᵀ. StageRaw: keeps the raw pairs (few-shot).
+  void AddColumns(const ExampleBatch& batch, const ColumnPlan& plan);
+  void DecayForBatch(const ExampleBatch& batch, const std::vector<double>& keys,
+                     std::vector<double>* weights, std::vector<double>* weighted_keys);
+  absl::Status StageTargets(const ExampleBatch& batch, const std::vector<double>& keys,
+                            const ColumnPlan& plan, const std::vector<double>& weights);
+  void StageRaw(const ExampleBatch& batch, const std::vector<double>& keys, const ColumnPlan& plan,
+                const std::vector<double>& weights);
   // Adds the Gram of `rows` keys (times √weight) to the delta: staged for the commit while the
   // transaction holds at most dim rows on a host backend (the first batch's buffer taken, not
   // copied), else by SYRK into the d × d delta.

@@ -6,12 +6,14 @@ Layers, lowest first. Folders of one layer are peers and may include each other.
   0  server/base
   1  server/stores, encoders, persistence, metrics, quota, auth, config, scheduler, and the
      cluster's pure part (server/cluster/membership.h, routing.h: the adaptd_cluster library)
+  1.5 server/durability (the durability interface and its implementations, over persistence)
   2  server/core
   3  server/cluster (the rest: forwarding, member calls, hand-off, quotas and bases across members)
   4  server/service
   5  server/rpc
   6  server/main.cc
-Tests (*_test.cc, *test_util*.h, the store contract suite, server/persistence/testing) may
+Tests (*_test.cc, *test_util*.h, the store and durability contract suites,
+server/persistence/testing) may
 drive a lower layer through a higher one and are not checked.
 
 Usage: check_layers.py [ROOT]
@@ -24,6 +26,7 @@ LAYERS = {
     "base": 0,
     "stores": 1, "encoders": 1, "persistence": 1, "metrics": 1, "quota": 1, "auth": 1,
     "config": 1, "scheduler": 1,
+    "durability": 1.5,
     "core": 2,
     "cluster": 3,
     "service": 4,
@@ -45,7 +48,7 @@ def layer(path):
 
 def is_test(path):
     name = path.rsplit("/", 1)[-1]
-    return (name.endswith("_test.cc") or "test_util" in name or name == "store_contract.h"
+    return (name.endswith("_test.cc") or "test_util" in name or name in ("store_contract.h", "durability_contract.h")
             or "/testing/" in path)
 
 

@@ -9,6 +9,7 @@
 #include "server/base/status_macros.h"
 #include "server/persistence/failed_store.h"
 #include "server/persistence/file_util.h"
+#include "server/persistence/replay.h"
 #include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
@@ -377,21 +378,7 @@ absl::Status Journal::LogCompile(const std::string& tenant, const std::string& n
   {
     absl::MutexLock entry_lock(&entry->mu);
     if (entry->deleted) return absl::OkStatus();
-    adapt::v1::WalRecord record;
-    record.set_incarnation(entry->incarnation);
-    adapt::v1::CompileRequest* compile = record.mutable_compile();
-    if (base != nullptr) {
-      adapt::v1::WalBaseCompile* with_base = record.mutable_base_compile();
-      with_base->set_base_version(base->version);
-      with_base->mutable_labels()->Add(base->label_names.begin(), base->label_names.end());
-      with_base->set_columns(static_cast<uint32_t>(base->columns));
-      with_base->mutable_s()->Add(base->s.begin(), base->s.end());
-      compile = with_base->mutable_compile();
-    }
-    *compile = request;
-    compile->clear_tenant();
-    compile->clear_store();
-    compile->clear_refresh_base();
+    const adapt::v1::WalRecord record = CompileRecord(entry->incarnation, request, base);
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
     entry->MarkDirty(lsn);

@@ -23,6 +23,7 @@
 #include "server/persistence/file_util.h"
 #include "server/persistence/journal.h"
 #include "server/persistence/log_format.h"
+#include "server/persistence/replay.h"
 #include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 
@@ -240,14 +241,7 @@ absl::StatusOr<bool> Recovery::LoadLegacySnapshots() {
 }
 
 void Recovery::ApplyWrite(State* state, uint64_t lsn, const adapt::v1::WalWrite& write) {
-  std::unique_ptr<Txn> txn =
-      state->store->Begin(write.forget() ? TxnKind::kForget : TxnKind::kAdapt);
-  absl::Status status = absl::OkStatus();
-  for (const auto& batch : write.batches()) {
-    status = txn->Add(FromWalBatch(batch));
-    if (!status.ok()) break;
-  }
-  if (status.ok()) status = state->store->Commit(*txn).status();
+  const absl::Status status = ReplayWrite(*state->store, write);
   if (!status.ok()) {
     // Replay rebuilds the state the record met when it was logged, so the commit failed then
     // too, and the caller got the error: the record is one that was never applied.
@@ -343,20 +337,8 @@ void Recovery::Apply(const LogFrame& frame) {
     ApplyWrite(&state, lsn, record.write());
   } else if (record.has_pin()) {
     state.pinned = record.pin().pinned();
-  } else if (record.has_compile()) {
-    // A compile changes no statistics; its parameter overrides and version persist.
-    (void)state.store->Compile(record.compile());
-  } else if (record.has_base_compile()) {
-    // A refresh_base compile, with the copy of the base it took (the base is not read again).
-    const adapt::v1::WalBaseCompile& r = record.base_compile();
-    BaseReadout base;
-    base.version = r.base_version();
-    base.columns = r.columns();
-    base.dim = r.columns() > 0 ? r.s_size() / r.columns() : 0;
-    base.labels = r.labels_size() > 0;
-    base.label_names.assign(r.labels().begin(), r.labels().end());
-    base.s.assign(r.s().begin(), r.s().end());
-    (void)state.store->CompileWithBase(r.compile(), base);
+  } else {
+    ReplayCompile(*state.store, record);
   }
 }
 

@@ -45,6 +45,7 @@
 #include "server/stores/store.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
+#include "server/stores/timings_test_util.h"
 
 namespace adaptd::contract {
 
@@ -123,23 +124,6 @@ inline std::string Outputs(const Store& store, const std::vector<float>& probes)
   for (float s : p->scores) out += std::to_string(s) + ",";
   for (float v : p->vectors) out += std::to_string(v) + ",";
   return out;
-}
-
-// Clears the fields that time something (named *_seconds), which two equal stores need not
-// share, anywhere in `message`.
-inline void ClearTimings(google::protobuf::Message* message) {
-  const google::protobuf::Reflection* r = message->GetReflection();
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  r->ListFields(*message, &fields);
-  for (const google::protobuf::FieldDescriptor* f : fields) {
-    const std::string& name = f->name();
-    if (name.size() > 8 && name.compare(name.size() - 8, 8, "_seconds") == 0) {
-      r->ClearField(message, f);
-    } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
-               !f->is_repeated()) {
-      ClearTimings(r->MutableMessage(message, f));
-    }
-  }
 }
 
 template <typename Traits>

@@ -5,14 +5,26 @@
 
 namespace adaptd::cluster {
 
+namespace {
+
+bool LeaseExpired(const RouteFacts& f) { return f.now >= f.valid_until; }
+
+}  // namespace
+
 bool RouteNeedsPeers(const RouteFacts& f) {
-  if (f.owner != f.self || f.settled) return false;
+  if (f.owner != f.self || f.settled || LeaseExpired(f)) return false;
   return !(f.access == Access::kCreate && f.origin.move);
 }
 
 absl::StatusOr<std::string> DecideRoute(const RouteFacts& f,
                                         const std::map<std::string, PeerView>& peers) {
   const std::string& key = f.key;
+  if (LeaseExpired(f)) {
+    return absl::UnavailableError(absl::StrCat(
+        "the membership lease of member ", f.self, " expired at ",
+        absl::FormatTime(f.valid_until, absl::UTCTimeZone()),
+        ": it routes no call by a list that may be stale until its lease is renewed; retry"));
+  }
   if (f.owner != f.self) {
     if (f.held) {
       // Moving from here: served until the owner holds it, never changed here.

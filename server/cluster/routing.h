@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace adaptd {
 
@@ -51,12 +52,17 @@ struct RouteFacts {
   std::string fingerprint;  // the hex fingerprint of this member's list
   Access access = Access::kRead;
   CallOrigin origin;
+  // This member's ownership under its list holds before `valid_until`
+  // (MembershipSource::ValidUntil); `now` is when the call arrived, on the same clock.
+  absl::Time valid_until = absl::InfiniteFuture();
+  absl::Time now = absl::UnixEpoch();
 };
 
 // Where the call runs: "" for here, else the name of the member to pass it to (the owner, or
 // the member moving the store to this one); or UNAVAILABLE (retryable) while the store moves
-// or the members' lists differ. `peers` (by name) is read only when this member owns the store
-// and the list is not settled.
+// or the members' lists differ, and for every call once `now` reached `valid_until` (this
+// member's membership lease expired: its list may be stale). `peers` (by name) is read only when
+// this member owns the store and the list is not settled.
 absl::StatusOr<std::string> DecideRoute(const RouteFacts& facts,
                                         const std::map<std::string, PeerView>& peers);
 

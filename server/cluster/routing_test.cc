@@ -156,5 +156,29 @@ TEST(RoutingTest, AHeldStoreStillOnItsSenderIsNotDeletedYet) {
   }
 }
 
+TEST(RoutingTest, PastTheMembershipLeaseEveryCallIsRefused) {
+  const absl::Time valid_until = absl::FromUnixSeconds(1000);
+  for (Access access : {Access::kRead, Access::kWrite, Access::kCreate, Access::kDelete}) {
+    for (const std::string& owner : {std::string("a"), std::string("b")}) {
+      RouteFacts f = Facts(owner, false, true, access);
+      f.valid_until = valid_until;
+      f.now = valid_until - absl::Milliseconds(1);
+      absl::StatusOr<std::string> to = DecideRoute(f, {});
+      ASSERT_TRUE(to.ok()) << to.status();
+      EXPECT_EQ(*to, owner == "a" ? Here() : "b");
+
+      for (absl::Time now : {valid_until, valid_until + absl::Seconds(5)}) {
+        f.now = now;
+        EXPECT_FALSE(RouteNeedsPeers(f));
+        to = DecideRoute(f, {});
+        ASSERT_EQ(to.status().code(), absl::StatusCode::kUnavailable);
+        EXPECT_EQ(to.status().message(),
+                  "the membership lease of member a expired at 1970-01-01T00:16:40+00:00: it "
+                  "routes no call by a list that may be stale until its lease is renewed; retry");
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace adaptd::cluster

@@ -119,20 +119,27 @@ absl::StatusOr<std::unique_ptr<HandOff>> HandOff::Create(const adapt::v1::Server
   const size_t chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
   std::unique_ptr<HandOff> h(
       new HandOff(forwarder, calls, engine, auth, metrics, state_path, interval, chunk_bytes));
-  absl::StatusOr<cluster::Membership> current = forwarder->membership().Draining(saved.draining);
-  if (!current.ok()) {
+  absl::StatusOr<std::unique_ptr<cluster::StaticMembership>> members =
+      cluster::StaticMembership::Create(forwarder->membership(), saved.draining);
+  if (!members.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(state_path, ": the members it drains leave none: ", current.status().message(),
+        absl::StrCat(state_path, ": the members it drains leave none: ", members.status().message(),
                      " (edit the file or the member list)"));
   }
-  absl::MutexLock lock(&h->mu_);
-  h->current_ = std::make_shared<const cluster::Membership>(*std::move(current));
-  h->settled_fingerprint_ = saved.settled;
-  h->settled_ = saved.settled == FingerprintHex(h->current_->fingerprint());
-  if (h->current_->members().size() == 1) h->settled_ = true;  // nobody else to ask
-  for (const cluster::Member& m : h->current_->members()) {
-    if (m.name != h->self_) h->peers_[m.name];
+  h->members_ = *std::move(members);
+  {
+    absl::MutexLock lock(&h->mu_);
+    h->current_ = h->members_->Current();
+    h->settled_fingerprint_ = saved.settled;
+    h->settled_ = saved.settled == FingerprintHex(h->current_->fingerprint());
+    if (h->current_->members().size() == 1) h->settled_ = true;  // nobody else to ask
+    for (const cluster::Member& m : h->current_->members()) {
+      if (m.name != h->self_) h->peers_[m.name];
+    }
   }
+  HandOff* const handoff = h.get();
+  h->watch_ = h->members_->Watch(
+      [handoff](std::shared_ptr<const cluster::Membership> next) { handoff->Changed(next); });
   return h;
 }
 
@@ -233,6 +240,8 @@ absl::Status HandOff::Route(const cluster::CallOrigin& origin, const std::string
   facts.key = absl::StrCat(tenant, "/", store);
   facts.access = access;
   facts.origin = origin;
+  facts.valid_until = members_->ValidUntil();
+  facts.now = absl::Now();
   absl::StatusOr<std::string> decided;
   if (!cluster::RouteNeedsPeers(facts)) {
     decided = cluster::DecideRoute(facts, {});
@@ -272,46 +281,47 @@ adapt::v1::MemberStatus HandOff::LocalStatus(size_t max_moving) const {
   return out;
 }
 
-absl::Status HandOff::SaveLocked() const {
+absl::Status HandOff::Save(const std::set<std::string>& draining,
+                           const std::string& settled) const {
   if (state_path_.empty()) return absl::OkStatus();
   std::string text = absl::StrCat(kStateHeader, "\n");
-  for (const std::string& d : current_->draining()) absl::StrAppend(&text, "draining ", d, "\n");
-  if (!settled_fingerprint_.empty()) absl::StrAppend(&text, "settled ", settled_fingerprint_, "\n");
+  for (const std::string& d : draining) absl::StrAppend(&text, "draining ", d, "\n");
+  if (!settled.empty()) absl::StrAppend(&text, "settled ", settled, "\n");
   return WriteFileAtomically(Env::Default(), state_path_, text, /*sync=*/true);
 }
 
 absl::Status HandOff::SetDraining(const std::string& member, bool undo) {
-  if (Configured(member) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "member: \"", member, "\" is not among the cluster's members (",
-        absl::StrJoin(forwarder_->membership().members(), ", ",
-                      [](std::string* out, const cluster::Member& m) { out->append(m.name); }),
-        ")"));
-  }
+  absl::MutexLock file(&state_file_mu_);
+  bool changed = false;
+  RETURN_IF_ERROR(members_->SetDraining(member, !undo, [&](const cluster::Membership& next) {
+    state_file_mu_.AssertHeld();  // runs within members_->SetDraining, under the lock above
+    std::string settled;
+    {
+      absl::MutexLock lock(&mu_);
+      settled = settled_fingerprint_;
+    }
+    if (absl::Status saved = Save(next.draining(), settled); !saved.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("the drain could not be recorded: ", saved.message()));
+    }
+    changed = true;
+    return absl::OkStatus();
+  }));
+  if (!changed) return absl::OkStatus();  // recorded already
+  std::fprintf(stderr, "adaptd: cluster: member %s %s; routing by list %s\n", member.c_str(),
+               undo ? "owns stores again" : "drains",
+               FingerprintHex(membership()->fingerprint()).c_str());
+  return absl::OkStatus();
+}
+
+void HandOff::Changed(std::shared_ptr<const cluster::Membership> next) {
   absl::MutexLock lock(&mu_);
-  std::set<std::string> draining = current_->draining();
-  if (undo) {
-    draining.erase(member);
-  } else {
-    draining.insert(member);
-  }
-  if (draining == current_->draining()) return absl::OkStatus();  // recorded already
-  ASSIGN_OR_RETURN(cluster::Membership next, forwarder_->membership().Draining(draining));
-  std::shared_ptr<const cluster::Membership> previous = std::move(current_);
-  current_ = std::make_shared<const cluster::Membership>(std::move(next));
-  if (absl::Status saved = SaveLocked(); !saved.ok()) {
-    current_ = std::move(previous);
-    return absl::UnavailableError(
-        absl::StrCat("the drain could not be recorded: ", saved.message()));
-  }
+  if (next == current_) return;  // the one current when the HandOff began watching
+  current_ = std::move(next);
   settled_ = settled_fingerprint_ == FingerprintHex(current_->fingerprint());
   for (auto& [name, peer] : peers_) peer.answered = false;  // ask again under the new list
   unfence_ = true;
   woken_ = true;
-  std::fprintf(stderr, "adaptd: cluster: member %s %s; routing by list %s\n", member.c_str(),
-               undo ? "owns stores again" : "drains",
-               FingerprintHex(current_->fingerprint()).c_str());
-  return absl::OkStatus();
 }
 
 absl::StatusOr<adapt::v1::MemberStatus> HandOff::AskStatus(const cluster::Member& member,
@@ -403,10 +413,11 @@ void HandOff::Poll(size_t moving_here) {
     peer.complete = static_cast<uint64_t>(got->moving_size()) == got->moving_count();
     if (peer.fingerprint != fingerprint || got->moving_count() > 0) agreed = false;
   }
+  absl::MutexLock file(&state_file_mu_);
   absl::MutexLock lock(&mu_);
   if (current_.get() != m.get() || !agreed || settled_) return;  // the list changed meanwhile
   settled_fingerprint_ = fingerprint;
-  if (absl::Status saved = SaveLocked(); !saved.ok()) {
+  if (absl::Status saved = Save(current_->draining(), settled_fingerprint_); !saved.ok()) {
     std::fprintf(stderr, "adaptd: cluster: could not record the settled list: %s\n",
                  std::string(saved.message()).c_str());
   }

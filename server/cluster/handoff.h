@@ -1,7 +1,9 @@
 // HandOff: where each call of a cluster member runs while stores move between members, and
 // the moves themselves (docs/CLUSTER.md, "Hand-off").
 //
-// A member routes by its member list less the members drained (the membership). Every store
+// A member routes by its member list less the members drained (the membership, which the
+// HandOff keeps as its StaticMembership last announced it, with what it knows of the other
+// members' views; a drain is published through that source). Every store
 // it holds that another member owns under that list is a move in flight: it serves reads of
 // it, refuses its changes (UNAVAILABLE, retryable) and hands it off to the owner — closes the
 // store's write fence, sends its snapshot and remembered example ids by ImportStore, and
@@ -43,7 +45,9 @@
 #include "server/cluster/forwarding.h"
 #include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
+#include "server/cluster/membership_source.h"
 #include "server/cluster/routing.h"
+#include "server/cluster/static_membership.h"
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 
@@ -94,7 +98,8 @@ class HandOff {
   // Records (durably) that `member` drains (owns no store) or, with `undo`, owns stores
   // again. InvalidArgument for a name not among the members; FailedPrecondition when no
   // member would own stores.
-  absl::Status SetDraining(const std::string& member, bool undo) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SetDraining(const std::string& member, bool undo)
+      ABSL_LOCKS_EXCLUDED(state_file_mu_, mu_);
 
   // Every member's view, this one's included, asking the others with `timeout` each (the
   // moving lists: at most 1000 names each).
@@ -119,10 +124,14 @@ class HandOff {
 
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Asks every other member for its view; settles when all agree and none moves anything.
-  void Poll(size_t moving_here) ABSL_LOCKS_EXCLUDED(mu_);
+  void Poll(size_t moving_here) ABSL_LOCKS_EXCLUDED(state_file_mu_, mu_);
+  // A new membership from the source (Watch): routes by it, and asks the others again.
+  void Changed(std::shared_ptr<const cluster::Membership> next) ABSL_LOCKS_EXCLUDED(mu_);
   // Hands tenant/store off to `owner`; true when its copy here is gone.
   bool MoveOne(const std::string& tenant, const std::string& store, const cluster::Member& owner);
-  absl::Status SaveLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes cluster.state: the members drained and the list last seen settled.
+  absl::Status Save(const std::set<std::string>& draining, const std::string& settled) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_file_mu_);
   absl::StatusOr<adapt::v1::MemberStatus> AskStatus(const cluster::Member& member,
                                                     absl::Duration timeout) const;
   // The member (of the configured list, which outlives every call) named `name`.
@@ -138,7 +147,13 @@ class HandOff {
   const absl::Duration interval_;
   const size_t chunk_bytes_;
 
+  std::unique_ptr<cluster::StaticMembership> members_;  // set by Create
+
+  // Held from writing cluster.state until the membership it records is current_, so the file
+  // always records the membership routed by last.
+  absl::Mutex state_file_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
+  // As members_ announced it last (Changed), so that it and `settled_` change together.
   std::shared_ptr<const cluster::Membership> current_ ABSL_GUARDED_BY(mu_);
   std::string settled_fingerprint_ ABSL_GUARDED_BY(mu_);  // as saved
   bool settled_ ABSL_GUARDED_BY(mu_) = false;
@@ -157,6 +172,8 @@ class HandOff {
   absl::Mutex admin_mu_;
   bool admin_closed_ ABSL_GUARDED_BY(admin_mu_) = false;
   std::vector<AdminThread> admin_ ABSL_GUARDED_BY(admin_mu_);  // finished ones joined as new come
+
+  cluster::Subscription watch_;  // last: ends before the state its callback changes goes
 };
 
 // The token in `path` (cluster.member_token_file), whitespace around it dropped;

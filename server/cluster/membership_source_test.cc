@@ -67,9 +67,9 @@ class FakeHarness {
 };
 
 using Sources = ::testing::Types<StaticHarness, FakeHarness>;
-INSTANTIATE_TYPED_TEST_SUITE_P(All, MembershipSourceContract, Sources);
+INSTANTIATE_TYPED_TEST_SUITE_P(Membership, MembershipSourceContract, Sources);
 using LeasedSources = ::testing::Types<FakeHarness>;
-INSTANTIATE_TYPED_TEST_SUITE_P(Leased, LeasedMembershipSourceContract, LeasedSources);
+INSTANTIATE_TYPED_TEST_SUITE_P(LeasedMembership, LeasedMembershipSourceContract, LeasedSources);
 
 TEST(StaticMembershipTest, IsTheConfiguredListLessTheDrainedAndNeverExpires) {
   std::unique_ptr<StaticMembership> source = MakeStatic({"b", "gone"});

@@ -1,14 +1,14 @@
 // HandOff: where each call of a cluster member runs while stores move between members, and
 // the moves themselves (docs/CLUSTER.md, "Hand-off").
 //
-// A member routes by its member list less the members drained (the membership, which the
-// HandOff keeps as its StaticMembership last announced it, with what it knows of the other
-// members' views; a drain is published through that source). Every store
-// it holds that another member owns under that list is a move in flight: it serves reads of
-// it, refuses its changes (UNAVAILABLE, retryable) and hands it off to the owner — closes the
-// store's write fence, sends its snapshot and remembered example ids by ImportStore, and
-// deletes its copy once the owner acknowledged the import. A member accepts changes only to
-// the stores it both owns and holds, so no two members ever accept writes for one store.
+// A member routes by its member list less the members drained (the membership: the HandOff
+// keeps it as its StaticMembership last announced it, and a drain publishes through that
+// source). Every store it holds that another member owns under that list is a move in flight:
+// it serves reads of it, refuses its changes (UNAVAILABLE, retryable) and hands it off to the
+// owner — closes the store's write fence, sends its snapshot and remembered example ids by
+// ImportStore, and deletes its copy once the owner acknowledged the import. A member accepts
+// changes only to the stores it both owns and holds, so no two members ever accept writes for
+// one store.
 //
 // Until a member has seen every member route by its own list and hold only its own stores
 // (settled), it asks the others every `handoff_interval_ms` for the stores they move. For a

@@ -1,6 +1,7 @@
 #include "server/metrics/metrics.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
 #include <limits>
 
@@ -78,11 +79,21 @@ void RemoveIfPresent(prometheus::Family<T>& family, const prometheus::Labels& la
   if (family.Has(labels)) family.Remove(&family.Add(labels));
 }
 
-// Registers a family; `build` is prometheus::BuildCounter, BuildGauge or BuildHistogram.
-template <typename Build>
-auto* Register(prometheus::Registry& registry, Build build, const char* name,
-               const std::string& help) {
-  return &build().Name(name).Help(help).Register(registry);
+// One family of the fixed set: the member that holds it, its name and its help.
+template <typename T>
+struct FamilySpec {
+  prometheus::Family<T>* Metrics::*member;
+  const char* name;
+  const char* help;
+};
+
+// Registers `specs` in order; `build` is prometheus::BuildCounter, BuildGauge or BuildHistogram.
+template <typename T, typename Build>
+void RegisterFamilies(Metrics* metrics, prometheus::Registry& registry, Build build,
+                      std::initializer_list<FamilySpec<T>> specs) {
+  for (const FamilySpec<T>& spec : specs) {
+    metrics->*spec.member = &build().Name(spec.name).Help(spec.help).Register(registry);
+  }
 }
 
 }  // namespace
@@ -116,111 +127,98 @@ Metrics::Metrics(TenantPolicy policy)
     : registry_(std::make_shared<prometheus::Registry>()),
       collectable_(std::make_shared<Collector>(this, registry_)),
       tenants_(policy.allow_list, policy.top_k) {
-  // A scrape lists each type's families in the order they were registered here.
-  RegisterRequestFamilies();
-  RegisterDurabilityFamilies();
-  RegisterClusterFamilies();
-  RegisterStoreFamilies();
-  RegisterTenantFamilies();
+  RegisterCounters();
+  RegisterGauges();
+  RegisterHistograms();
   AddUnlabelledSeries();
   RegisterKindGauges();
 }
 
-// Requests, their queueing and their batches.
-void Metrics::RegisterRequestFamilies() {
-  requests_ = Register(*registry_, prometheus::BuildCounter, "adaptd_requests_total",
-                       "Finished RPCs by method and gRPC status code");
-  latency_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_request_duration_seconds",
-                      "RPC latency by method, from arrival to the final status");
-  queue_depth_ = Register(*registry_, prometheus::BuildGauge, "adaptd_queue_depth",
-                          "Request work items waiting for a worker, sampled at scrape");
-  queue_time_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_queue_time_seconds",
-                         "Time request work waited in the queue before a worker started it");
-  batch_size_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_batch_size",
-                         "Items per request: inputs of a Predict, examples of one "
-                         "Adapt or Forget message");
+// The counters, in the order a scrape lists them.
+void Metrics::RegisterCounters() {
+  RegisterFamilies<prometheus::Counter>(
+      this, *registry_, prometheus::BuildCounter,
+      {
+          {&Metrics::requests_, "adaptd_requests_total",
+           "Finished RPCs by method and gRPC status code"},
+          {&Metrics::checkpoint_stores_, "adaptd_checkpoint_stores_total",
+           "Store states written by checkpoints (result=\"written\"), and those a checkpoint could "
+           "not write (result=\"failed\")"},
+          {&Metrics::loads_, "adaptd_store_loads_total",
+           "Stores read back from the state database by a call that needed them"},
+          {&Metrics::evictions_, "adaptd_store_evictions_total",
+           "Stores evicted from memory to keep within the memory budget"},
+          {&Metrics::forwarded_, "adaptd_forwarded_calls_total",
+           "Calls passed to the cluster member that owns their store, by method and the owner's "
+           "status code"},
+          {&Metrics::moves_, "adaptd_handoff_moves_total",
+           "Stores this member handed off to their new owner, by outcome"},
+          {&Metrics::examples_, "adaptd_examples_ingested_total",
+           "Examples committed into stores, by store kind"},
+          {&Metrics::compiles_, "adaptd_compiles_total", "Store compiles by trigger and result"},
+          {&Metrics::tenant_examples_, "adaptd_tenant_examples_ingested_total",
+           "Examples committed, by tenant (bounded) and store kind"},
+          {&Metrics::tenant_predictions_, "adaptd_tenant_predictions_total",
+           "Inputs predicted, by tenant (bounded) and store kind"},
+          {&Metrics::prequential_evaluated_, "adaptd_prequential_evaluated_total",
+           "Adapted examples evaluated before their update"},
+          {&Metrics::prequential_correct_, "adaptd_prequential_correct_total",
+           "Label stores: evaluated examples whose top-1 label was right before their update"},
+          {&Metrics::prequential_loss_, "adaptd_prequential_loss_total",
+           "Sum of prequential losses (labels: misses; vectors: squared error / M)"},
+      });
 }
 
-// The write-ahead log, checkpoints, and stores loaded and evicted (residency).
-void Metrics::RegisterDurabilityFamilies() {
-  fsync_ = Register(*registry_, prometheus::BuildHistogram, "adaptd_log_fsync_duration_seconds",
-                    "Latency of fsync on the write-ahead log");
-  checkpoint_stores_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_checkpoint_stores_total",
-               "Store states written by checkpoints (result=\"written\"), "
-               "and those a checkpoint could not write (result=\"failed\")");
-  loads_ = Register(*registry_, prometheus::BuildCounter, "adaptd_store_loads_total",
-                    "Stores read back from the state database by a call that needed them");
-  load_seconds_ =
-      Register(*registry_, prometheus::BuildHistogram, "adaptd_store_load_duration_seconds",
-               "Time to read a store from the state database and restore it");
-  evictions_ = Register(*registry_, prometheus::BuildCounter, "adaptd_store_evictions_total",
-                        "Stores evicted from memory to keep within the memory budget");
+// The gauges, in the order a scrape lists them (the kinds' gauges follow).
+void Metrics::RegisterGauges() {
+  RegisterFamilies<prometheus::Gauge>(
+      this, *registry_, prometheus::BuildGauge,
+      {
+          {&Metrics::queue_depth_, "adaptd_queue_depth",
+           "Request work items waiting for a worker, sampled at scrape"},
+          {&Metrics::handoff_, "adaptd_handoff",
+           "Cluster hand-off: state=moving (stores held here that another member owns) and "
+           "state=settled (1 once every member routes by this member's list and holds only its own "
+           "stores)"},
+          {&Metrics::build_info_, "adaptd_build_info",
+           "1, labelled with the server's version, its BLAS library, the BLAS kernels in use "
+           "(blas_core) and who chose them (blas_core_source: cpu, library, flag or environment; "
+           "docs/BLAS.md)"},
+          {&Metrics::resident_bytes_, "adaptd_resident_bytes",
+           "Memory loaded stores hold (with a memory budget)"},
+          {&Metrics::memory_budget_, "adaptd_memory_budget_bytes",
+           "The memory budget (--memory-budget-bytes); absent when unlimited"},
+          {&Metrics::stores_, "adaptd_stores",
+           "Stores hosted, by kind and tier (hot: in memory; cold: in the state database only)"},
+          {&Metrics::memory_, "adaptd_memory_bytes",
+           "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), by kind"},
+          {&Metrics::faast_rank_, "adaptd_faast_effective_rank",
+           "faast: directions kept by the last compile"},
+          {&Metrics::faast_cutoff_, "adaptd_faast_cutoff_ratio",
+           "faast: relative singular-value cut-off of the last compile"},
+          {&Metrics::faast_condition_, "adaptd_faast_condition_number",
+           "faast: condition number over the kept directions at the last compile"},
+      });
 }
 
-// Forwarding and hand-off in a cluster, and the build.
-void Metrics::RegisterClusterFamilies() {
-  forwarded_ = Register(*registry_, prometheus::BuildCounter, "adaptd_forwarded_calls_total",
-                        "Calls passed to the cluster member that owns their store, by "
-                        "method and the owner's status code");
-  moves_ = Register(*registry_, prometheus::BuildCounter, "adaptd_handoff_moves_total",
-                    "Stores this member handed off to their new owner, by outcome");
-  handoff_ = Register(*registry_, prometheus::BuildGauge, "adaptd_handoff",
-                      "Cluster hand-off: state=moving (stores held here that another "
-                      "member owns) and state=settled (1 once every member routes by this "
-                      "member's list and holds only its own stores)");
-  build_info_ = Register(*registry_, prometheus::BuildGauge, "adaptd_build_info",
-                         "1, labelled with the server's version, its BLAS library, the BLAS "
-                         "kernels in use (blas_core) and who chose them (blas_core_source: "
-                         "cpu, library, flag or environment; docs/BLAS.md)");
-}
-
-// Memory, examples, compiles and stores by kind, and the last faast compile.
-void Metrics::RegisterStoreFamilies() {
-  resident_bytes_ = Register(*registry_, prometheus::BuildGauge, "adaptd_resident_bytes",
-                             "Memory loaded stores hold (with a memory budget)");
-  memory_budget_ = Register(*registry_, prometheus::BuildGauge, "adaptd_memory_budget_bytes",
-                            "The memory budget (--memory-budget-bytes); absent when unlimited");
-  examples_ = Register(*registry_, prometheus::BuildCounter, "adaptd_examples_ingested_total",
-                       "Examples committed into stores, by store kind");
-  compiles_ = Register(*registry_, prometheus::BuildCounter, "adaptd_compiles_total",
-                       "Store compiles by trigger and result");
-  compile_seconds_ = Register(*registry_, prometheus::BuildHistogram,
-                              "adaptd_compile_duration_seconds", "Duration of store compiles");
-  stores_ = Register(*registry_, prometheus::BuildGauge, "adaptd_stores",
-                     "Stores hosted, by kind and tier (hot: in memory; cold: in the state "
-                     "database only)");
-  memory_ = Register(*registry_, prometheus::BuildGauge, "adaptd_memory_bytes",
-                     "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), "
-                     "by kind");
-  faast_rank_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_effective_rank",
-                         "faast: directions kept by the last compile");
-  faast_cutoff_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_cutoff_ratio",
-                           "faast: relative singular-value cut-off of the last compile");
-  faast_condition_ = Register(*registry_, prometheus::BuildGauge, "adaptd_faast_condition_number",
-                              "faast: condition number over the kept directions at the "
-                              "last compile");
-}
-
-// Per tenant (bounded by TenantLabels): examples, predictions, prequential evaluation.
-void Metrics::RegisterTenantFamilies() {
-  tenant_examples_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_tenant_examples_ingested_total",
-               "Examples committed, by tenant (bounded) and store kind");
-  tenant_predictions_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_tenant_predictions_total",
-               "Inputs predicted, by tenant (bounded) and store kind");
-  prequential_evaluated_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_evaluated_total",
-               "Adapted examples evaluated before their update");
-  prequential_correct_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_correct_total",
-               "Label stores: evaluated examples whose top-1 label was "
-               "right before their update");
-  prequential_loss_ =
-      Register(*registry_, prometheus::BuildCounter, "adaptd_prequential_loss_total",
-               "Sum of prequential losses (labels: misses; vectors: "
-               "squared error / M)");
+// The histograms, in the order a scrape lists them.
+void Metrics::RegisterHistograms() {
+  RegisterFamilies<prometheus::Histogram>(
+      this, *registry_, prometheus::BuildHistogram,
+      {
+          {&Metrics::latency_, "adaptd_request_duration_seconds",
+           "RPC latency by method, from arrival to the final status"},
+          {&Metrics::queue_time_, "adaptd_queue_time_seconds",
+           "Time request work waited in the queue before a worker started it"},
+          {&Metrics::batch_size_, "adaptd_batch_size",
+           "Items per request: inputs of a Predict, examples of one Adapt or Forget message"},
+          {&Metrics::fsync_, "adaptd_log_fsync_duration_seconds",
+           "Latency of fsync on the write-ahead log"},
+          {&Metrics::load_seconds_, "adaptd_store_load_duration_seconds",
+           "Time to read a store from the state database and restore it"},
+          {&Metrics::compile_seconds_, "adaptd_compile_duration_seconds",
+           "Duration of store compiles"},
+      });
 }
 
 // The series without labels that exist from the start.

@@ -118,12 +118,10 @@ class Metrics {
     adapt::v1::StoreInfo info;
   };
 
-  // The constructor's steps: the families by area, then the series that exist from the start.
-  void RegisterRequestFamilies();
-  void RegisterDurabilityFamilies();
-  void RegisterClusterFamilies();
-  void RegisterStoreFamilies();
-  void RegisterTenantFamilies();
+  // The constructor's steps: the families by type, then the series that exist from the start.
+  void RegisterCounters();
+  void RegisterGauges();
+  void RegisterHistograms();
   void AddUnlabelledSeries();
   void RegisterKindGauges();
 

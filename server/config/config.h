@@ -11,9 +11,9 @@
 
 namespace adaptd {
 
-// gRPC on 127.0.0.1:50051, metrics on 127.0.0.1:9464, data under ./adaptd-data, the encoders
-// `identity` (vectors of any dimension), `identity_l2` (the same, L2-normalised) and `text`
-// (hashed_ngrams, 1024 dimensions).
+// The addresses, data directory, sizes and threads of server/config/defaults.h, and the
+// encoders `identity` (vectors of any dimension), `identity_l2` (the same, L2-normalised) and
+// `text` (hashed_ngrams, defaults::kTextEncoderDim dimensions).
 adapt::v1::ServerConfig DefaultConfig();
 
 // Parses a config file: JSON when the name ends in .json or the text starts with '{',

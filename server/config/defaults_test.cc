@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "server/config/config.h"
 #include "server/persistence/journal.h"
+#include "server/persistence/state_db.h"
 #include "server/scheduler/scheduler_config.h"
 
 namespace adaptd {
@@ -298,6 +299,8 @@ TEST(Defaults, LayersApplyTheConstants) {
   EXPECT_EQ(config.worker_threads(), defaults::kWorkerThreads);
   EXPECT_EQ(config.compile_threads(), defaults::kCompileThreads);
   EXPECT_EQ(config.max_dim(), defaults::kMaxDim);
+  ASSERT_EQ(config.encoders_size(), 3);
+  EXPECT_EQ(config.encoders(2).dim(), defaults::kTextEncoderDim);
 
   for (const SchedulerOptions& scheduling :
        {SchedulerOptionsFromConfig(adapt::v1::ServerConfig()), SchedulerOptions()}) {
@@ -312,6 +315,7 @@ TEST(Defaults, LayersApplyTheConstants) {
   EXPECT_EQ(journal.snapshot_log_bytes, defaults::kSnapshotLogBytes);
   EXPECT_EQ(journal.max_ids_per_store, defaults::kMaxExampleIds);
   EXPECT_EQ(journal.state_map_bytes, defaults::kStateMapBytes);
+  EXPECT_EQ(StateDbOptions().map_bytes, defaults::kStateMapBytes);
 }
 
 }  // namespace

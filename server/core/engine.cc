@@ -74,10 +74,17 @@ absl::Status Prefixed(int message, const absl::Status& status) {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend, Metrics* metrics,
                                                        Env* env) {
+  return CreateOver(config, backend, metrics, LocalDurabilityOf(config, backend, metrics, env));
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> Engine::CreateOver(const adapt::v1::ServerConfig& config,
+                                                           kernels::Backend* backend,
+                                                           Metrics* metrics,
+                                                           DurabilityOpener open) {
   ASSIGN_OR_RETURN(auto encoders, EncoderSet::Create(config.encoders(), backend));
   std::unique_ptr<Engine> engine(new Engine(config, backend, metrics, std::move(encoders)));
   ASSIGN_OR_RETURN(engine->quotas_, TenantQuotas::Create(config));
-  if (config.memory_budget_bytes() > 0 && config.data_dir().empty()) {
+  if (config.memory_budget_bytes() > 0 && open == nullptr) {
     return absl::InvalidArgumentError(
         "memory_budget_bytes: a memory budget needs data_dir (evicted stores are kept there)");
   }
@@ -101,7 +108,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
       metrics->SetMemoryBudget(static_cast<double>(config.memory_budget_bytes()));
     }
   }
-  RETURN_IF_ERROR(engine->OpenJournal(config, env));
+  RETURN_IF_ERROR(engine->OpenDurability(open));
   return engine;
 }
 
@@ -206,9 +213,9 @@ adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::stri
   store.Describe(&info);
   info.set_tenant(tenant);
   info.set_store(name);
-  if (journal_ != nullptr) {
-    info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
-    info.set_memory_bytes(info.memory_bytes() + journal_->RememberedBytes(tenant, name));
+  if (durability_ != nullptr) {
+    info.set_checkpoint_error(durability_->CheckpointError(tenant, name));
+    info.set_memory_bytes(info.memory_bytes() + durability_->RememberedBytes(tenant, name));
   }
   info.set_tier(adapt::v1::TIER_HOT);
   return info;
@@ -219,11 +226,11 @@ adapt::v1::StoreInfo Engine::Describe(const std::string& tenant, const std::stri
   adapt::v1::StoreInfo info = slot.Describe();
   info.set_tenant(tenant);
   info.set_store(name);
-  if (journal_ != nullptr) {
-    info.set_checkpoint_error(journal_->CheckpointError(tenant, name));
+  if (durability_ != nullptr) {
+    info.set_checkpoint_error(durability_->CheckpointError(tenant, name));
     // A hot store's example ids, remembered beside it, are part of what it holds.
     if (info.tier() == adapt::v1::TIER_HOT) {
-      info.set_memory_bytes(info.memory_bytes() + journal_->RememberedBytes(tenant, name));
+      info.set_memory_bytes(info.memory_bytes() + durability_->RememberedBytes(tenant, name));
     }
   }
   return info;
@@ -273,7 +280,7 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::CreateStore(
           "encoder_fingerprint differs), so its keys mean something else");
     }
   }
-  // Pinning is the engine's (the journal logs it with the creation), not the store's.
+  // Pinning is the engine's (the durability records it with the creation), not the store's.
   adapt::v1::StoreSpec store_spec = spec;
   store_spec.clear_pinned();
   ASSIGN_OR_RETURN(std::unique_ptr<Store> created, adaptd::CreateStore(store_spec, backend_));
@@ -338,30 +345,34 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddCreated(const std::string&
 absl::StatusOr<std::shared_ptr<StoreSlot>> Engine::AddDurably(
     const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
     const adapt::v1::StoreSpec& spec, bool imported, const std::vector<std::string>& applied_ids) {
-  auto slot = journal_ != nullptr
+  auto slot = durability_ != nullptr
                   ? std::make_shared<StoreSlot>(tenant, name, store, LoaderOf(tenant, name),
                                                 WarmLoaderOf(tenant, name, spec.kind()))
                   : std::make_shared<StoreSlot>(tenant, name, store);
   slot->set_pinned(spec.pinned());
-  if (journal_ == nullptr) {
+  if (durability_ == nullptr) {
     RETURN_IF_ERROR(registry_.Insert(tenant, name, slot));
     WatchTier(*slot);
     return slot;
   }
-  uint64_t lsn = 0;
-  RETURN_IF_ERROR(registry_.Reserve(tenant, name, slot, [&] {
-    lsn = journal_->AppendCreate(tenant, name, store, spec, imported);
+  const Fence fence = durability_->CurrentFence(tenant, name);
+  Position position;
+  RETURN_IF_ERROR(registry_.Reserve(tenant, name, slot, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(position,
+                     durability_->AppendCreate(tenant, name, store, spec, imported, fence));
+    return absl::OkStatus();
   }));
-  if (absl::Status durable = journal_->WaitDurable(lsn); !durable.ok()) {
+  if (absl::Status durable = durability_->WaitDurable(position); !durable.ok()) {
     registry_.Abandon(tenant, name);
     return durable;
   }
   if (imported) {
-    // The import's record holds only its spec: the state goes to the state database before
-    // the import is acknowledged (a restart that finds no state drops the import).
-    if (absl::Status stored = journal_->StoreImported(tenant, name, store.get(), applied_ids);
+    // The import's record holds only its spec: its state is stored before the import is
+    // acknowledged (a restart that finds no state drops the import).
+    if (absl::Status stored = durability_->StoreImported(tenant, name, store.get(), applied_ids);
         !stored.ok()) {
-      (void)journal_->WaitDurable(journal_->AppendDelete(tenant, name));  // still reserved
+      absl::StatusOr<Position> deleted = durability_->AppendDelete(tenant, name, fence);
+      if (deleted.ok()) (void)durability_->WaitDurable(*deleted);  // still reserved
       registry_.Abandon(tenant, name);
       return stored;
     }
@@ -434,12 +445,15 @@ absl::Status Engine::RemoveStore(const std::string& tenant, const std::string& s
                      absl::StrJoin(some, ", "), users->second.size() > some.size() ? ", ..." : "",
                      "): delete those first"));
   }
-  uint64_t lsn = 0;
-  ASSIGN_OR_RETURN(auto removed, registry_.Remove(tenant, store, [&] {
-    if (journal_ != nullptr) lsn = journal_->AppendDelete(tenant, store);
+  Position position;
+  ASSIGN_OR_RETURN(auto removed, registry_.Remove(tenant, store, [&]() -> absl::Status {
+    if (durability_ == nullptr) return absl::OkStatus();
+    ASSIGN_OR_RETURN(position, durability_->AppendDelete(tenant, store,
+                                                         durability_->CurrentFence(tenant, store)));
+    return absl::OkStatus();
   }));
   RemoveDependantLocked(key);
-  if (journal_ != nullptr) RETURN_IF_ERROR(journal_->WaitDurable(lsn));
+  if (durability_ != nullptr) RETURN_IF_ERROR(durability_->WaitDurable(position));
   removed->Retire();
   if (metrics_ != nullptr) {
     if (auto loaded = removed->loaded(); loaded != nullptr) metrics_->ForgetStore(loaded.get());
@@ -467,6 +481,9 @@ absl::Status WriteSession::Add(
     ASSIGN_OR_RETURN(slot_, engine_->registry_.Find(tenant, store));
     tenant_ = tenant;
     store_name_ = store;
+    // The store's fence as the call began: if another server takes the store over meanwhile,
+    // the commit fails (UNAVAILABLE) rather than write past it.
+    if (engine_->durability_ != nullptr) fence_ = engine_->durability_->CurrentFence(tenant, store);
     txn_ = store_->Begin(kind_);
   } else if ((!tenant.empty() && tenant != tenant_) || (!store.empty() && store != store_name_)) {
     return Prefixed(messages_, absl::InvalidArgumentError(

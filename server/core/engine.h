@@ -25,10 +25,10 @@
 #include "server/core/remote_bases.h"
 #include "server/core/residency.h"
 #include "server/core/write_fence.h"
+#include "server/durability/durability.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
 #include "server/persistence/env.h"
-#include "server/persistence/journal.h"
 #include "server/quota/tenant_quotas.h"
 #include "server/stores/store.h"
 #include "server/stores/store_kind.h"
@@ -65,6 +65,7 @@ class WriteSession {
   std::shared_ptr<StoreSlot> slot_;
   std::shared_ptr<Store> store_;
   std::unique_ptr<Txn> txn_;
+  Fence fence_;  // the store's fence when the call began (engine.cc)
   // What the write-ahead log records at Finish (engine_journal.cc): the encoded batches and
   // the example ids they apply; examples whose id was applied before are skipped and counted.
   absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*> SkipApplied(
@@ -101,6 +102,19 @@ class Engine {
   static absl::StatusOr<std::unique_ptr<Engine>> Create(const adapt::v1::ServerConfig& config,
                                                         kernels::Backend* backend, Metrics* metrics,
                                                         Env* env = nullptr);
+  // Opens a Durability, filling `recovered` with the stores it holds (start-up).
+  using DurabilityOpener = std::function<absl::StatusOr<std::unique_ptr<Durability>>(
+      std::vector<RecoveredStore>* recovered)>;
+  // As Create, over the durability `open` gives (null: nothing is durable) instead of the
+  // local data directory of config.data_dir.
+  static absl::StatusOr<std::unique_ptr<Engine>> CreateOver(const adapt::v1::ServerConfig& config,
+                                                            kernels::Backend* backend,
+                                                            Metrics* metrics,
+                                                            DurabilityOpener open);
+  // The opener of config.data_dir's local durability (the write-ahead log and state
+  // database), reporting to `metrics` (nullable); null without a data directory.
+  static DurabilityOpener LocalDurabilityOf(const adapt::v1::ServerConfig& config,
+                                            kernels::Backend* backend, Metrics* metrics, Env* env);
   ~Engine();
 
   absl::StatusOr<adapt::v1::StoreInfo> CreateStore(const adapt::v1::CreateStoreRequest& request);
@@ -241,8 +255,8 @@ class Engine {
   // RESOURCE_EXHAUSTED naming the budget when pinning `adding` more bytes would pin more than
   // the whole memory budget.
   absl::Status CheckPinBudget(uint64_t adding) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
-  // Recovers the stores under data_dir and opens the write-ahead log (engine_journal.cc).
-  absl::Status OpenJournal(const adapt::v1::ServerConfig& config, Env* env);
+  // Opens the durability and makes a slot of each store it recovered (engine_journal.cc).
+  absl::Status OpenDurability(const DurabilityOpener& open);
   // `done`, after the compile's record is durable.
   // Logs an automatic compile that finished (compile pool observer), so replay reproduces it.
   void LogAutoCompile(const Store& store);
@@ -288,7 +302,7 @@ class Engine {
   kernels::Backend* backend_;
   Metrics* metrics_;
   std::unique_ptr<EncoderSet> encoders_;
-  std::unique_ptr<Journal> journal_;  // null without a data directory
+  std::unique_ptr<Durability> durability_;  // null: nothing is durable (no data directory)
   Registry registry_;
   std::unique_ptr<TenantQuotas> quotas_;
   CompilePool compile_pool_;

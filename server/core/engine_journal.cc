@@ -1,4 +1,4 @@
-// The engine's side of durability (server/persistence/journal.h): recovery at start-up,
+// The engine's side of durability (server/durability/durability.h): recovery at start-up,
 // example-id checks and logged commits of write sessions (the record is durable before the
 // store applies the transaction), logged compiles, and Flush.
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "server/base/status_macros.h"
 #include "server/core/engine.h"
+#include "server/durability/local_durability.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/store_kind.h"
 
@@ -25,8 +26,10 @@ constexpr size_t kMaxExampleIdBytes = 256;
 
 }  // namespace
 
-absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env) {
-  if (config.data_dir().empty()) return absl::OkStatus();
+Engine::DurabilityOpener Engine::LocalDurabilityOf(const adapt::v1::ServerConfig& config,
+                                                   kernels::Backend* backend, Metrics* metrics,
+                                                   Env* env) {
+  if (config.data_dir().empty()) return nullptr;
   JournalOptions options;
   options.data_dir = config.data_dir();
   options.env = env;
@@ -34,14 +37,25 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   if (config.snapshot_log_bytes() > 0) options.snapshot_log_bytes = config.snapshot_log_bytes();
   if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();
   if (config.state_map_bytes() > 0) options.state_map_bytes = config.state_map_bytes();
-  if (metrics_ != nullptr) {
-    options.on_sync = [m = metrics_](double seconds) { m->RecordLogFsync(seconds); };
-    options.on_checkpoint = [m = metrics_](uint64_t written, uint64_t failed) {
-      m->RecordCheckpoint(written, failed);
+  if (metrics != nullptr) {
+    options.on_sync = [metrics](double seconds) { metrics->RecordLogFsync(seconds); };
+    options.on_checkpoint = [metrics](uint64_t written, uint64_t failed) {
+      metrics->RecordCheckpoint(written, failed);
     };
   }
+  return
+      [options, backend](
+          std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
+        ASSIGN_OR_RETURN(std::unique_ptr<LocalDurability> local,
+                         LocalDurability::Open(options, backend, recovered));
+        return std::unique_ptr<Durability>(std::move(local));
+      };
+}
+
+absl::Status Engine::OpenDurability(const DurabilityOpener& open) {
+  if (open == nullptr) return absl::OkStatus();
   std::vector<RecoveredStore> recovered;
-  ASSIGN_OR_RETURN(journal_, Journal::Open(options, backend_, &recovered));
+  ASSIGN_OR_RETURN(durability_, open(&recovered));
   const absl::Time opened = absl::Now();
   for (auto& r : recovered) {
     // A cold store is read from the state database by the first call that needs it.
@@ -72,7 +86,7 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
   // warm store").
   malloc_trim(0);
 #endif
-  recovery_report_ = absl::StrFormat("recovered %s; slots %.3f s", journal_->recovery_report(),
+  recovery_report_ = absl::StrFormat("recovered %s; slots %.3f s", durability_->recovery_report(),
                                      absl::ToDoubleSeconds(absl::Now() - opened));
   return absl::OkStatus();
 }
@@ -80,7 +94,7 @@ absl::Status Engine::OpenJournal(const adapt::v1::ServerConfig& config, Env* env
 StoreSlot::Loader Engine::LoaderOf(const std::string& tenant, const std::string& name) {
   return [this, tenant, name]() -> absl::StatusOr<std::shared_ptr<Store>> {
     const absl::Time start = absl::Now();
-    ASSIGN_OR_RETURN(std::shared_ptr<Store> store, journal_->Load(tenant, name));
+    ASSIGN_OR_RETURN(std::shared_ptr<Store> store, durability_->Load(tenant, name));
     if (metrics_ != nullptr) {
       metrics_->RecordLoad(KindName(store->spec().kind()),
                            absl::ToDoubleSeconds(absl::Now() - start));
@@ -101,7 +115,7 @@ StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std:
     // stored state (written with it).
     if (stored != nullptr) {
       ASSIGN_OR_RETURN(std::shared_ptr<const LinearReadout> readout,
-                       journal_->LoadReadout(tenant, name));
+                       durability_->LoadReadout(tenant, name));
       if (readout != nullptr) {
         if (metrics_ != nullptr) {
           metrics_->RecordLoad(KindName(stored->spec().kind()),
@@ -111,10 +125,10 @@ StoreSlot::WarmLoader Engine::WarmLoaderOf(const std::string& tenant, const std:
       }
     }
     // Otherwise the state is read whole and its read-out kept. A store without a read-out
-    // (nothing published yet) is loaded whole instead: the journal keeps it, and the slot's
+    // (nothing published yet) is loaded whole instead: the durability keeps it, and the slot's
     // loader finds it there.
     ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
-                     journal_->Load(tenant, name, [](const Store& restored) {
+                     durability_->Load(tenant, name, [](const Store& restored) {
                        return restored.Readout() != nullptr;
                      }));
     std::shared_ptr<const LinearReadout> readout = store->Readout();
@@ -148,19 +162,20 @@ void Engine::AfterLoad(const std::string& tenant, const std::string& name,
 }
 
 absl::Status Engine::Flush() {
-  if (journal_ == nullptr) return absl::OkStatus();
-  return journal_->Checkpoint();
+  if (durability_ == nullptr) return absl::OkStatus();
+  return durability_->Checkpoint();
 }
 
 CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& request,
                                          const Store* store, CompilePool::Done done,
                                          std::shared_ptr<const BaseReadout> base) {
-  if (journal_ == nullptr) return done;
+  if (durability_ == nullptr) return done;
   return [this, request, store, base = std::move(base),
           done = std::move(done)](absl::StatusOr<adapt::v1::CompileResponse> result) {
     if (result.ok()) {
       absl::Status logged =
-          journal_->LogCompile(request.tenant(), request.store(), store, request, base.get());
+          durability_->AppendCompile(request.tenant(), request.store(), store, request, base.get(),
+                                     durability_->CurrentFence(request.tenant(), request.store()));
       if (!logged.ok()) result = logged;
       adapt::v1::StoreInfo info;
       store->Describe(&info);
@@ -171,11 +186,12 @@ CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& reques
 }
 
 void Engine::LogAutoCompile(const Store& store) {
-  if (journal_ == nullptr) return;
+  if (durability_ == nullptr) return;
   // The compile is published already; if its record cannot be written, a restart publishes
   // the same statistics again under a lower version, and nothing else is lost.
   std::string tenant, name;
-  if (const absl::Status logged = journal_->LogAutoCompile(&store, &tenant, &name); !logged.ok()) {
+  if (const absl::Status logged = durability_->AppendAutoCompile(&store, &tenant, &name);
+      !logged.ok()) {
     std::fprintf(stderr, "adaptd: logging an automatic compile failed: %s\n",
                  std::string(logged.message()).c_str());
   }
@@ -194,7 +210,7 @@ void Engine::NoteSize(const std::string& tenant, const std::string& name, const 
 
 void Engine::NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const {
   const uint64_t ids =
-      journal_ != nullptr ? journal_->RememberedBytes(slot.tenant(), slot.name()) : 0;
+      durability_ != nullptr ? durability_->RememberedBytes(slot.tenant(), slot.name()) : 0;
   slot.NoteBytes(info.memory_bytes(), ids);
   if (residency_ != nullptr) residency_->Grew();
 }
@@ -210,7 +226,7 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
     }
     any_id = any_id || !id.empty();
   }
-  if (!any_id || kind_ != TxnKind::kAdapt || engine_->journal_ == nullptr) return &examples;
+  if (!any_id || kind_ != TxnKind::kAdapt || engine_->durability_ == nullptr) return &examples;
   fresh_.Clear();
   absl::flat_hash_set<std::string> in_message;
   for (const auto& example : examples) {
@@ -226,7 +242,7 @@ WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Ex
 
 bool WriteSession::IdApplied(const std::string& id) const {
   return seen_ids_.contains(id) ||
-         engine_->journal_->Applied(tenant_, store_name_, store_.get(), id);
+         engine_->durability_->Applied(tenant_, store_name_, store_.get(), id);
 }
 
 absl::StatusOr<bool> WriteSession::SequenceApplied(
@@ -249,7 +265,7 @@ absl::StatusOr<bool> WriteSession::SequenceApplied(
           absl::StrCat("sequence_ids[", i, "]: '", id, "' repeats sequence_ids[", it->second, "]"));
     }
   }
-  if (kind_ != TxnKind::kAdapt || engine_->journal_ == nullptr) return false;
+  if (kind_ != TxnKind::kAdapt || engine_->durability_ == nullptr) return false;
   int applied = 0;
   int example = -1;
   for (int i = 0; i < ids.size(); ++i) {
@@ -268,7 +284,7 @@ absl::StatusOr<bool> WriteSession::SequenceApplied(
 }
 
 void WriteSession::Remember(const ExampleBatch& batch, std::vector<const std::string*> ids) {
-  if (engine_->journal_ == nullptr) return;
+  if (engine_->durability_ == nullptr) return;
   logged_.push_back(batch);
   if (kind_ != TxnKind::kAdapt) return;
   for (const std::string* id : ids) {
@@ -277,13 +293,13 @@ void WriteSession::Remember(const ExampleBatch& batch, std::vector<const std::st
 }
 
 absl::StatusOr<CommitResult> WriteSession::CommitLogged() {
-  if (engine_->journal_ == nullptr) return store_->Commit(*txn_);
+  if (engine_->durability_ == nullptr) return store_->Commit(*txn_);
   adapt::v1::WalWrite write;
   write.set_forget(kind_ == TxnKind::kForget);
   for (const auto& batch : logged_) *write.add_batches() = ToWalBatch(batch);
   for (const auto& id : ids_) write.add_ids(id);
-  return engine_->journal_->Commit(tenant_, store_name_, store_.get(), std::move(write),
-                                   [this] { return store_->Commit(*txn_); });
+  return CommitWrite(*engine_->durability_, tenant_, store_name_, store_.get(), std::move(write),
+                     fence_, [this] { return store_->Commit(*txn_); });
 }
 
 }  // namespace adaptd

@@ -46,7 +46,7 @@ void Engine::WatchTier(StoreSlot& slot) {
 }
 
 bool Engine::Evict(const std::shared_ptr<StoreSlot>& slot) {
-  // A hot store is held by the slot and the journal's entry, and by nobody else (no call in
+  // A hot store is held by the slot and the durability's entry, and by nobody else (no call in
   // flight); a warm one by the slot alone.
   adapt::v1::Tier tier = adapt::v1::TIER_UNSPECIFIED;
   std::shared_ptr<Store> store = slot->BeginEvict(/*holders=*/1, &tier);
@@ -60,7 +60,7 @@ bool Engine::Evict(const std::shared_ptr<StoreSlot>& slot) {
   } else if (StoreFailure(*store).ok()) {
     // Taken before the store goes: a store with a read-out keeps it (the warm tier).
     std::shared_ptr<const LinearReadout> readout = store->Readout();
-    absl::StatusOr<bool> unloaded = journal_->Unload(slot->tenant(), slot->name(), store.get());
+    absl::StatusOr<bool> unloaded = durability_->Unload(slot->tenant(), slot->name(), store.get());
     if (!unloaded.ok()) {
       std::fprintf(stderr, "adaptd: store %s/%s stays loaded: %s\n", slot->tenant().c_str(),
                    slot->name().c_str(), std::string(unloaded.status().message()).c_str());
@@ -100,9 +100,10 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::PinStore(const adapt::v1::PinStoreR
   }
   absl::MutexLock pin_lock(&pin_mu_);
   if (request.pinned() && !slot->pinned()) RETURN_IF_ERROR(CheckPinBudget(slot->loaded_bytes()));
-  if (journal_ != nullptr) {
+  if (durability_ != nullptr) {
     RETURN_IF_ERROR(
-        journal_->LogPin(request.tenant(), request.store(), store.get(), request.pinned()));
+        durability_->AppendPin(request.tenant(), request.store(), store.get(), request.pinned(),
+                               durability_->CurrentFence(request.tenant(), request.store())));
   }
   slot->set_pinned(request.pinned());
   if (residency_ != nullptr) residency_->Grew();  // an unpinned store may go now

@@ -53,7 +53,10 @@ absl::StatusOr<adapt::v1::StoreInfo> Engine::Import(const std::string& tenant,
     // A moved store keeps its pin where the budget allows; unpinned, it still serves.
     absl::MutexLock pin_lock(&pin_mu_);
     absl::Status pin = CheckPinBudget(slot->loaded_bytes());
-    if (pin.ok() && journal_ != nullptr) pin = journal_->LogPin(tenant, name, store.get(), true);
+    if (pin.ok() && durability_ != nullptr) {
+      pin = durability_->AppendPin(tenant, name, store.get(), true,
+                                   durability_->CurrentFence(tenant, name));
+    }
     if (pin.ok()) {
       slot->set_pinned(true);
     } else {
@@ -91,7 +94,9 @@ absl::StatusOr<Engine::Outgoing> Engine::ExportForMove(const std::string& tenant
   ASSIGN_OR_RETURN(out.file, EncodeStoreFile(*found, [pinned](adapt::v1::StoreSnapshot& header) {
                      header.mutable_spec()->set_pinned(pinned);
                    }));
-  if (journal_ != nullptr) out.applied_ids = journal_->RememberedIds(tenant, store, found.get());
+  if (durability_ != nullptr) {
+    out.applied_ids = durability_->RememberedIds(tenant, store, found.get());
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "server/core/registry.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/base/status_macros.h"
 
 namespace adaptd {
 namespace {
@@ -13,26 +14,20 @@ absl::Status NotFound(const std::string& tenant, const std::string& store) {
 
 absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
                               std::shared_ptr<StoreSlot> value) {
-  return Insert(tenant, store, std::move(value), nullptr);
-}
-
-absl::Status Registry::Insert(const std::string& tenant, const std::string& store,
-                              std::shared_ptr<StoreSlot> value,
-                              const std::function<void()>& inserted) {
   absl::MutexLock lock(&mu_);
-  return InsertLocked(tenant, store, std::move(value), /*visible=*/true, inserted);
+  return InsertLocked(tenant, store, std::move(value), /*visible=*/true, nullptr);
 }
 
 absl::Status Registry::Reserve(const std::string& tenant, const std::string& store,
                                std::shared_ptr<StoreSlot> value,
-                               const std::function<void()>& reserved) {
+                               const std::function<absl::Status()>& reserved) {
   absl::MutexLock lock(&mu_);
   return InsertLocked(tenant, store, std::move(value), /*visible=*/false, reserved);
 }
 
 absl::Status Registry::InsertLocked(const std::string& tenant, const std::string& store,
                                     std::shared_ptr<StoreSlot> value, bool visible,
-                                    const std::function<void()>& inserted) {
+                                    const std::function<absl::Status()>& inserted) {
   auto& stores = tenants_[tenant];
   // Hinted at the end: start-up inserts every store in name order, each placed without a
   // search (elsewhere the hint costs nothing).
@@ -41,8 +36,13 @@ absl::Status Registry::InsertLocked(const std::string& tenant, const std::string
   if (stores.size() == before) {
     return absl::AlreadyExistsError(absl::StrCat("store ", tenant, "/", store, " already exists"));
   }
-  if (inserted) inserted();
-  return absl::OkStatus();
+  if (!inserted) return absl::OkStatus();
+  absl::Status status = inserted();
+  if (!status.ok()) {
+    stores.erase(store);
+    if (stores.empty()) tenants_.erase(tenant);
+  }
+  return status;
 }
 
 void Registry::Publish(const std::string& tenant, const std::string& store) {
@@ -78,18 +78,18 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Remove(const std::string& t
   return Remove(tenant, store, nullptr);
 }
 
-absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Remove(const std::string& tenant,
-                                                            const std::string& store,
-                                                            const std::function<void()>& removed) {
+absl::StatusOr<std::shared_ptr<StoreSlot>> Registry::Remove(
+    const std::string& tenant, const std::string& store,
+    const std::function<absl::Status()>& removing) {
   absl::MutexLock lock(&mu_);
   auto t = tenants_.find(tenant);
   if (t == tenants_.end()) return NotFound(tenant, store);
   auto s = t->second.find(store);
   if (s == t->second.end() || !s->second.visible) return NotFound(tenant, store);
+  if (removing) RETURN_IF_ERROR(removing());
   std::shared_ptr<StoreSlot> value = std::move(s->second.store);
   t->second.erase(s);
   if (t->second.empty()) tenants_.erase(t);
-  if (removed) removed();
   return value;
 }
 

@@ -25,15 +25,13 @@ class Registry {
   // AlreadyExists when tenant/store is taken.
   absl::Status Insert(const std::string& tenant, const std::string& store,
                       std::shared_ptr<StoreSlot> value);
-  // Same, and runs `inserted` under the registry's lock right after the insert succeeded (the
-  // write-ahead log records the creation there, so the log order is the registry's order).
-  absl::Status Insert(const std::string& tenant, const std::string& store,
-                      std::shared_ptr<StoreSlot> value, const std::function<void()>& inserted);
   // Reserves tenant/store for `value` and runs `reserved` under the registry's lock (the log
-  // records the creation there): AlreadyExists when the name is taken or reserved. Find, List,
-  // Remove and size() do not see it until Publish; Abandon drops it.
+  // records the creation there): AlreadyExists when the name is taken or reserved, and
+  // `reserved`'s error (the name is free again) when it fails. Find, List, Remove and size()
+  // do not see it until Publish; Abandon drops it.
   absl::Status Reserve(const std::string& tenant, const std::string& store,
-                       std::shared_ptr<StoreSlot> value, const std::function<void()>& reserved);
+                       std::shared_ptr<StoreSlot> value,
+                       const std::function<absl::Status()>& reserved);
   void Publish(const std::string& tenant, const std::string& store);
   void Abandon(const std::string& tenant, const std::string& store);
   // NotFound naming tenant/store.
@@ -41,10 +39,11 @@ class Registry {
                                                   const std::string& store) const;
   absl::StatusOr<std::shared_ptr<StoreSlot>> Remove(const std::string& tenant,
                                                     const std::string& store);
-  // Same, and runs `removed` under the registry's lock right after the removal.
+  // Same, and runs `removing` under the registry's lock just before the removal (the log
+  // records the deletion there); when it fails, its error, and the store stays.
   absl::StatusOr<std::shared_ptr<StoreSlot>> Remove(const std::string& tenant,
                                                     const std::string& store,
-                                                    const std::function<void()>& removed);
+                                                    const std::function<absl::Status()>& removing);
   // The tenant's stores in name order (empty for an unknown tenant).
   std::vector<std::pair<std::string, std::shared_ptr<StoreSlot>>> List(
       const std::string& tenant) const;
@@ -69,7 +68,7 @@ class Registry {
   };
   absl::Status InsertLocked(const std::string& tenant, const std::string& store,
                             std::shared_ptr<StoreSlot> value, bool visible,
-                            const std::function<void()>& inserted)
+                            const std::function<absl::Status()>& inserted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;

@@ -8,7 +8,6 @@
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
 #include "server/config/defaults.h"
-#include "server/core/examples.h"
 #include "server/core/list_page.h"
 #include "server/persistence/failed_store.h"
 #include "server/stores/faast_buffer_pool.h"
@@ -17,59 +16,7 @@
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
-namespace {
-
-constexpr uint32_t kMaxPasses = 64;
-
-// What a write message may carry for this store: examples or a sequence (next stores only),
-// and passes (fwpkm only).
-absl::Status CheckShape(const adapt::v1::StoreSpec& spec, int examples, int sequence,
-                        uint32_t passes, bool restart_sequence) {
-  const bool next = spec.output().kind() == adapt::v1::OutputSpec::KIND_NEXT;
-  if (restart_sequence && sequence == 0) {
-    return absl::InvalidArgumentError(
-        next ? "restart_sequence: set on a message without items; send the new sequence's "
-               "first items in the same message"
-             : "restart_sequence: only stores whose output is 'next' learn from sequences");
-  }
-  if (examples > 0 && sequence > 0) {
-    return absl::InvalidArgumentError(
-        "sequence: a message carries examples or a sequence, not both");
-  }
-  if (sequence > 0 && !next) {
-    return absl::InvalidArgumentError(
-        "sequence: only stores whose output is 'next' learn from sequences; send examples");
-  }
-  if (examples > 0 && next) {
-    return absl::InvalidArgumentError(
-        "examples: a store whose output is 'next' learns from sequences; send the items in "
-        "the sequence field");
-  }
-  if (passes > 1) {
-    const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
-    if (kind == nullptr || !kind->rereads) {
-      std::vector<std::string> rereading;
-      for (const StoreKind* k : StoreKinds::Global().All()) {
-        if (k->rereads) rereading.push_back(k->name);
-      }
-      return absl::InvalidArgumentError(absl::StrCat("passes: only ",
-                                                     absl::StrJoin(rereading, " and "),
-                                                     " stores re-read examples, got ", passes));
-    }
-  }
-  if (passes > kMaxPasses) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("passes: at most ", kMaxPasses, ", got ", passes));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Prefixed(int message, const absl::Status& status) {
-  if (status.ok() || message <= 1) return status;
-  return absl::Status(status.code(), absl::StrCat("message ", message, ": ", status.message()));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend, Metrics* metrics,
@@ -462,118 +409,30 @@ absl::Status Engine::RemoveStore(const std::string& tenant, const std::string& s
 }
 
 std::unique_ptr<WriteSession> Engine::StartWrite(TxnKind kind) {
-  return std::unique_ptr<WriteSession>(new WriteSession(this, kind));
+  return std::make_unique<WriteSession>(
+      WriteContext{this, durability_.get(), encoders_.get(), quotas_.get(), metrics_, max_dim_},
+      kind);
 }
 
-absl::Status WriteSession::Add(
-    const std::string& tenant, const std::string& store,
-    const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
-    const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence, uint32_t passes,
-    bool restart_sequence, const google::protobuf::RepeatedPtrField<std::string>& sequence_ids) {
-  ++messages_;
-  if (store_ == nullptr) {
-    if (tenant.empty() || store.empty()) {
-      return Prefixed(messages_, absl::InvalidArgumentError(absl::StrCat(
-                                     tenant.empty() ? "tenant" : "store",
-                                     ": required in the first message of the stream")));
-    }
-    ASSIGN_OR_RETURN(store_, engine_->Find(tenant, store));
-    ASSIGN_OR_RETURN(slot_, engine_->registry_.Find(tenant, store));
-    tenant_ = tenant;
-    store_name_ = store;
-    // The store's fence as the call began: if another server takes the store over meanwhile,
-    // the commit fails (UNAVAILABLE) rather than write past it.
-    if (engine_->durability_ != nullptr) fence_ = engine_->durability_->CurrentFence(tenant, store);
-    txn_ = store_->Begin(kind_);
-  } else if ((!tenant.empty() && tenant != tenant_) || (!store.empty() && store != store_name_)) {
-    return Prefixed(messages_, absl::InvalidArgumentError(
-                                   absl::StrCat("store: a stream writes to one store; got ", tenant,
-                                                "/", store, " after ", tenant_, "/", store_name_)));
-  }
-  const adapt::v1::StoreSpec spec = store_->spec();
-  RETURN_IF_ERROR(Prefixed(
-      messages_, CheckShape(spec, examples.size(), sequence.size(), passes, restart_sequence)));
-  auto fresh = SkipApplied(examples);
-  if (!fresh.ok()) return Prefixed(messages_, fresh.status());
-  if (!examples.empty() && (*fresh)->empty()) return absl::OkStatus();  // all resent
-  absl::StatusOr<bool> resent = SequenceApplied(sequence_ids, sequence.size());
-  if (!resent.ok()) return Prefixed(messages_, resent.status());
-  if (*resent) {
-    duplicates_ += static_cast<uint64_t>(sequence.size());
-    return absl::OkStatus();
-  }
-  if (kind_ == TxnKind::kAdapt) {
-    RETURN_IF_ERROR(Prefixed(
-        messages_, engine_->quotas_->TakeExamples(tenant_, examples.size() + sequence.size())));
-  }
-  auto encoder = engine_->EncoderOf(*store_);
-  if (!encoder.ok()) return Prefixed(messages_, encoder.status());
-  auto batch =
-      sequence.empty()
-          ? EncodeExamples(**fresh, spec.output(), **encoder, store_->dim(), engine_->max_dim_)
-          : EncodeSequence(sequence, **encoder, store_->dim(), engine_->max_dim_);
-  if (!batch.ok()) return Prefixed(messages_, batch.status());
-  if (!spec.output().label_encoder().empty()) {  // label-embedding mode: labels → targets
-    auto label_encoder = engine_->encoders_->LabelEncoderForStore(spec);
-    if (!label_encoder.ok()) return Prefixed(messages_, label_encoder.status());
-    RETURN_IF_ERROR(Prefixed(messages_, EmbedLabelTargets(**label_encoder, *store_, &*batch)));
-  }
-  batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
-  batch->restart_sequence = restart_sequence;
-  RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
-  std::vector<const std::string*> ids;
-  for (const auto& example : **fresh) ids.push_back(&example.id());
-  for (const std::string& id : sequence_ids) ids.push_back(&id);
-  Remember(*batch, std::move(ids));
-  if (engine_->metrics_ != nullptr) {
-    engine_->metrics_->RecordBatch(kind_ == TxnKind::kAdapt ? "Adapt" : "Forget",
-                                   static_cast<double>(examples.size() + sequence.size()));
-  }
-  return absl::OkStatus();
+absl::StatusOr<WriteTargets::Target> Engine::FindForWrite(const std::string& tenant,
+                                                          const std::string& store) {
+  Target target;
+  ASSIGN_OR_RETURN(target.store, Find(tenant, store));
+  ASSIGN_OR_RETURN(target.slot, registry_.Find(tenant, store));
+  return target;
 }
 
-absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
-  if (store_ == nullptr) {
-    return absl::InvalidArgumentError(
-        "the stream carried no message: the first must name tenant and store");
-  }
-  if (kind_ == TxnKind::kAdapt) {
-    RETURN_IF_ERROR(engine_->CheckQuota(tenant_, nullptr));
-    // The store's own size: its remembered ids count in the budget's total, not in this
-    // refusal (they are bounded by max_example_ids and go with an eviction).
-    RETURN_IF_ERROR(engine_->CheckBudget(slot_->store_bytes()));
-  }
-  // A store being handed off takes no change (docs/CLUSTER.md, "Hand-off").
-  ASSIGN_OR_RETURN(FenceHold hold, engine_->EnterFence(tenant_, store_name_));
-  ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
-  auto current = engine_->registry_.Find(tenant_, store_name_);
-  if (!current.ok() || current->get() != slot_.get()) {
-    return absl::NotFoundError(
-        absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
-  }
-  engine_->AfterCommit(*slot_, store_, result, kind_);
-  if (engine_->metrics_ != nullptr && kind_ == TxnKind::kAdapt) {
-    const auto output = store_->spec().output().kind();
-    engine_->metrics_->RecordAdapt(
-        tenant_, KindName(store_->spec().kind()),
-        output == adapt::v1::OutputSpec::KIND_LABELS   ? "labels"
-        : output == adapt::v1::OutputSpec::KIND_VECTOR ? "vector"
-                                                       : "next",
-        static_cast<double>(result.examples), static_cast<double>(result.prequential.evaluated),
-        static_cast<double>(result.prequential.correct), result.prequential.loss_sum);
-  }
-  adapt::v1::AdaptResponse response;
-  response.set_accepted(result.examples + duplicates_);
-  response.set_duplicates(duplicates_);
-  response.set_version(result.version);
-  const PrequentialStats& p = result.prequential;
-  response.set_evaluated(p.evaluated);
-  response.set_correct(p.correct);
-  if (p.evaluated > 0) {
-    response.set_accuracy(static_cast<double>(p.correct) / p.evaluated);
-    response.set_loss(p.loss_sum / p.evaluated);
-  }
-  return response;
+bool Engine::StillHolds(const std::string& tenant, const std::string& store,
+                        const StoreSlot& slot) const {
+  absl::StatusOr<std::shared_ptr<StoreSlot>> current = registry_.Find(tenant, store);
+  return current.ok() && current->get() == &slot;
+}
+
+absl::Status Engine::CheckRoomToWrite(const std::string& tenant, const StoreSlot& slot) const {
+  RETURN_IF_ERROR(CheckQuota(tenant, nullptr));
+  // The store's own size: its remembered ids count in the budget's total, not in this
+  // refusal (they are bounded by max_example_ids and go with an eviction).
+  return CheckBudget(slot.store_bytes());
 }
 
 void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
@@ -25,6 +24,7 @@
 #include "server/core/remote_bases.h"
 #include "server/core/residency.h"
 #include "server/core/write_fence.h"
+#include "server/core/write_session.h"
 #include "server/durability/durability.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
@@ -34,55 +34,6 @@
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
-
-class Engine;
-
-// One Adapt or Forget call: messages are staged as they arrive, and Finish commits them all
-// at once. Belongs to one thread at a time.
-class WriteSession {
- public:
-  // Stages one message: examples, or (stores whose output is `next`) a sequence, fed
-  // `passes` times (0 means 1); `restart_sequence` makes the sequence a new one; `sequence_ids`
-  // (empty, or one per item) make a resent message a duplicate. The first message names the
-  // store; later ones may repeat the same name.
-  absl::Status Add(const std::string& tenant, const std::string& store,
-                   const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
-                   const google::protobuf::RepeatedPtrField<adapt::v1::Input>& sequence = {},
-                   uint32_t passes = 0, bool restart_sequence = false,
-                   const google::protobuf::RepeatedPtrField<std::string>& sequence_ids = {});
-  // Commits everything staged: accepted count, version and prequential figures (a Forget
-  // call reads `accepted` as the count forgotten).
-  absl::StatusOr<adapt::v1::AdaptResponse> Finish();
-
- private:
-  friend class Engine;
-  WriteSession(Engine* engine, TxnKind kind) : engine_(engine), kind_(kind) {}
-
-  Engine* engine_;
-  TxnKind kind_;
-  int messages_ = 0;
-  std::string tenant_, store_name_;
-  std::shared_ptr<StoreSlot> slot_;
-  std::shared_ptr<Store> store_;
-  std::unique_ptr<Txn> txn_;
-  Fence fence_;  // the store's fence when the call began (engine.cc)
-  // What the write-ahead log records at Finish (engine_journal.cc): the encoded batches and
-  // the example ids they apply; examples whose id was applied before are skipped and counted.
-  absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*> SkipApplied(
-      const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples);
-  // A sequence message's ids: true when every item was applied before (the message is a
-  // duplicate), false when none was; an error for a wrong count, a repeat or a mix.
-  absl::StatusOr<bool> SequenceApplied(const google::protobuf::RepeatedPtrField<std::string>& ids,
-                                       int items);
-  bool IdApplied(const std::string& id) const;
-  void Remember(const ExampleBatch& batch, std::vector<const std::string*> ids);
-  absl::StatusOr<CommitResult> CommitLogged();
-  google::protobuf::RepeatedPtrField<adapt::v1::Example> fresh_;
-  std::vector<ExampleBatch> logged_;
-  std::vector<std::string> ids_;
-  absl::flat_hash_set<std::string> seen_ids_;
-  uint64_t duplicates_ = 0;
-};
 
 // Shared by Engine::Predict and Engine::PredictBatch (engine.cc, engine_batch.cc).
 inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
@@ -95,7 +46,7 @@ struct PredictTarget {
 std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
 adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
 
-class Engine {
+class Engine : private WriteTargets {
  public:
   // `backend`, `metrics` (nullable) and `env` (the files and clock of the durable state
   // under config.data_dir; null: Env::Default()) must outlive the engine.
@@ -205,7 +156,6 @@ class Engine {
   const std::string& recovery_report() const { return recovery_report_; }
 
  private:
-  friend class WriteSession;
   Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend, Metrics* metrics,
          std::unique_ptr<EncoderSet> encoders);
 
@@ -223,7 +173,7 @@ class Engine {
   absl::StatusOr<PredictTarget> ValidatePredict(const adapt::v1::PredictRequest& request) const;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
-  absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const;
+  absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const override;
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const Store& store) const;
   // Without loading it (a cold store's last description).
@@ -234,7 +184,12 @@ class Engine {
   void AfterLoad(const std::string& tenant, const std::string& name,
                  const std::shared_ptr<Store>& store);
   void AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store, const CommitResult& result,
-                   TxnKind kind);
+                   TxnKind kind) override;
+  // The rest of WriteTargets: what a write session needs of the stores (engine.cc).
+  absl::StatusOr<Target> FindForWrite(const std::string& tenant, const std::string& store) override;
+  bool StillHolds(const std::string& tenant, const std::string& store,
+                  const StoreSlot& slot) const override;
+  absl::Status CheckRoomToWrite(const std::string& tenant, const StoreSlot& slot) const override;
   // Adds a created or imported store: its log record durable first (an imported store's state
   // stored too; the name reserved, invisible meanwhile), then visible; on a failure the name
   // is free again.
@@ -243,7 +198,8 @@ class Engine {
       const adapt::v1::StoreSpec& spec, bool imported,
       const std::vector<std::string>& applied_ids = {});
   // Enters tenant/store's fence for one change (UNAVAILABLE while it moves).
-  absl::StatusOr<FenceHold> EnterFence(const std::string& tenant, const std::string& store);
+  absl::StatusOr<FenceHold> EnterFence(const std::string& tenant,
+                                       const std::string& store) override;
   absl::Status RemoveStore(const std::string& tenant, const std::string& store,
                            bool keep_dependants) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   // A new store, pinned or not (CreateStore): AddDurably, under the pin budget when pinned.

@@ -7,10 +7,8 @@
 #include <malloc.h>
 #endif
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/base/status_macros.h"
@@ -20,12 +18,6 @@
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
-namespace {
-
-constexpr size_t kMaxExampleIdBytes = 256;
-
-}  // namespace
-
 Engine::DurabilityOpener Engine::LocalDurabilityOf(const adapt::v1::ServerConfig& config,
                                                    kernels::Backend* backend, Metrics* metrics,
                                                    Env* env) {
@@ -213,93 +205,6 @@ void Engine::NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const {
       durability_ != nullptr ? durability_->RememberedBytes(slot.tenant(), slot.name()) : 0;
   slot.NoteBytes(info.memory_bytes(), ids);
   if (residency_ != nullptr) residency_->Grew();
-}
-
-absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*>
-WriteSession::SkipApplied(const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples) {
-  bool any_id = false;
-  for (int i = 0; i < examples.size(); ++i) {
-    const std::string& id = examples[i].id();
-    if (id.size() > kMaxExampleIdBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "examples[", i, "].id: at most ", kMaxExampleIdBytes, " bytes, got ", id.size()));
-    }
-    any_id = any_id || !id.empty();
-  }
-  if (!any_id || kind_ != TxnKind::kAdapt || engine_->durability_ == nullptr) return &examples;
-  fresh_.Clear();
-  absl::flat_hash_set<std::string> in_message;
-  for (const auto& example : examples) {
-    const std::string& id = example.id();
-    if (!id.empty() && (!in_message.insert(id).second || IdApplied(id))) {
-      ++duplicates_;
-      continue;
-    }
-    *fresh_.Add() = example;
-  }
-  return &fresh_;
-}
-
-bool WriteSession::IdApplied(const std::string& id) const {
-  return seen_ids_.contains(id) ||
-         engine_->durability_->Applied(tenant_, store_name_, store_.get(), id);
-}
-
-absl::StatusOr<bool> WriteSession::SequenceApplied(
-    const google::protobuf::RepeatedPtrField<std::string>& ids, int items) {
-  if (ids.empty()) return false;
-  if (ids.size() != items) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sequence_ids: one per item of sequence (", items, "), got ", ids.size()));
-  }
-  absl::flat_hash_map<absl::string_view, int> in_message;
-  for (int i = 0; i < ids.size(); ++i) {
-    const std::string& id = ids[i];
-    if (id.empty() || id.size() > kMaxExampleIdBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sequence_ids[", i, "]: 1 to ", kMaxExampleIdBytes, " bytes, got ", id.size()));
-    }
-    auto [it, fresh] = in_message.try_emplace(id, i);
-    if (!fresh) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sequence_ids[", i, "]: '", id, "' repeats sequence_ids[", it->second, "]"));
-    }
-  }
-  if (kind_ != TxnKind::kAdapt || engine_->durability_ == nullptr) return false;
-  int applied = 0;
-  int example = -1;
-  for (int i = 0; i < ids.size(); ++i) {
-    if (IdApplied(ids[i])) {
-      ++applied;
-      if (example < 0) example = i;
-    }
-  }
-  if (applied == 0) return false;
-  if (applied == ids.size()) return true;
-  return absl::InvalidArgumentError(
-      absl::StrCat("sequence_ids: ", applied, " of the message's ", ids.size(),
-                   " items were applied already (sequence_ids[", example, "] = '", ids[example],
-                   "'); a sequence message is applied whole or skipped whole, so resend the "
-                   "call's messages as they were"));
-}
-
-void WriteSession::Remember(const ExampleBatch& batch, std::vector<const std::string*> ids) {
-  if (engine_->durability_ == nullptr) return;
-  logged_.push_back(batch);
-  if (kind_ != TxnKind::kAdapt) return;
-  for (const std::string* id : ids) {
-    if (!id->empty() && seen_ids_.insert(*id).second) ids_.push_back(*id);
-  }
-}
-
-absl::StatusOr<CommitResult> WriteSession::CommitLogged() {
-  if (engine_->durability_ == nullptr) return store_->Commit(*txn_);
-  adapt::v1::WalWrite write;
-  write.set_forget(kind_ == TxnKind::kForget);
-  for (const auto& batch : logged_) *write.add_batches() = ToWalBatch(batch);
-  for (const auto& id : ids_) write.add_ids(id);
-  return CommitWrite(*engine_->durability_, tenant_, store_name_, store_.get(), std::move(write),
-                     fence_, [this] { return store_->Commit(*txn_); });
 }
 
 }  // namespace adaptd

@@ -65,6 +65,7 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
       backend_(backend),
       metrics_(metrics),
       encoders_(std::move(encoders)),
+      predictor_(this, backend, metrics, max_dim_),
       compile_pool_(
           static_cast<int>(config.compile_threads() > 0 ? config.compile_threads()
                                                         : defaults::kCompileThreads),
@@ -452,39 +453,6 @@ void Engine::AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
   }
 }
 
-absl::StatusOr<PredictTarget> Engine::ValidatePredict(
-    const adapt::v1::PredictRequest& request) const {
-  PredictTarget target;
-  ASSIGN_OR_RETURN(target.store, FindForRead(request.tenant(), request.store()));
-  if (request.inputs().empty()) {
-    return absl::InvalidArgumentError("inputs: at least one input is required");
-  }
-  if (request.top_k() > kMaxTopK) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
-  }
-  ASSIGN_OR_RETURN(target.encoder, EncoderOf(*target.store));
-  target.top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
-  return target;
-}
-
-absl::StatusOr<adapt::v1::PredictResponse> Engine::Predict(
-    const adapt::v1::PredictRequest& request) const {
-  ASSIGN_OR_RETURN(PredictTarget target, ValidatePredict(request));
-  const Store& store = *target.store;
-  ASSIGN_OR_RETURN(EncodedBatch batch,
-                   target.encoder->Encode(InputsOf(request), store.dim(), max_dim_, [](size_t i) {
-                     return absl::StrCat("inputs[", i, "]");
-                   }));
-  ASSIGN_OR_RETURN(Predictions p,
-                   target.store->Predict(batch.keys.data(), batch.rows, batch.dim, target.top_k));
-  if (metrics_ != nullptr) {
-    metrics_->RecordPredict(request.tenant(), KindName(store.spec().kind()),
-                            static_cast<double>(p.rows));
-  }
-  return ToPredictResponse(p);
-}
-
 void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done) {
   auto store = Find(request.tenant(), request.store());
   if (!store.ok()) {
@@ -540,34 +508,6 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   auto copy = std::make_shared<const BaseReadout>(std::move(base->readout));
   compile_pool_.Submit(*std::move(store), request,
                        LogCompileThen(request, target, std::move(done), copy), copy);
-}
-
-std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request) {
-  std::vector<const adapt::v1::Input*> inputs;
-  inputs.reserve(request.inputs_size());
-  for (const auto& input : request.inputs()) inputs.push_back(&input);
-  return inputs;
-}
-
-adapt::v1::PredictResponse ToPredictResponse(const Predictions& p) {
-  adapt::v1::PredictResponse response;
-  response.set_version(p.version);
-  response.mutable_predictions()->Reserve(static_cast<int>(p.rows));
-  for (int64_t r = 0; r < p.rows; ++r) {
-    adapt::v1::Prediction* out = response.add_predictions();
-    if (p.top_k > 0) {
-      for (int j = 0; j < p.top_k; ++j) {
-        adapt::v1::LabelScore* ls = out->add_labels();
-        ls->set_label((*p.label_names)[p.label_ids[r * p.top_k + j]]);
-        ls->set_score(p.scores[r * p.top_k + j]);
-      }
-    } else {
-      out->mutable_vector()->Add(p.vectors.begin() + r * p.out_dim,
-                                 p.vectors.begin() + (r + 1) * p.out_dim);
-    }
-    if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
-  }
-  return response;
 }
 
 }  // namespace adaptd

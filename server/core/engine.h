@@ -20,6 +20,7 @@
 #include "adapt/v1/config.pb.h"
 #include "kernels/backend.h"
 #include "server/core/compile_pool.h"
+#include "server/core/predictor.h"
 #include "server/core/registry.h"
 #include "server/core/remote_bases.h"
 #include "server/core/residency.h"
@@ -35,18 +36,7 @@
 
 namespace adaptd {
 
-// Shared by Engine::Predict and Engine::PredictBatch (engine.cc, engine_batch.cc).
-inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
-// A predict that passed validation: the store to read, its encoder, and how many labels.
-struct PredictTarget {
-  std::shared_ptr<Store> store;
-  const Encoder* encoder = nullptr;
-  int top_k = 1;
-};
-std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
-adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
-
-class Engine : private WriteTargets {
+class Engine : private WriteTargets, private ReadTargets {
  public:
   // `backend`, `metrics` (nullable) and `env` (the files and clock of the durable state
   // under config.data_dir; null: Env::Default()) must outlive the engine.
@@ -78,15 +68,15 @@ class Engine : private WriteTargets {
 
   std::unique_ptr<WriteSession> StartWrite(TxnKind kind);
 
+  // Predict and PredictBatch: the engine's Predictor (predictor.h).
   absl::StatusOr<adapt::v1::PredictResponse> Predict(
-      const adapt::v1::PredictRequest& request) const;
-
-  // Predicts many requests at once (engine_batch.cc; the scheduler's batches). Inputs of
-  // requests whose stores share an encoder and dimension are encoded as one batch; stores with
-  // a linear read-out run as one grouped GEMM and top-k, the others their own Predict.
-  // Result i equals Predict(*requests[i]), scores up to float rounding (1e-5 relative).
+      const adapt::v1::PredictRequest& request) const {
+    return predictor_.Predict(request);
+  }
   std::vector<absl::StatusOr<adapt::v1::PredictResponse>> PredictBatch(
-      const std::vector<const adapt::v1::PredictRequest*>& requests) const;
+      const std::vector<const adapt::v1::PredictRequest*>& requests) const {
+    return predictor_.PredictBatch(requests);
+  }
 
   // Runs on the compile pool; `done` is called there (or at once on a validation error).
   void Compile(const adapt::v1::CompileRequest& request, CompilePool::Done done);
@@ -165,12 +155,9 @@ class Engine : private WriteTargets {
   // What a predict needs: the hot store, or its warm form (a WarmStore, loaded first when
   // cold; the whole store for kinds without one).
   absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
-                                                     const std::string& store) const;
+                                                     const std::string& store) const override;
   absl::StatusOr<std::shared_ptr<Store>> Lookup(const std::string& tenant, const std::string& store,
                                                 bool read) const;
-  // The one validation of a predict, single or batched: the store (NotFound), at least one
-  // input, top_k at most kMaxTopK, and the store's encoder (checked against its fingerprint).
-  absl::StatusOr<PredictTarget> ValidatePredict(const adapt::v1::PredictRequest& request) const;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const override;
@@ -258,6 +245,7 @@ class Engine : private WriteTargets {
   kernels::Backend* backend_;
   Metrics* metrics_;
   std::unique_ptr<EncoderSet> encoders_;
+  const Predictor predictor_;               // reads through this engine (ReadTargets)
   std::unique_ptr<Durability> durability_;  // null: nothing is durable (no data directory)
   Registry registry_;
   std::unique_ptr<TenantQuotas> quotas_;

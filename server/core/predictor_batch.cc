@@ -1,5 +1,5 @@
-// Engine::PredictBatch: the batched predict behind the scheduler (engine.h), in four steps:
-// validate each request as Predict does (Engine::ValidatePredict), encode the inputs of
+// Predictor::PredictBatch: the batched predict behind the scheduler (predictor.h), in four
+// steps: validate each request as Predict does (ValidatePredict), encode the inputs of
 // requests that share an encoder and dimension as one batch, read out (one grouped GEMM for
 // the stores with a linear read-out, each other store's own Predict), and count.
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
-#include "server/core/engine.h"
+#include "server/core/predictor.h"
 #include "server/core/warm_store.h"
 
 namespace adaptd {
@@ -147,7 +147,7 @@ void ReadOut(BatchRun& run, kernels::Backend* backend) {
 
 }  // namespace
 
-std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Engine::PredictBatch(
+std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Predictor::PredictBatch(
     const std::vector<const adapt::v1::PredictRequest*>& requests) const {
   BatchRun run(requests);
   for (size_t i = 0; i < requests.size(); ++i) {

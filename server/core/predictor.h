@@ -1,0 +1,74 @@
+// Predictor: Predict and PredictBatch over one validation (ValidatePredict): the store
+// (NotFound), at least one input, top_k at most kMaxTopK, and the store's encoder checked
+// against the fingerprint the store recorded. What it needs of the engine's stores is
+// ReadTargets. The batched path is predictor_batch.cc.
+#ifndef ADAPTD_SERVER_CORE_PREDICTOR_H_
+#define ADAPTD_SERVER_CORE_PREDICTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "adapt/v1/adapt.pb.h"
+#include "kernels/backend.h"
+#include "server/encoders/encoder.h"
+#include "server/metrics/metrics.h"
+#include "server/stores/store.h"
+
+namespace adaptd {
+
+inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
+
+// What a predict needs of the stores it reads (the engine implements it).
+class ReadTargets {
+ public:
+  virtual ~ReadTargets() = default;
+  // What a predict reads of tenant/store: the hot store, or its warm form (loaded first when
+  // cold; the whole store for kinds without one). NotFound naming it.
+  virtual absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
+                                                             const std::string& store) const = 0;
+  // The store's encoder, checked against the fingerprint the store recorded.
+  virtual absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const = 0;
+};
+
+// A predict that passed validation: the store to read, its encoder, and how many labels.
+struct PredictTarget {
+  std::shared_ptr<Store> store;
+  const Encoder* encoder = nullptr;
+  int top_k = 1;
+};
+
+class Predictor {
+ public:
+  // Each must outlive the predictor; `metrics` is nullable.
+  Predictor(const ReadTargets* targets, kernels::Backend* backend, Metrics* metrics,
+            int64_t max_dim)
+      : targets_(targets), backend_(backend), metrics_(metrics), max_dim_(max_dim) {}
+
+  absl::StatusOr<adapt::v1::PredictResponse> Predict(
+      const adapt::v1::PredictRequest& request) const;
+
+  // Predicts many requests at once (the scheduler's batches). Inputs of requests whose stores
+  // share an encoder and dimension are encoded as one batch; stores with a linear read-out run
+  // as one grouped GEMM and top-k, the others their own Predict. Result i equals
+  // Predict(*requests[i]), scores up to float rounding (1e-5 relative).
+  std::vector<absl::StatusOr<adapt::v1::PredictResponse>> PredictBatch(
+      const std::vector<const adapt::v1::PredictRequest*>& requests) const;
+
+ private:
+  absl::StatusOr<PredictTarget> ValidatePredict(const adapt::v1::PredictRequest& request) const;
+
+  const ReadTargets* const targets_;
+  kernels::Backend* const backend_;
+  Metrics* const metrics_;
+  const int64_t max_dim_;
+};
+
+std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
+adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CORE_PREDICTOR_H_

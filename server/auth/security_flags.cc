@@ -1,6 +1,7 @@
 #include "server/auth/security_flags.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/config/defaults.h"
 
 namespace adaptd {
 
@@ -10,19 +11,23 @@ void AddSecurityFlags(CLI::App& app, SecurityFlags* f) {
   app.add_option("--tls-key", f->tls_key, "PEM private key of --tls-cert");
   app.add_option("--tls-client-ca", f->tls_client_ca,
                  "PEM CA that signs client certificates; requires them (mutual TLS)");
-  f->grace_flag =
-      app.add_option("--shutdown-grace-seconds", f->shutdown_grace_seconds,
-                     "On SIGTERM, how long in-flight calls may take to finish [default 10]");
+  f->grace_flag = app.add_option(
+      "--shutdown-grace-seconds", f->shutdown_grace_seconds,
+      absl::StrCat("On SIGTERM, how long in-flight calls may take to finish [default ",
+                   defaults::kShutdownGraceSeconds, "]"));
   f->max_stores_flag =
       app.add_option("--quota-max-stores", f->max_stores,
-                     "Default per-tenant limit on stores; 0 = unlimited [default 0]");
+                     absl::StrCat("Default per-tenant limit on stores; 0 = unlimited [default ",
+                                  defaults::kQuotaMaxStores, "]"));
   f->max_memory_flag = app.add_option(
       "--quota-max-memory-bytes", f->max_memory_bytes,
-      "Default per-tenant limit on the memory of its stores; 0 = unlimited [default 0]");
-  f->rate_flag =
-      app.add_option("--quota-examples-per-second", f->examples_per_second,
-                     "Default per-tenant rate of adapted examples; 0 = unlimited [default 0]")
-          ->check(CLI::NonNegativeNumber);
+      absl::StrCat("Default per-tenant limit on the memory of its stores; 0 = unlimited [default ",
+                   defaults::kQuotaMaxMemoryBytes, "]"));
+  f->rate_flag = app.add_option("--quota-examples-per-second", f->examples_per_second,
+                                absl::StrCat("Default per-tenant rate of adapted examples; 0 = "
+                                             "unlimited [default ",
+                                             defaults::kQuotaExamplesPerSecond, "]"))
+                     ->check(CLI::NonNegativeNumber);
 }
 
 void ApplySecurityFlags(const SecurityFlags& f, adapt::v1::ServerConfig* config) {

@@ -16,6 +16,7 @@
 #include "server/base/grpc_status.h"
 #include "server/base/status_macros.h"
 #include "server/config/config.h"
+#include "server/config/defaults.h"
 #include "server/persistence/env.h"
 #include "server/persistence/file_util.h"
 
@@ -114,8 +115,9 @@ absl::StatusOr<std::unique_ptr<HandOff>> HandOff::Create(const adapt::v1::Server
   const std::string state_path =
       config.data_dir().empty() ? "" : absl::StrCat(config.data_dir(), "/cluster.state");
   ASSIGN_OR_RETURN(SavedState saved, ReadState(state_path));
-  const absl::Duration interval = absl::Milliseconds(
-      config.cluster().handoff_interval_ms() == 0 ? 1000 : config.cluster().handoff_interval_ms());
+  const absl::Duration interval = absl::Milliseconds(config.cluster().handoff_interval_ms() == 0
+                                                         ? defaults::kHandoffIntervalMs
+                                                         : config.cluster().handoff_interval_ms());
   const size_t chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
   std::unique_ptr<HandOff> h(
       new HandOff(forwarder, calls, engine, auth, metrics, state_path, interval, chunk_bytes));

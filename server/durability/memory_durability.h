@@ -22,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/backend.h"
+#include "server/config/defaults.h"
 #include "server/durability/durability.h"
 #include "server/persistence/applied_ids.h"
 
@@ -56,7 +57,8 @@ class MemoryDisk {
 class MemoryDurability final : public Durability {
  public:
   struct Options {
-    size_t max_ids_per_store = 65536;  // remembered example ids per store (AppliedIds)
+    // Remembered example ids per store (AppliedIds).
+    size_t max_ids_per_store = defaults::kMaxExampleIds;
   };
 
   // Recovers every store on `disk` (its stored state, then its log) into `recovered`, all

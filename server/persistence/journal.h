@@ -40,6 +40,7 @@
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/wal.pb.h"
 #include "kernels/backend.h"
+#include "server/config/defaults.h"
 #include "server/persistence/applied_ids.h"
 #include "server/persistence/env.h"
 #include "server/persistence/state_db.h"
@@ -50,12 +51,12 @@ namespace adaptd {
 
 struct JournalOptions {
   std::string data_dir;
-  bool sync = true;                                  // see WalOptions::sync
-  uint64_t snapshot_log_bytes = uint64_t{64} << 20;  // checkpoint past this segment size
-  size_t max_ids_per_store = 65536;                  // AppliedIds capacity
-  std::function<void(double)> on_sync;               // fsync latency observer
+  bool sync = defaults::kLogFsync;                            // see WalOptions::sync
+  uint64_t snapshot_log_bytes = defaults::kSnapshotLogBytes;  // checkpoint past this size
+  size_t max_ids_per_store = defaults::kMaxExampleIds;        // AppliedIds capacity
+  std::function<void(double)> on_sync;                        // fsync latency observer
   Env* env = nullptr;  // files and clock; null: Env::Default(); must outlive the Journal
-  uint64_t state_map_bytes = uint64_t{1} << 40;  // see StateDbOptions::map_bytes
+  uint64_t state_map_bytes = defaults::kStateMapBytes;  // see StateDbOptions::map_bytes
   // Stores written per state-database commit, at most (each commit is one fsync).
   size_t checkpoint_group = 256;
   // Called after each state-database commit of a checkpoint, before its stores are marked

@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/snapshot.pb.h"
+#include "server/config/defaults.h"
 
 struct MDB_env;
 struct MDB_txn;
@@ -47,10 +48,10 @@ struct MDB_txn;
 namespace adaptd {
 
 struct StateDbOptions {
-  std::string dir;                         // created when missing (the catalog: dir/catalog)
-  uint64_t map_bytes = uint64_t{1} << 40;  // the largest the database may grow (virtual)
-  size_t chunk_bytes = size_t{64} << 20;   // a state is stored in pieces of this size
-  bool sync = true;                        // fsync at each commit (off only for tests)
+  std::string dir;                                // created when missing (the catalog: dir/catalog)
+  uint64_t map_bytes = defaults::kStateMapBytes;  // the largest the database may grow (virtual)
+  size_t chunk_bytes = size_t{64} << 20;          // a state is stored in pieces of this size
+  bool sync = true;                               // fsync at each commit (off only for tests)
   // Tests: runs between a write's two commits (the states', then the catalog's); an error
   // stops the write there, as a crash would, and Commit returns it.
   std::function<absl::Status()> between_commits;

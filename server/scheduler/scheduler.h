@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/config/defaults.h"
 
 namespace adaptd {
 
@@ -61,10 +62,10 @@ struct Task {
 struct SchedulerOptions {
   int workers = 2;
   // 1 turns batching off: each batchable task is a batch of one.
-  int max_batch_size = 32;
-  absl::Duration max_queue_delay = absl::Microseconds(200);
-  size_t queue_capacity = 10000;
-  size_t tenant_queue_capacity = 1000;
+  int max_batch_size = defaults::kMaxBatchSize;
+  absl::Duration max_queue_delay = absl::Microseconds(defaults::kMaxQueueDelayUs);
+  size_t queue_capacity = defaults::kQueueCapacity;
+  size_t tenant_queue_capacity = defaults::kTenantQueueCapacity;
   // Runs a batch of live batchable tasks' items (never empty). Required.
   std::function<void(std::vector<std::unique_ptr<BatchItem>>& batch)> run_batch;
   // Observers (may be empty): how long each task waited, and the size of each batch run.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "server/config/defaults.h"
+
 namespace adaptd {
 
 SchedulerOptions SchedulerOptionsFromConfig(const adapt::v1::ServerConfig& config) {
@@ -11,12 +13,13 @@ SchedulerOptions SchedulerOptionsFromConfig(const adapt::v1::ServerConfig& confi
                   ? static_cast<int>(config.worker_threads())
                   : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   o.max_batch_size = static_cast<int>(config.has_max_batch_size() ? config.max_batch_size()
-                                                                  : kDefaultMaxBatchSize);
+                                                                  : defaults::kMaxBatchSize);
   o.max_queue_delay = absl::Microseconds(
-      config.has_max_queue_delay_us() ? config.max_queue_delay_us() : kDefaultMaxQueueDelayUs);
-  o.queue_capacity = config.has_queue_capacity() ? config.queue_capacity() : kDefaultQueueCapacity;
+      config.has_max_queue_delay_us() ? config.max_queue_delay_us() : defaults::kMaxQueueDelayUs);
+  o.queue_capacity =
+      config.has_queue_capacity() ? config.queue_capacity() : defaults::kQueueCapacity;
   o.tenant_queue_capacity = config.has_tenant_queue_capacity() ? config.tenant_queue_capacity()
-                                                               : kDefaultTenantQueueCapacity;
+                                                               : defaults::kTenantQueueCapacity;
   return o;
 }
 

@@ -1,5 +1,6 @@
 // The scheduler's options from the server config (ServerConfig fields 20-29 and
-// worker_threads), with the documented defaults for unset fields. Pure; thread-safe.
+// worker_threads), with the defaults of server/config/defaults.h for unset fields. Pure;
+// thread-safe.
 #ifndef ADAPTD_SERVER_SCHEDULER_SCHEDULER_CONFIG_H_
 #define ADAPTD_SERVER_SCHEDULER_SCHEDULER_CONFIG_H_
 
@@ -7,11 +8,6 @@
 #include "server/scheduler/scheduler.h"
 
 namespace adaptd {
-
-inline constexpr uint32_t kDefaultMaxBatchSize = 32;
-inline constexpr uint32_t kDefaultMaxQueueDelayUs = 200;
-inline constexpr uint32_t kDefaultQueueCapacity = 10000;
-inline constexpr uint32_t kDefaultTenantQueueCapacity = 1000;
 
 // Everything but the callbacks (run_batch, on_wait, on_batch). Workers: worker_threads, or
 // the number of cores (at least 2) when 0.

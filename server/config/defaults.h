@@ -1,7 +1,9 @@
 // The server's defaults, each written once: the value a ServerConfig field takes when neither
-// a config file nor a flag sets it. DefaultConfig() (config.cc), the engine, the server and
-// adaptd's --help read these; defaults_test checks that --help, README.md and docs/ print the
-// same values. Constants only; no dependencies.
+// a config file nor a flag sets it. DefaultConfig() (config.cc), the engine, the server, the
+// layers' own options (SchedulerOptions, JournalOptions, StateDbOptions, MemoryDurability's),
+// the hand-off and adaptd's --help read these; defaults_test checks that --help, README.md,
+// docs/ and config.proto's comments state the same values. Constants only; no dependencies
+// (the header-only adaptd_defaults target).
 #ifndef ADAPTD_SERVER_CONFIG_DEFAULTS_H_
 #define ADAPTD_SERVER_CONFIG_DEFAULTS_H_
 

@@ -1,7 +1,9 @@
 // The defaults of server/config/defaults.h against every other place that states them: the
 // defaults `adaptd --help` prints, the ones README.md and docs/*.md list (flag tables, and
-// prose of the form "`--flag`, default N"), and the values the layers that apply a default
-// hold themselves (the scheduler's options, the journal's options, DefaultConfig()).
+// prose of the form "`--flag`, default N"), the ones proto/adapt/v1/config.proto's comments
+// state ("(default N)" above a field), and the values the layers that apply a default hold
+// themselves (the scheduler's options, the journal's and the durabilities' options,
+// DefaultConfig()).
 #include "server/config/defaults.h"
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/config/config.h"
+#include "server/durability/memory_durability.h"
 #include "server/persistence/journal.h"
 #include "server/persistence/state_db.h"
 #include "server/scheduler/scheduler_config.h"
@@ -28,7 +31,8 @@
 namespace adaptd {
 namespace {
 
-// One default as --help and the docs write it, by flag and by config field.
+// One default as --help and the docs write it, by flag and by config field (either may be
+// empty: a flag without a field, a field without a flag).
 struct Default {
   std::string flag;
   std::string field;
@@ -63,6 +67,7 @@ std::vector<Default> AllDefaults() {
       {"--memory-budget-bytes", "memory_budget_bytes", n(d::kMemoryBudgetBytes)},
       {"--handoff-interval-ms", "handoff_interval_ms", n(d::kHandoffIntervalMs)},
       {"--blas-core", "", d::kBlasCore},
+      {"", "metrics_top_tenants", n(d::kMetricsTopTenants)},
   };
 }
 
@@ -197,15 +202,72 @@ void TableDefaults(const std::string& file, const std::string& text, std::vector
   }
 }
 
+// A default as prose or a proto comment states it after "default ": quoted (`x` or "x"), a
+// boolean, or a number with an optional size ("64 MiB") or time unit ("1000 ms").
+constexpr char kStatedValue[] =
+    R"((`[^`]+`|"[^"]+"|true|false|[0-9]+(?:\.[0-9]+)?(?: [KMGT]iB| ms| µs| s)?(?! ?[A-Za-z])))";
+
+// A stated value in the form --help prints it for `name`: "x" unquoted, true and false as on
+// and off, a time in the name's own unit ("1000 ms" of `handoff_interval_ms`) as the bare
+// number. Empty when not read: a time in another unit ("1 s" of a field in ms), or prose.
+std::string StatedValue(const std::string& name, std::string value) {
+  static const std::regex kTime(R"(^([0-9]+) (ms|µs|s)$)");
+  static const std::regex kDoubleQuoted(R"re(^"([^"]+)"$)re");
+  std::smatch m;
+  if (std::regex_match(value, m, kTime)) {
+    const std::string unit = m[2] == "ms" ? "ms" : m[2] == "s" ? "seconds" : "us";
+    const bool own = absl::EndsWith(name, "_" + unit) || absl::EndsWith(name, "-" + unit);
+    return own ? m[1].str() : "";
+  }
+  if (std::regex_match(value, m, kDoubleQuoted)) return m[1];
+  if (value == "true" || value == "false") return value == "true" ? "on" : "off";
+  return DocValue(value);
+}
+
 // Prose: "`--flag`, default N", "(`field`, default N;", "`--flag` (default N)". A value
-// with another unit ("1 s" of a field in ms) is not read.
+// StatedValue does not read ("1 s" of a field in ms) is left out.
 void ProseDefaults(const std::string& file, const std::string& text, std::vector<Listed>* out) {
-  static const std::regex kProse(R"(`(--[a-z0-9-]+|[a-z][a-z0-9_]*)[^`]*`\)?(, | \()default )"
-                                 R"((`[^`]+`|[0-9]+(\.[0-9]+)?( [KMGT]iB)?(?! ?[A-Za-z])))");
+  static const std::regex kProse(
+      absl::StrCat(R"(`(--[a-z0-9-]+|[a-z][a-z0-9_]*)[^`]*`\)?(?:, | \()default )", kStatedValue));
   for (std::sregex_iterator it(text.begin(), text.end(), kProse), end; it != end; ++it) {
     const size_t line = 1 + std::count(text.begin(), text.begin() + it->position(), '\n');
-    out->push_back({absl::StrCat(file, ":", line), (*it)[1], DocValue((*it)[3])});
+    std::string value = StatedValue((*it)[1], (*it)[2]);
+    if (!value.empty()) out->push_back({absl::StrCat(file, ":", line), (*it)[1], value});
   }
+}
+
+// config.proto: each field, with the default the comment right above it states ("(default
+// N)", read as StatedValue reads prose); value empty where the comment states none. A comment
+// stating two defaults gives its field both.
+std::vector<Listed> ProtoDefaults(const std::string& file, const std::string& text) {
+  static const std::regex kField(
+      R"(^ *(?:optional |repeated )?[A-Za-z0-9_.<>, ]+ ([a-z][a-z0-9_]*) = [0-9]+;)");
+  static const std::regex kStated(absl::StrCat(R"(\bdefault )", kStatedValue));
+  std::vector<Listed> fields;
+  std::string comment;
+  int line_number = 0;
+  for (absl::string_view line_view : absl::StrSplit(text, '\n')) {
+    ++line_number;
+    const std::string line(line_view);
+    std::smatch m;
+    if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "//")) {
+      absl::StrAppend(
+          &comment, " ",
+          absl::StripAsciiWhitespace(absl::StripLeadingAsciiWhitespace(line).substr(2)));
+      continue;
+    }
+    if (std::regex_search(line, m, kField)) {
+      const std::string where = absl::StrCat(file, ":", line_number), name = m[1];
+      bool stated = false;
+      for (std::sregex_iterator it(comment.begin(), comment.end(), kStated), end; it != end;
+           ++it, stated = true) {
+        fields.push_back({where, name, StatedValue(name, (*it)[1])});
+      }
+      if (!stated) fields.push_back({where, name, ""});
+    }
+    comment.clear();
+  }
+  return fields;
 }
 
 std::vector<Listed> DocDefaults(std::vector<std::string>* files) {
@@ -229,6 +291,7 @@ TEST(Defaults, HelpPrintsEachConstant) {
   ASSERT_NE(help.find("Usage: adaptd"), std::string::npos) << ADAPTD_BINARY " --help: " << help;
   std::map<std::string, std::string> printed = HelpDefaults(help);
   for (const Default& d : AllDefaults()) {
+    if (d.flag.empty()) continue;
     auto it = printed.find(d.flag);
     if (it == printed.end()) {
       ADD_FAILURE() << "adaptd --help prints no default for " << d.flag;
@@ -248,7 +311,7 @@ TEST(Defaults, DocsListEachConstant) {
   std::map<std::string, const Default*> by_name;
   const std::vector<Default> all = AllDefaults();
   for (const Default& d : all) {
-    by_name[d.flag] = &d;
+    if (!d.flag.empty()) by_name[d.flag] = &d;
     if (!d.field.empty()) by_name[d.field] = &d;
   }
   std::vector<std::string> files;
@@ -264,8 +327,40 @@ TEST(Defaults, DocsListEachConstant) {
   EXPECT_GT(files.size(), 5u);
   EXPECT_GT(compared, static_cast<int>(all.size()));
   for (const Default& d : all) {
+    if (d.flag.empty()) continue;
     EXPECT_GT(in_readme[d.flag], 0) << "README.md's flag table lists no default for " << d.flag;
   }
+}
+
+// Every field with a constant states it in the comment above it, except QuotaConfig's: a
+// tenant's override of an unset one inherits the default quota's (whose own default is 0,
+// unlimited, as its comment says).
+TEST(Defaults, ProtoCommentsStateEachConstant) {
+  const std::string file = "proto/adapt/v1/config.proto";
+  const std::vector<Listed> fields =
+      ProtoDefaults(file, ReadFile(std::filesystem::path(ADAPTD_SOURCE_DIR) / file));
+  std::map<std::string, std::vector<const Listed*>> by_field;
+  for (const Listed& l : fields) by_field[l.name].push_back(&l);
+  ASSERT_GT(by_field.size(), 30u) << file << ": its fields were not read";
+  const std::vector<std::string> inherited = {"max_stores", "max_memory_bytes",
+                                              "examples_per_second"};
+  int compared = 0;
+  for (const Default& d : AllDefaults()) {
+    if (d.field.empty()) continue;
+    auto it = by_field.find(d.field);
+    ASSERT_NE(it, by_field.end()) << file << " declares no field " << d.field;
+    for (const Listed* l : it->second) {
+      if (l->value.empty()) {
+        EXPECT_TRUE(std::find(inherited.begin(), inherited.end(), d.field) != inherited.end())
+            << l->where << ": the comment above " << d.field
+            << " states no default (\"(default N)\") it can be read from";
+        continue;
+      }
+      ++compared;
+      EXPECT_EQ(l->value, d.value) << l->where << ": the default of " << d.field;
+    }
+  }
+  EXPECT_GE(compared, 20);
 }
 
 TEST(Defaults, DocsAreReadAsHelpPrintsThem) {
@@ -287,6 +382,46 @@ TEST(Defaults, DocsAreReadAsHelpPrintsThem) {
   EXPECT_EQ(prose[1].where, "x.md:2");
   EXPECT_EQ(prose[1].name, "--state-map-bytes");
   EXPECT_EQ(prose[1].value, "1099511627776");
+}
+
+// Each default read, as "where name=value".
+std::vector<std::string> Read(const std::vector<Listed>& listed) {
+  std::vector<std::string> read;
+  for (const Listed& l : listed) read.push_back(absl::StrCat(l.where, " ", l.name, "=", l.value));
+  return read;
+}
+
+TEST(Defaults, TimesAreReadInTheNamesOwnUnit) {
+  std::vector<Listed> prose;
+  ProseDefaults("x.md",
+                "every `handoff_interval_ms` (default 1000 ms) and `--max-queue-delay-us`, "
+                "default 200 µs;\n`--shutdown-grace-seconds` (default 10 s), but `x_ms`, default "
+                "2 s and `y_seconds` (default 5 ms)",
+                &prose);
+  // Neither x_ms's seconds nor y_seconds' milliseconds.
+  EXPECT_EQ(Read(prose), (std::vector<std::string>{"x.md:1 handoff_interval_ms=1000",
+                                                   "x.md:1 --max-queue-delay-us=200",
+                                                   "x.md:2 --shutdown-grace-seconds=10"}));
+}
+
+TEST(Defaults, ProtoCommentsAreReadByField) {
+  const std::vector<Listed> fields = ProtoDefaults("c.proto",
+                                                   "message M {\n"
+                                                   "  // Where (default \"127.0.0.1:1\").\n"
+                                                   "  string listen = 1;\n"
+                                                   "  // Unrelated, the default list.\n"
+                                                   "  repeated E encoders = 2;\n"
+                                                   "  // Fsync (default true); bytes (default\n"
+                                                   "  //   64 MiB).\n"
+                                                   "  optional bool log_fsync = 3;\n"
+                                                   "  // Off (default false).\n"
+                                                   "\n"
+                                                   "  map<string, Q> quotas = 4;\n"
+                                                   "}\n");
+  EXPECT_EQ(Read(fields),
+            (std::vector<std::string>{"c.proto:3 listen=127.0.0.1:1",
+                                      "c.proto:5 encoders=", "c.proto:8 log_fsync=on",
+                                      "c.proto:8 log_fsync=67108864", "c.proto:11 quotas="}));
 }
 
 // The layers that apply a default themselves hold the constant's value.
@@ -316,6 +451,7 @@ TEST(Defaults, LayersApplyTheConstants) {
   EXPECT_EQ(journal.max_ids_per_store, defaults::kMaxExampleIds);
   EXPECT_EQ(journal.state_map_bytes, defaults::kStateMapBytes);
   EXPECT_EQ(StateDbOptions().map_bytes, defaults::kStateMapBytes);
+  EXPECT_EQ(MemoryDurability::Options().max_ids_per_store, defaults::kMaxExampleIds);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/descriptor.h"
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
 #include "server/config/defaults.h"
@@ -16,7 +17,24 @@
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
-namespace {}  // namespace
+namespace {
+
+// A compile's parameter overrides are for the store's own kind: the field of `params` named
+// like it (INVALID_ARGUMENT naming the field set for another kind).
+absl::Status CheckCompileParams(const adapt::v1::CompileRequest& request,
+                                const adapt::v1::StoreSpec& spec) {
+  const google::protobuf::OneofDescriptor* params =
+      adapt::v1::CompileRequest::descriptor()->FindOneofByName("params");
+  const google::protobuf::FieldDescriptor* set =
+      request.GetReflection()->GetOneofFieldDescriptor(request, params);
+  const std::string kind = KindName(spec.kind());
+  if (set == nullptr || set->name() == kind) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(set->name(), ": parameter overrides for ",
+                                                 set->name(), " stores; ", request.tenant(), "/",
+                                                 request.store(), " is a ", kind, " store"));
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend, Metrics* metrics,
@@ -457,6 +475,10 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   auto store = Find(request.tenant(), request.store());
   if (!store.ok()) {
     done(store.status());
+    return;
+  }
+  if (absl::Status params = CheckCompileParams(request, (*store)->spec()); !params.ok()) {
+    done(params);
     return;
   }
   // In the store's fence until the compile is logged and answered: a hand-off waits for it.

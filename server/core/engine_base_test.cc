@@ -385,5 +385,44 @@ TEST_F(EngineBaseTest, ABaseOnAnotherMemberIsReadFromThereAndKeptWhileInUse) {
   std::filesystem::remove_all(dir_ + "-far");
 }
 
+// A compile's parameter overrides are for the store's own kind: faast overrides sent to a
+// falcon store are refused naming the field (they were ignored before), and change nothing.
+TEST_F(EngineBaseTest, CompileOverridesForAnotherKindAreRefusedNamingTheField) {
+  StoreSpec falcon;
+  falcon.set_kind(adapt::v1::STORE_KIND_FALCON);
+  falcon.set_dim(kDim);
+  ASSERT_TRUE(Create("acme", "online", falcon).ok());
+  Adapt("acme", "online", 4, {"a", "b"});
+  const std::vector<float> before = Scores("acme", "online");
+  adapt::v1::CompileRequest compile;
+  compile.set_tenant("acme");
+  compile.set_store("online");
+  compile.mutable_faast()->set_ridge(0.5);
+  absl::Notification compiled;
+  absl::StatusOr<adapt::v1::CompileResponse> result = absl::UnknownError("not run");
+  E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+    result = std::move(r);
+    compiled.Notify();
+  });
+  compiled.WaitForNotification();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
+  EXPECT_EQ(result.status().message(),
+            "faast: parameter overrides for faast stores; acme/online is a falcon store");
+  EXPECT_EQ(Scores("acme", "online"), before);
+  // Without overrides the store's own answer stands: falcon has nothing to compile.
+  EXPECT_EQ(Compile("acme", "online").status().code(), absl::StatusCode::kFailedPrecondition);
+  // A faast store takes them.
+  ASSERT_TRUE(Create("acme", "batch", Faast(1.0)).ok());
+  Adapt("acme", "batch", 4, {"a", "b"});
+  compile.set_store("batch");
+  absl::Notification faast_compiled;
+  E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+    result = std::move(r);
+    faast_compiled.Notify();
+  });
+  faast_compiled.WaitForNotification();
+  EXPECT_TRUE(result.ok()) << result.status();
+}
+
 }  // namespace
 }  // namespace adaptd

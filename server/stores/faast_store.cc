@@ -37,6 +37,43 @@ adapt::v1::FaastStats CompileStats(const FaastSolution& solution, double compile
 
 }  // namespace
 
+// What a compile takes from the store in one locked section.
+struct FaastStore::CompileInput {
+  FaastStatistics problem;
+  adapt::v1::FaastParams params;
+  std::shared_ptr<const std::vector<std::string>> names;
+  std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
+  uint64_t taken = 0;                                        // examples taken from pending_
+  uint64_t base_version = 0;
+  bool zero_shot = false;
+};
+
+// A compile noted by replay: its input less the statistics until a later commit would change
+// them (then copied as they were), and the version it publishes.
+struct FaastStore::ReplayedCompile {
+  CompileInput in;
+  bool has_problem = false;
+  uint64_t version = 0;
+};
+
+// A solved compile. Staged (store_ set) until published; dropped before, it rolls back.
+class FaastStore::Staged final : public StagedCompile {
+ public:
+  ~Staged() override {
+    if (store_ != nullptr) store_->Abandon(*this);
+  }
+
+  FaastStore* store_ = nullptr;
+  std::shared_ptr<FaastWeights> weights;
+  adapt::v1::FaastParams params;
+  adapt::v1::FaastStats stats;
+  std::optional<uint64_t> version;  // unset: the next version
+  uint64_t taken = 0;
+  PriorBackup prior;
+};
+
+FaastStore::~FaastStore() = default;
+
 FaastStore::FaastStore(const StoreSpec& spec, kernels::Backend* backend)
     : backend_(backend),
       labels_(spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS),
@@ -125,6 +162,12 @@ int64_t FaastStore::dim() const {
 }
 
 std::unique_ptr<Txn> FaastStore::Begin(TxnKind kind) {
+  // Replay: an adapt evaluates its examples against the version published when it was logged
+  // (prequential statistics), so the compile noted before it is solved now. Its error leaves
+  // the previous version, as a compile that failed when it ran.
+  if (kind == TxnKind::kAdapt && replay_noted_.load(std::memory_order_acquire)) {
+    (void)SolveReplayedCompile();
+  }
   return std::make_unique<FaastTxn>(this, kind);
 }
 
@@ -246,6 +289,11 @@ absl::StatusOr<CommitResult> FaastStore::Commit(Txn& txn) {
     std::vector<int32_t> column;
     std::vector<std::string> fresh;
     RETURN_IF_ERROR(MapColumns(*t, &column, &fresh));
+    // A replayed compile not solved yet solves the statistics as they were before this commit.
+    if (replayed_ != nullptr && !replayed_->has_problem) {
+      CopyProblemLocked(&replayed_->in);
+      replayed_->has_problem = true;
+    }
     if (t->kind_ == TxnKind::kForget) {
       if (delta.examples > stats_.examples) {
         return absl::FailedPreconditionError(
@@ -464,27 +512,8 @@ absl::Status FaastStore::StartFromBase(const BaseReadout& base) {
 
 absl::StatusOr<CompileResponse> FaastStore::CompileWithBase(const CompileRequest& request,
                                                             const BaseReadout& base) {
-  RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
-  std::vector<double> prior_before;  // put back when the compile fails
-  uint64_t version_before = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!stats_.has_prior()) {
-      return absl::FailedPreconditionError("refresh_base: the store has no base");
-    }
-    prior_before = stats_.prior_t;
-    version_before = stats_.prior_version;
-    RETURN_IF_ERROR(SetPriorLocked(base));
-  }
-  absl::StatusOr<CompileResponse> done = CompileAndPublish(request.faast(), std::nullopt);
-  if (!done.ok()) {
-    // Labels the base brought stay (a label is never removed), with a zero prior.
-    absl::MutexLock lock(&mu_);
-    stats_.prior_t.assign(stats_.columns * stats_.dim, 0.0);
-    std::copy(prior_before.begin(), prior_before.end(), stats_.prior_t.begin());
-    stats_.prior_version = version_before;
-  }
-  return done;
+  ASSIGN_OR_RETURN(std::unique_ptr<StagedCompile> staged, SolveCompile(request, &base));
+  return PublishCompile(std::move(staged));
 }
 
 absl::Status FaastStore::SeedDeclaredLabels(const std::vector<std::string>& names,
@@ -516,8 +545,24 @@ absl::Status FaastStore::SeedDeclaredLabels(const std::vector<std::string>& name
 }
 
 absl::StatusOr<CompileResponse> FaastStore::Compile(const CompileRequest& request) {
+  ASSIGN_OR_RETURN(std::unique_ptr<StagedCompile> staged, SolveCompile(request, nullptr));
+  return PublishCompile(std::move(staged));
+}
+
+absl::StatusOr<std::unique_ptr<StagedCompile>> FaastStore::SolveCompile(
+    const CompileRequest& request, const BaseReadout* base) {
   RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
-  return CompileAndPublish(request.faast(), std::nullopt);
+  ASSIGN_OR_RETURN(std::unique_ptr<Staged> staged, Stage(request.faast(), std::nullopt, base));
+  return std::unique_ptr<StagedCompile>(std::move(staged));
+}
+
+absl::StatusOr<CompileResponse> FaastStore::PublishCompile(std::unique_ptr<StagedCompile> staged) {
+  auto* mine = dynamic_cast<Staged*>(staged.get());
+  if (mine == nullptr || mine->store_ != this) {
+    return absl::InvalidArgumentError("the staged compile belongs to another store");
+  }
+  staged.release();
+  return Publish(std::unique_ptr<Staged>(mine));
 }
 
 bool FaastStore::ChangedSinceCompile() const {
@@ -525,45 +570,103 @@ bool FaastStore::ChangedSinceCompile() const {
   return pending_ > 0;
 }
 
-// What a compile takes from the store in one locked section.
-struct FaastStore::CompileInput {
-  FaastStatistics problem;
-  adapt::v1::FaastParams params;
-  std::shared_ptr<const std::vector<std::string>> names;
-  std::shared_ptr<const std::vector<double>> label_vectors;  // embedded_: unit rows
-  uint64_t taken = 0;                                        // examples taken from pending_
-  uint64_t base_version = 0;
-  bool zero_shot = false;
-};
-
 absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
     const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version) {
-  absl::MutexLock compile_lock(&compile_mu_);
+  ASSIGN_OR_RETURN(std::unique_ptr<Staged> staged, Stage(overrides, fixed_version, nullptr));
+  return Publish(std::move(staged));
+}
+
+absl::StatusOr<std::unique_ptr<FaastStore::Staged>> FaastStore::Stage(
+    const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version,
+    const BaseReadout* base) {
+  compile_mu_.LockWhen(absl::Condition(
+      +[](bool* staged) { return !*staged; }, &staged_));
+  absl::StatusOr<std::unique_ptr<Staged>> staged = StageLocked(overrides, fixed_version, base);
+  if (staged.ok()) {
+    (*staged)->store_ = this;
+    staged_ = true;
+  }
+  compile_mu_.Unlock();
+  return staged;
+}
+
+absl::StatusOr<std::unique_ptr<FaastStore::Staged>> FaastStore::StageLocked(
+    const adapt::v1::FaastParams& overrides, std::optional<uint64_t> fixed_version,
+    const BaseReadout* base) {
+  auto staged = std::make_unique<Staged>();
+  staged->version = fixed_version;
   CompileInput in;
   {
     absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(TakeCompileInputLocked(overrides, fixed_version, &in));
+    if (base != nullptr) RETURN_IF_ERROR(ReplacePriorLocked(*base, &staged->prior));
+    if (absl::Status taken = TakeCompileInputLocked(overrides, fixed_version, &in); !taken.ok()) {
+      RollBackLocked(0, staged->prior);
+      return taken;
+    }
   }
+  staged->taken = in.taken;
+  if (absl::Status solved = SolveInput(std::move(in), staged.get()); !solved.ok()) {
+    absl::MutexLock lock(&mu_);
+    RollBackLocked(staged->taken, staged->prior);
+    return solved;
+  }
+  return staged;
+}
+
+CompileResponse FaastStore::Publish(std::unique_ptr<Staged> staged) {
+  absl::MutexLock compile_lock(&compile_mu_);
+  staged->store_ = nullptr;  // published: nothing to roll back
+  staged_ = false;
+  return PublishCompiled(std::move(staged->weights), staged->params, std::move(staged->stats),
+                         staged->version);
+}
+
+void FaastStore::Abandon(const Staged& staged) {
+  absl::MutexLock compile_lock(&compile_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    RollBackLocked(staged.taken, staged.prior);
+  }
+  staged_ = false;
+}
+
+void FaastStore::RollBackLocked(uint64_t taken, const PriorBackup& prior) {
+  pending_ += taken;
+  compiling_ = 0;
+  if (!prior.replaced) return;
+  // Labels the base brought stay (a label is never removed), with a zero prior.
+  stats_.prior_t.assign(stats_.columns * stats_.dim, 0.0);
+  std::copy(prior.prior_t.begin(), prior.prior_t.end(), stats_.prior_t.begin());
+  stats_.prior_version = prior.version;
+}
+
+absl::Status FaastStore::ReplacePriorLocked(const BaseReadout& base, PriorBackup* backup) {
+  if (!stats_.has_prior())
+    return absl::FailedPreconditionError("refresh_base: the store has no base");
+  backup->prior_t = stats_.prior_t;
+  backup->version = stats_.prior_version;
+  RETURN_IF_ERROR(SetPriorLocked(base));
+  backup->replaced = true;
+  return absl::OkStatus();
+}
+
+absl::Status FaastStore::SolveInput(CompileInput in, Staged* out) const {
   const double compiled_examples = in.problem.weighted_examples;
   const int64_t dim = in.problem.dim, columns = in.problem.columns;
   const absl::Time start = absl::Now();
+  solves_.fetch_add(1, std::memory_order_relaxed);
   absl::StatusOr<FaastSolution> solution =
       in.zero_shot ? ZeroShotSolution(dim, columns)
                    : SolveFaast(std::move(in.problem), SolverParamsOf(in.params), backend_);
+  if (!solution.ok()) return solution.status();
   // The interpolation with the zero-shot read-out (keys and label embeddings of one width).
   double share = 1.0;
-  if (solution.ok() && prior_examples_ > 0 && dim == columns) {
+  if (prior_examples_ > 0 && dim == columns) {
     share = compiled_examples / (prior_examples_ + compiled_examples);
     for (double& v : solution->s) v *= share;
     for (int64_t i = 0; i < dim; ++i) solution->s[i * columns + i] += 1.0 - share;
   }
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!solution.ok()) {
-    absl::MutexLock lock(&mu_);
-    pending_ += in.taken;
-    compiling_ = 0;
-    return solution.status();
-  }
   auto weights = std::make_shared<FaastWeights>();
   weights->labels = labels_;
   weights->dim = dim;
@@ -572,16 +675,69 @@ absl::StatusOr<CompileResponse> FaastStore::CompileAndPublish(
   weights->float_scoring = FitsFloat(weights->s);
   if (labels_) weights->label_names = in.names;
   weights->label_vectors = std::move(in.label_vectors);
-  return PublishCompiled(
-      std::move(weights), in.params,
-      CompileStats(*solution, compiled_examples, seconds, share, in.base_version), fixed_version);
+  out->weights = std::move(weights);
+  out->params = std::move(in.params);
+  out->stats = CompileStats(*solution, compiled_examples, seconds, share, in.base_version);
+  return absl::OkStatus();
+}
+
+absl::Status FaastStore::NoteReplayedCompile(const CompileRequest& request,
+                                             const BaseReadout* base) {
+  RETURN_IF_ERROR(ValidateFaastOverrides(request.faast()));
+  absl::MutexLock compile_lock(&compile_mu_);
+  absl::MutexLock lock(&mu_);
+  const uint64_t version = replayed_ != nullptr ? replayed_->version : this->version();
+  PriorBackup prior;
+  if (base != nullptr) RETURN_IF_ERROR(ReplacePriorLocked(*base, &prior));
+  auto next = std::make_unique<ReplayedCompile>();
+  if (absl::Status checked = CompileParamsLocked(request.faast(), version, false, &next->in);
+      !checked.ok()) {
+    RollBackLocked(0, prior);
+    return checked;
+  }
+  next->version = version + 1;
+  // As the compile's publication left them: its parameters persist, nothing is pending.
+  *spec_.mutable_faast() = next->in.params;
+  pending_ = 0;
+  compiling_ = 0;
+  replayed_ = std::move(next);
+  replay_noted_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status FaastStore::SolveReplayedCompile() {
+  absl::MutexLock compile_lock(&compile_mu_);
+  std::unique_ptr<ReplayedCompile> replayed;
+  {
+    absl::MutexLock lock(&mu_);
+    if (replayed_ == nullptr) return absl::OkStatus();
+    replayed = std::move(replayed_);
+    replay_noted_.store(false, std::memory_order_release);
+    if (!replayed->has_problem) CopyProblemLocked(&replayed->in);
+  }
+  Staged solved;  // never staged: nothing to roll back
+  RETURN_IF_ERROR(SolveInput(std::move(replayed->in), &solved));
+  PublishCompiled(std::move(solved.weights), solved.params, std::move(solved.stats),
+                  replayed->version);
+  return absl::OkStatus();
 }
 
 absl::Status FaastStore::TakeCompileInputLocked(const adapt::v1::FaastParams& overrides,
                                                 std::optional<uint64_t> fixed_version,
                                                 CompileInput* in) {
+  RETURN_IF_ERROR(CompileParamsLocked(overrides, version(), fixed_version.has_value(), in));
+  CopyProblemLocked(in);
+  in->taken = pending_;
+  pending_ = 0;
+  compiling_ = in->taken;
+  return absl::OkStatus();
+}
+
+absl::Status FaastStore::CompileParamsLocked(const adapt::v1::FaastParams& overrides,
+                                             uint64_t version, bool fixed_version,
+                                             CompileInput* in) const {
   in->zero_shot = prior_examples_ > 0 && stats_.examples == 0 && !label_names_->empty();
-  if (stats_.examples == 0 && version() == 0 && !fixed_version.has_value() && !in->zero_shot &&
+  if (stats_.examples == 0 && version == 0 && !fixed_version && !in->zero_shot &&
       !stats_.has_prior()) {
     return absl::FailedPreconditionError("the store holds no examples: adapt some examples first");
   }
@@ -593,6 +749,15 @@ absl::Status FaastStore::TakeCompileInputLocked(const adapt::v1::FaastParams& ov
         "must stay > 0");
   }
   in->base_version = stats_.prior_version;
+  in->names = label_names_;
+  if (embedded_) {
+    in->label_vectors = std::make_shared<const std::vector<double>>(
+        UnitRows(label_vectors_.data(), static_cast<int64_t>(in->names->size()), out_dim_));
+  }
+  return absl::OkStatus();
+}
+
+void FaastStore::CopyProblemLocked(CompileInput* in) const {
   FaastStatistics& problem = in->problem;
   if (stats_.has_prior()) problem.prior_t = stats_.prior_t;
   problem.prior_version = stats_.prior_version;
@@ -608,15 +773,6 @@ absl::Status FaastStore::TakeCompileInputLocked(const adapt::v1::FaastParams& ov
     problem.g = stats_.g;
     problem.ct = stats_.ct;
   }
-  in->names = label_names_;
-  if (embedded_) {
-    in->label_vectors = std::make_shared<const std::vector<double>>(
-        UnitRows(label_vectors_.data(), static_cast<int64_t>(in->names->size()), out_dim_));
-  }
-  in->taken = pending_;
-  pending_ = 0;
-  compiling_ = in->taken;
-  return absl::OkStatus();
 }
 
 CompileResponse FaastStore::PublishCompiled(std::shared_ptr<FaastWeights> weights,

@@ -11,6 +11,7 @@
 #ifndef ADAPTD_SERVER_STORES_FAAST_STORE_H_
 #define ADAPTD_SERVER_STORES_FAAST_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@ class FaastStore final : public Store {
  public:
   // `spec` must come from NormalizeFaastSpec; `backend` must outlive the store.
   FaastStore(const adapt::v1::StoreSpec& spec, kernels::Backend* backend);
+  ~FaastStore() override;
   // Rebuilds a store from a validated snapshot and publishes the snapshot's version: its
   // read-out as it is, or (a snapshot without one) the statistics solved again.
   static absl::StatusOr<std::unique_ptr<FaastStore>> Restore(const adapt::v1::StoreSpec& spec,
@@ -49,6 +51,15 @@ class FaastStore final : public Store {
                                       int top_k) const override;
   absl::StatusOr<adapt::v1::CompileResponse> Compile(
       const adapt::v1::CompileRequest& request) override;
+  absl::StatusOr<std::unique_ptr<StagedCompile>> SolveCompile(
+      const adapt::v1::CompileRequest& request, const BaseReadout* base = nullptr) override
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  absl::StatusOr<adapt::v1::CompileResponse> PublishCompile(std::unique_ptr<StagedCompile> staged)
+      override ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  absl::Status NoteReplayedCompile(const adapt::v1::CompileRequest& request,
+                                   const BaseReadout* base) override
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  absl::Status SolveReplayedCompile() override ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
   bool ChangedSinceCompile() const override;
   void Describe(adapt::v1::StoreInfo* info) const override;
   absl::StatusOr<adapt::v1::StoreSnapshot> Snapshot() const override;
@@ -63,6 +74,9 @@ class FaastStore final : public Store {
 
   // The last published weights (null before the first compile), for tests and tools.
   std::shared_ptr<const FaastWeights> published() const ABSL_LOCKS_EXCLUDED(pub_mu_);
+  // The solves this store has run (compiles, replayed compiles, restores solved again), for
+  // tests and tools.
+  uint64_t solves() const { return solves_.load(std::memory_order_relaxed); }
 
   // Label-embedding mode (spec.output.label_encoder): the stored embedding of each named label,
   // label_dim floats, or an empty vector for a label the store does not hold.
@@ -118,12 +132,47 @@ class FaastStore final : public Store {
   absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
       const adapt::v1::FaastParams& overrides, std::optional<uint64_t> version)
       ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
-  // The steps of CompileAndPublish: what the solve needs, copied from the store (the pending
-  // examples become the compiling ones), and the publication of its weights with its stats.
+  // The steps of a compile: what the solve needs, copied from the store (the pending examples
+  // become the compiling ones), the solve, and the publication of its weights with its stats.
   struct CompileInput;
+  class Staged;
+  // The prior as it was before a refresh_base compile replaced it, put back when the compile
+  // is not published.
+  struct PriorBackup {
+    bool replaced = false;
+    std::vector<double> prior_t;
+    uint64_t version = 0;
+  };
+  struct ReplayedCompile;
+  // Waits until no compile is staged, then takes the input and solves; the compile stays
+  // staged (no other begins) until Publish or its drop.
+  absl::StatusOr<std::unique_ptr<Staged>> Stage(const adapt::v1::FaastParams& overrides,
+                                                std::optional<uint64_t> version,
+                                                const BaseReadout* base)
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  absl::StatusOr<std::unique_ptr<Staged>> StageLocked(const adapt::v1::FaastParams& overrides,
+                                                      std::optional<uint64_t> version,
+                                                      const BaseReadout* base)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compile_mu_) ABSL_LOCKS_EXCLUDED(mu_, pub_mu_);
+  adapt::v1::CompileResponse Publish(std::unique_ptr<Staged> staged)
+      ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
+  // A staged compile dropped unpublished: its examples pending again, its base's prior undone.
+  void Abandon(const Staged& staged) ABSL_LOCKS_EXCLUDED(compile_mu_, mu_);
+  void RollBackLocked(uint64_t taken, const PriorBackup& prior) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `base` the prior (CompileRequest.refresh_base), the one before kept in `backup`.
+  absl::Status ReplacePriorLocked(const BaseReadout& base, PriorBackup* backup)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What a compile solves with besides the statistics (the checks it makes, its parameters,
+  // labels), `version` the version published now; then the statistics themselves.
+  absl::Status CompileParamsLocked(const adapt::v1::FaastParams& overrides, uint64_t version,
+                                   bool fixed_version, CompileInput* in) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CopyProblemLocked(CompileInput* in) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status TakeCompileInputLocked(const adapt::v1::FaastParams& overrides,
                                       std::optional<uint64_t> version, CompileInput* in)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(compile_mu_, mu_);
+  // Solves `in` into `out`'s weights, parameters and stats.
+  absl::Status SolveInput(CompileInput in, Staged* out) const;
   adapt::v1::CompileResponse PublishCompiled(std::shared_ptr<FaastWeights> weights,
                                              const adapt::v1::FaastParams& params,
                                              adapt::v1::FaastStats stats,
@@ -145,6 +194,7 @@ class FaastStore final : public Store {
   const uint32_t auto_compile_delay_ms_;
 
   absl::Mutex compile_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  bool staged_ ABSL_GUARDED_BY(compile_mu_) = false;  // a compile is solved, not yet published
   mutable absl::Mutex mu_ ABSL_ACQUIRED_BEFORE(pub_mu_);
   adapt::v1::StoreSpec spec_ ABSL_GUARDED_BY(mu_);
   FaastStatistics stats_ ABSL_GUARDED_BY(mu_);
@@ -157,6 +207,10 @@ class FaastStore final : public Store {
   uint64_t compiling_ ABSL_GUARDED_BY(mu_) = 0;  // taken from pending_ by the compile under way
   PrequentialStats prequential_ ABSL_GUARDED_BY(mu_);
   adapt::v1::FaastStats last_stats_ ABSL_GUARDED_BY(mu_);
+  // Replay: the last compile noted and not solved yet (NoteReplayedCompile).
+  std::unique_ptr<ReplayedCompile> replayed_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> replay_noted_{false};  // replayed_ is set (read without the locks)
+  mutable std::atomic<uint64_t> solves_{0};
 
   mutable absl::Mutex pub_mu_;
   std::shared_ptr<const FaastWeights> published_ ABSL_GUARDED_BY(pub_mu_);

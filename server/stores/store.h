@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -114,6 +115,15 @@ enum class TxnKind { kAdapt, kForget };
 
 class Store;
 
+// A compile solved and not yet published (Store::SolveCompile): Store::PublishCompile publishes
+// it. Dropped unpublished, it changes nothing (its examples are pending again, the previous
+// version keeps serving) and the store's next compile may begin. It must not outlive its
+// store.
+class StagedCompile {
+ public:
+  virtual ~StagedCompile() = default;
+};
+
 class Txn {
  public:
   virtual ~Txn() = default;
@@ -194,6 +204,31 @@ class Store {
   // no compile step answer FailedPrecondition.
   virtual absl::StatusOr<adapt::v1::CompileResponse> Compile(
       const adapt::v1::CompileRequest& request) = 0;
+  // A compile in two steps, so that its record can be made durable in between: SolveCompile
+  // solves (blocking; with `base`, after replacing the copy of the base, as CompileWithBase) and
+  // publishes nothing; PublishCompile publishes what it staged, as the store's next version.
+  // A store runs one compile at a time: a second SolveCompile waits until the staged one is
+  // published or dropped. Writes go on meanwhile and stay pending. The defaults, for kinds
+  // whose compile publishes at once (or that have none), run Compile (CompileWithBase) and
+  // hand its answer over.
+  virtual absl::StatusOr<std::unique_ptr<StagedCompile>> SolveCompile(
+      const adapt::v1::CompileRequest& request, const BaseReadout* base = nullptr);
+  virtual absl::StatusOr<adapt::v1::CompileResponse> PublishCompile(
+      std::unique_ptr<StagedCompile> staged);
+
+  // Replay (docs/DURABILITY.md, "Compiles"): a logged compile applied without its solve. Its
+  // parameter overrides, the copy of the base it took (`base`) and its version persist, and
+  // the statistics as they are now are the ones it solves; SolveReplayedCompile, once the log
+  // is replayed, solves the last compile noted so and publishes it as it was published when it
+  // ran, whatever writes were replayed after it. A kind whose writes read the published version
+  // (faast's prequential evaluation of an adapt) solves the noted compile before such a write.
+  // An error: the record changes nothing. The
+  // defaults compile each record at once (kinds without a compile step answer
+  // FailedPrecondition) and have nothing left to solve.
+  virtual absl::Status NoteReplayedCompile(const adapt::v1::CompileRequest& request,
+                                           const BaseReadout* base);
+  virtual absl::Status SolveReplayedCompile() { return absl::OkStatus(); }
+
   // Whether a compile now would take in anything the last one did not (examples adapted or
   // forgotten since it began). The automatic compile skips a store that answers false, so
   // an explicit compile is not followed by a second version with nothing new.
@@ -243,6 +278,39 @@ class Store {
         "creation");
   }
 };
+
+// The defaults of the staged compile and of replay: the compile published at once, its answer
+// kept for PublishCompile.
+class PublishedCompile final : public StagedCompile {
+ public:
+  explicit PublishedCompile(adapt::v1::CompileResponse response) : response_(std::move(response)) {}
+  adapt::v1::CompileResponse& response() { return response_; }
+
+ private:
+  adapt::v1::CompileResponse response_;
+};
+
+inline absl::StatusOr<std::unique_ptr<StagedCompile>> Store::SolveCompile(
+    const adapt::v1::CompileRequest& request, const BaseReadout* base) {
+  absl::StatusOr<adapt::v1::CompileResponse> done =
+      base != nullptr ? CompileWithBase(request, *base) : Compile(request);
+  if (!done.ok()) return done.status();
+  return std::make_unique<PublishedCompile>(*std::move(done));
+}
+
+inline absl::StatusOr<adapt::v1::CompileResponse> Store::PublishCompile(
+    std::unique_ptr<StagedCompile> staged) {
+  auto* published = dynamic_cast<PublishedCompile*>(staged.get());
+  if (published == nullptr) {
+    return absl::InvalidArgumentError("the staged compile belongs to another store");
+  }
+  return std::move(published->response());
+}
+
+inline absl::Status Store::NoteReplayedCompile(const adapt::v1::CompileRequest& request,
+                                               const BaseReadout* base) {
+  return (base != nullptr ? CompileWithBase(request, *base) : Compile(request)).status();
+}
 
 // Snapshot() of a kind that implements WriteState: the state with its arrays filled into their
 // fields (InlineState).

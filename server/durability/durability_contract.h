@@ -19,8 +19,10 @@
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
+#include "server/base/status_macros.h"
 #include "server/durability/durability.h"
 #include "server/persistence/journal.h"
+#include "server/stores/faast_store.h"
 #include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
@@ -378,11 +380,82 @@ TYPED_TEST_P(DurabilityContract, AnUnloadedStoreLoadsBackEqual) {
   EXPECT_EQ(this->Write("a", this->Batch(1, 2)).status().code(), absl::StatusCode::kNotFound);
 }
 
+// The compile order: a compile is solved, its record made durable, then published. One whose
+// record could not be made durable publishes nothing (the previous version serves, now and
+// after a restart); one whose record is durable serves its version after a restart.
+TYPED_TEST_P(DurabilityContract, ACompileIsPublishedOnlyOnceItsRecordIsDurable) {
+  ASSERT_NE(this->Create("a"), nullptr);
+  ASSERT_TRUE(this->Write("a", this->Batch(6, 1)).ok());
+  Store* a = this->stores_["a"].get();
+  const auto compile = [&]() -> absl::StatusOr<adapt::v1::CompileResponse> {
+    adapt::v1::CompileRequest request;
+    absl::StatusOr<std::unique_ptr<StagedCompile>> staged = a->SolveCompile(request);
+    if (!staged.ok()) return staged.status();
+    RETURN_IF_ERROR(
+        this->durability_->AppendCompile("t", "a", a, request, nullptr, this->FenceOf("a")));
+    return a->PublishCompile(*std::move(staged));
+  };
+  absl::StatusOr<adapt::v1::CompileResponse> first = compile();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(this->Write("a", this->Batch(4, 2)).ok());
+  const std::string published = this->StateOf(*a);
+
+  this->harness_->FailNextAppend();
+  EXPECT_FALSE(compile().ok());
+  EXPECT_EQ(this->StateOf(*a), published);  // version 1 serves, the examples still pending
+  adapt::v1::StoreInfo info;
+  a->Describe(&info);
+  EXPECT_EQ(info.version(), 1u);
+
+  this->Restart();
+  ASSERT_NE(this->stores_["a"], nullptr);
+  EXPECT_EQ(this->StateOf(*this->stores_["a"]), published);
+  a = this->stores_["a"].get();
+  absl::StatusOr<adapt::v1::CompileResponse> second = compile();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->version(), 2u);
+  const std::string acknowledged = this->StateOf(*a);
+  this->Restart();
+  ASSERT_NE(this->stores_["a"], nullptr);
+  EXPECT_EQ(this->StateOf(*this->stores_["a"]), acknowledged);
+}
+
+// Replay solves once: a store whose log holds many compiles (forgets between them) recovers
+// equal to the acknowledged store, its last compile solved once.
+TYPED_TEST_P(DurabilityContract, ManyCompilesRecoverEqualAndSolveOnce) {
+  ASSERT_NE(this->Create("a"), nullptr);
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    ASSERT_TRUE(this->Write("a", this->Batch(6, seed)).ok());
+  }
+  Store* a = this->stores_["a"].get();
+  for (int i = 0; i < 12; ++i) {
+    adapt::v1::CompileRequest request;
+    if (i % 5 == 2) request.mutable_faast()->set_ridge(0.05 * i);
+    ASSERT_TRUE(a->Compile(request).ok());
+    ASSERT_TRUE(
+        this->durability_->AppendCompile("t", "a", a, request, nullptr, this->FenceOf("a")).ok());
+    if (i % 4 == 3) {
+      ASSERT_TRUE(
+          this->Write("a", this->Batch(6, static_cast<uint32_t>(i / 4 + 1)), {}, true).ok());
+    }
+  }
+  const std::string acknowledged = this->StateOf(*a);
+
+  this->Restart();
+  ASSERT_NE(this->stores_["a"], nullptr);
+  EXPECT_EQ(this->StateOf(*this->stores_["a"]), acknowledged);
+  auto* recovered = dynamic_cast<FaastStore*>(this->stores_["a"].get());
+  ASSERT_NE(recovered, nullptr);
+  EXPECT_EQ(recovered->solves(), 1u);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(DurabilityContract, RecoveredStoresEqualTheAcknowledgedOnes,
                             AWriteNotDurableIsNeitherAppliedNorRecovered,
                             AStaleFenceFailsWithOwnershipLostAndChangesNothing,
                             ConcurrentWritesApplyInLogOrder, AppliedIdsSurviveRestarts,
-                            DeletesAndImportsRecoverAsAcknowledged, AnUnloadedStoreLoadsBackEqual);
+                            DeletesAndImportsRecoverAsAcknowledged, AnUnloadedStoreLoadsBackEqual,
+                            ACompileIsPublishedOnlyOnceItsRecordIsDurable,
+                            ManyCompilesRecoverEqualAndSolveOnce);
 
 }  // namespace adaptd
 

@@ -155,6 +155,13 @@ MemoryDurability::Rebuilt MemoryDurability::Rebuild(const std::string& key,
       ReplayCompile(*out.store, record);
     }
   }
+  // The store's last compile, solved once (replay.h).
+  if (out.store != nullptr && !failed) {
+    if (const absl::Status solved = FinishReplay(*out.store); !solved.ok()) {
+      std::fprintf(stderr, "adaptd: store %s: solving its last logged compile: %s\n", key.c_str(),
+                   std::string(solved.message()).c_str());
+    }
+  }
   return out;
 }
 

@@ -41,6 +41,8 @@ class Recovery {
   absl::StatusOr<bool> LoadLegacySnapshots();
   absl::Status ReplayLog(bool* had_segments);
   void MarkDamage();
+  // Solves each store's last replayed compile, once (replay.h, FinishReplay).
+  void SolveCompiles();
   uint64_t max_lsn() const { return max_lsn_; }
   // After Finish: whether any store's state, or a deletion, is only in the log.
   bool left_in_log() const { return left_in_log_; }
@@ -64,6 +66,7 @@ class Recovery {
     std::string base;  // spec.base of a cold store
     bool cold = false;
     bool pinned = false;
+    bool compiled = false;  // a compile record was replayed: its solve is left for the end
   };
   struct Found {
     uint64_t incarnation = 0;
@@ -337,8 +340,18 @@ void Recovery::Apply(const LogFrame& frame) {
     ApplyWrite(&state, lsn, record.write());
   } else if (record.has_pin()) {
     state.pinned = record.pin().pinned();
-  } else {
-    ReplayCompile(*state.store, record);
+  } else if (ReplayCompile(*state.store, record)) {
+    state.compiled = true;
+  }
+}
+
+void Recovery::SolveCompiles() {
+  for (auto& [key, state] : states_) {
+    if (!state.compiled || state.store == nullptr || !state.failure.empty()) continue;
+    if (const absl::Status solved = FinishReplay(*state.store); !solved.ok()) {
+      std::fprintf(stderr, "adaptd: store %s: solving its last logged compile: %s\n", key.c_str(),
+                   std::string(solved.message()).c_str());
+    }
   }
 }
 
@@ -502,6 +515,7 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(const JournalOptions& opt
   bool had_segments = false;
   RETURN_IF_ERROR(recovery.ReplayLog(&had_segments));
   recovery.MarkDamage();
+  recovery.SolveCompiles();
   const absl::Time replayed = absl::Now();
   WalOptions wal_options;
   wal_options.dir = (fs::path(options.data_dir) / "wal").string();

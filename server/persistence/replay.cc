@@ -14,13 +14,14 @@ absl::Status ReplayWrite(Store& store, const adapt::v1::WalWrite& write) {
   return store.Commit(*txn).status();
 }
 
-void ReplayCompile(Store& store, const adapt::v1::WalRecord& record) {
+bool ReplayCompile(Store& store, const adapt::v1::WalRecord& record) {
   if (record.has_compile()) {
-    // A compile changes no statistics; its parameter overrides and version persist.
-    (void)store.Compile(record.compile());
-    return;
+    // A compile changes no statistics; its parameter overrides and version persist. The solve
+    // waits for the store's last compile (Store::SolveReplayedCompile).
+    (void)store.NoteReplayedCompile(record.compile(), nullptr);
+    return true;
   }
-  if (!record.has_base_compile()) return;
+  if (!record.has_base_compile()) return false;
   const adapt::v1::WalBaseCompile& r = record.base_compile();
   BaseReadout base;
   base.version = r.base_version();
@@ -29,8 +30,11 @@ void ReplayCompile(Store& store, const adapt::v1::WalRecord& record) {
   base.labels = r.labels_size() > 0;
   base.label_names.assign(r.labels().begin(), r.labels().end());
   base.s.assign(r.s().begin(), r.s().end());
-  (void)store.CompileWithBase(r.compile(), base);
+  (void)store.NoteReplayedCompile(r.compile(), &base);
+  return true;
 }
+
+absl::Status FinishReplay(Store& store) { return store.SolveReplayedCompile(); }
 
 adapt::v1::WalRecord CompileRecord(uint64_t incarnation, const adapt::v1::CompileRequest& request,
                                    const BaseReadout* base) {

@@ -15,10 +15,16 @@ namespace adaptd {
 // logged, so the call failed then too and was never acknowledged (the record is skipped).
 absl::Status ReplayWrite(Store& store, const adapt::v1::WalWrite& write);
 
-// Applies a logged compile (`record` holds `compile` or `base_compile`; any other record is
-// ignored): its parameter overrides and version persist; a refresh_base compile uses the copy
-// of the base the record holds, never the base itself.
-void ReplayCompile(Store& store, const adapt::v1::WalRecord& record);
+// Applies a logged compile (`record` holds `compile` or `base_compile`; false for any other
+// record, which is ignored) without solving it (Store::NoteReplayedCompile): its parameter
+// overrides and version persist; a refresh_base compile uses the copy of the base the record
+// holds, never the base itself. Once the log is replayed, FinishReplay solves the store's last
+// compile, once.
+bool ReplayCompile(Store& store, const adapt::v1::WalRecord& record);
+
+// After the log: solves and publishes the store's last replayed compile, as it was published
+// when it ran (Store::SolveReplayedCompile); OK when there is none.
+absl::Status FinishReplay(Store& store);
 
 // The record of a finished compile of `request` (with `base`, the copy of the base a
 // refresh_base compile took) for the store of `incarnation`: what ReplayCompile reads back.

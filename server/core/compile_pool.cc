@@ -4,7 +4,8 @@
 
 namespace adaptd {
 
-CompilePool::CompilePool(int threads, Observer observer) : observer_(std::move(observer)) {
+CompilePool::CompilePool(int threads, Observer observer, Log log)
+    : observer_(std::move(observer)), log_(std::move(log)) {
   threads = std::max(1, threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
 }
@@ -111,11 +112,22 @@ void CompilePool::Loop() {
     }
     // An explicit compile may have taken in every change since this request was made.
     if (automatic && !store->ChangedSinceCompile()) continue;
-    absl::StatusOr<adapt::v1::CompileResponse> result =
-        base != nullptr ? store->CompileWithBase(request, *base) : store->Compile(request);
+    absl::StatusOr<adapt::v1::CompileResponse> result = Run(*store, request, base.get(), automatic);
     if (observer_) observer_(*store, result, automatic);
     if (done) done(std::move(result));
   }
+}
+
+absl::StatusOr<adapt::v1::CompileResponse> CompilePool::Run(
+    Store& store, const adapt::v1::CompileRequest& request, const BaseReadout* base,
+    bool automatic) const {
+  absl::StatusOr<std::unique_ptr<StagedCompile>> staged = store.SolveCompile(request, base);
+  if (!staged.ok()) return staged.status();
+  if (log_ != nullptr) {
+    // Dropped unpublished when its record cannot be made durable.
+    if (absl::Status logged = log_(store, request, base, automatic); !logged.ok()) return logged;
+  }
+  return store.PublishCompile(*std::move(staged));
 }
 
 }  // namespace adaptd

@@ -28,13 +28,21 @@ class CompilePool {
   using Observer = std::function<void(
       const Store&, const absl::StatusOr<adapt::v1::CompileResponse>&, bool automatic)>;
 
-  CompilePool(int threads, Observer observer);
+  // Makes a solved compile's record durable, between its solve (Store::SolveCompile) and its
+  // publication (Store::PublishCompile): OK publishes it; an error publishes nothing (the
+  // previous version keeps serving) and is the compile's result. `request` is the explicit
+  // compile's (empty for an automatic one), `base` its copy of the base (refresh_base).
+  using Log = std::function<absl::Status(const Store&, const adapt::v1::CompileRequest& request,
+                                         const BaseReadout* base, bool automatic)>;
+
+  // Without `log`, a compile is published as soon as it is solved.
+  CompilePool(int threads, Observer observer, Log log = nullptr);
   ~CompilePool();
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  // Runs store->Compile(request) on a pool thread and hands the result to `done` there; with
-  // `base` (CompileRequest.refresh_base), store->CompileWithBase(request, *base).
+  // Solves store's compile of `request` on a pool thread (with `base`, CompileRequest.refresh_base,
+  // against that copy of the base), logs it, publishes it, and hands the result to `done` there.
   // After Stop, `done` receives Unavailable at once.
   void Submit(std::shared_ptr<Store> store, adapt::v1::CompileRequest request, Done done,
               std::shared_ptr<const BaseReadout> base = nullptr);
@@ -64,9 +72,14 @@ class CompilePool {
   };
 
   void Loop();
+  // Solve, log, publish.
+  absl::StatusOr<adapt::v1::CompileResponse> Run(Store& store,
+                                                 const adapt::v1::CompileRequest& request,
+                                                 const BaseReadout* base, bool automatic) const;
   bool HasWorkLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Observer observer_;
+  Log log_;
   mutable absl::Mutex mu_;
   // Signalled when explicit work arrives, an automatic request is added or moved, or Stop.
   absl::CondVar work_changed_;

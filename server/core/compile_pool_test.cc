@@ -4,6 +4,8 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "server/stores/store_factory.h"
 
 namespace adaptd {
 namespace {
@@ -129,6 +131,72 @@ TEST(CompilePoolTest, DeletedStoreIsSkippedAndStopAnswersUnavailable) {
   pool.Submit(std::make_shared<CountingStore>(), {},
               [&](absl::StatusOr<adapt::v1::CompileResponse> r) { status = r.status(); });
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+}
+
+// A faast store with examples and nothing published.
+std::shared_ptr<Store> FaastWithExamples(kernels::Backend* backend) {
+  adapt::v1::StoreSpec spec;
+  spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+  spec.set_encoder("identity");
+  spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+  spec.mutable_faast();
+  absl::StatusOr<std::unique_ptr<Store>> store = CreateStore(spec, backend);
+  EXPECT_TRUE(store.ok()) << store.status();
+  if (!store.ok()) return nullptr;
+  ExampleBatch batch;
+  batch.rows = 2;
+  batch.dim = 2;
+  batch.keys = {1, 0, 0, 1};
+  batch.labels = {"a", "b"};
+  std::unique_ptr<Txn> txn = (*store)->Begin(TxnKind::kAdapt);
+  EXPECT_TRUE(txn->Add(batch).ok());
+  EXPECT_TRUE((*store)->Commit(*txn).ok());
+  return *std::move(store);
+}
+
+uint64_t VersionOf(const Store& store) {
+  adapt::v1::StoreInfo info;
+  store.Describe(&info);
+  return info.version();
+}
+
+// The log step runs after the solve and before the publication: a compile whose log fails
+// publishes nothing and answers the log's error; the next one publishes.
+TEST(CompilePoolTest, ACompileIsPublishedOnlyAfterItsLogSucceeds) {
+  std::unique_ptr<kernels::Backend> backend = kernels::MakeCpuBackend(1);
+  std::shared_ptr<Store> store = FaastWithExamples(backend.get());
+  ASSERT_NE(store, nullptr);
+  std::atomic<bool> fail{true};
+  std::atomic<int> logged{0};
+  std::atomic<uint64_t> version_at_log{99};
+  CompilePool pool(1, nullptr,
+                   [&](const Store& s, const adapt::v1::CompileRequest&, const BaseReadout*,
+                       bool) -> absl::Status {
+                     version_at_log = VersionOf(s);
+                     ++logged;
+                     return fail ? absl::UnavailableError("log down") : absl::OkStatus();
+                   });
+  const auto compile = [&] {
+    absl::StatusOr<adapt::v1::CompileResponse> result;
+    absl::Notification done;
+    pool.Submit(store, {}, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+      result = std::move(r);
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  };
+  absl::StatusOr<adapt::v1::CompileResponse> refused = compile();
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(VersionOf(*store), 0u);
+  EXPECT_TRUE(store->ChangedSinceCompile());  // its examples are pending again
+  fail = false;
+  absl::StatusOr<adapt::v1::CompileResponse> published = compile();
+  ASSERT_TRUE(published.ok()) << published.status();
+  EXPECT_EQ(published->version(), 1u);
+  EXPECT_EQ(version_at_log.load(), 0u);  // logged before it was published
+  EXPECT_EQ(VersionOf(*store), 1u);
+  EXPECT_EQ(logged.load(), 2);
 }
 
 }  // namespace

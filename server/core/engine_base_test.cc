@@ -424,5 +424,24 @@ TEST_F(EngineBaseTest, CompileOverridesForAnotherKindAreRefusedNamingTheField) {
   EXPECT_TRUE(result.ok()) << result.status();
 }
 
+// What a kind says of bases (StoreKind::no_base, adopt_base) reaches the refusals: an fwpkm
+// store neither starts from a base nor serves as one, and the message lists the kinds that do.
+TEST_F(EngineBaseTest, AKindWithoutBasesIsRefusedBothWays) {
+  StoreSpec fwpkm;
+  fwpkm.set_kind(adapt::v1::STORE_KIND_FWPKM);
+  fwpkm.set_dim(kDim);
+  ASSERT_TRUE(Create("shared", "slots", fwpkm).ok());
+  absl::StatusOr<adapt::v1::StoreInfo> from = Create("acme", "child", Faast(1.0, "shared/slots"));
+  EXPECT_EQ(from.status().code(), absl::StatusCode::kInvalidArgument) << from.status();
+  EXPECT_EQ(from.status().message(),
+            "spec.base: shared/slots is a store of kind fwpkm; a base is a faast or falcon store");
+  fwpkm.set_base("shared/slots");
+  absl::StatusOr<adapt::v1::StoreInfo> own = Create("acme", "slots", fwpkm);
+  EXPECT_EQ(own.status().code(), absl::StatusCode::kInvalidArgument) << own.status();
+  EXPECT_NE(own.status().message().find("spec.base: fwpkm stores cannot start from a base"),
+            std::string::npos)
+      << own.status();
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -4,9 +4,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
 #include "server/core/engine.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 
@@ -18,11 +20,10 @@ absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, cons
   if (base_tenant == tenant && base_store == name) {
     return absl::InvalidArgumentError("spec.base: a store cannot be its own base");
   }
-  if (spec->kind() == adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError(
-        "spec.base: fwpkm stores cannot start from a base: their values live in slots addressed "
-        "by sub-keys that move with their own writes, so another store's slots mean nothing to "
-        "them");
+  const StoreKind* kind = StoreKinds::Global().Find(spec->kind());
+  if (kind != nullptr && !kind->no_base.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.base: ", kind->name, " stores cannot start from a base: ", kind->no_base));
   }
   absl::StatusOr<ExportedBase> found = ReadBase(base_tenant, base_store, /*for_create=*/true);
   if (absl::IsNotFound(found.status())) {
@@ -30,9 +31,15 @@ absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, cons
   }
   if (!found.ok()) return found.status();
   const adapt::v1::StoreSpec& base_spec = found->spec;
-  if (base_spec.kind() == adapt::v1::STORE_KIND_FWPKM) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.base: ", spec->base(), " is an fwpkm store; a base is a faast or falcon store"));
+  const StoreKind* base_kind = StoreKinds::Global().Find(base_spec.kind());
+  if (base_kind != nullptr && !base_kind->no_base.empty()) {
+    std::vector<std::string> bases;
+    for (const StoreKind* k : StoreKinds::Global().All()) {
+      if (k->no_base.empty()) bases.push_back(k->name);
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.base: ", spec->base(), " is a store of kind ", base_kind->name,
+                     "; a base is a ", absl::StrJoin(bases, " or "), " store"));
   }
   if (base_spec.encoder() != spec->encoder()) {
     return absl::InvalidArgumentError(absl::StrCat("spec.base: ", spec->base(), " reads encoder '",
@@ -64,10 +71,7 @@ absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, cons
                                                    readout->dim));
   }
   spec->set_dim(static_cast<uint32_t>(readout->dim));
-  if (spec->kind() == adapt::v1::STORE_KIND_FALCON &&
-      spec->falcon().key_norm() == adapt::v1::FalconParams::KEY_NORM_UNSPECIFIED) {
-    spec->mutable_falcon()->set_key_norm(readout->key_norm);  // read keys as the base does
-  }
+  if (kind != nullptr && kind->adopt_base) kind->adopt_base(*readout, spec);
   return found;
 }
 

@@ -29,6 +29,11 @@ StoreKind FalconKind() {
     return info.falcon().residual_norm_avg();
   };
   kind.gauges.push_back(std::move(residual));
+  kind.adopt_base = [](const BaseReadout& base, adapt::v1::StoreSpec* spec) {
+    if (spec->falcon().key_norm() == adapt::v1::FalconParams::KEY_NORM_UNSPECIFIED) {
+      spec->mutable_falcon()->set_key_norm(base.key_norm);  // read keys as the base does
+    }
+  };
   return kind;
 }
 

@@ -35,6 +35,9 @@ StoreKind FwpkmKind() {
        "fwpkm: addressing entropy, mean and min over stores",
        {Aggregate::kMean, Aggregate::kMin},
        [](const adapt::v1::StoreInfo& info) { return info.fwpkm().addressing_entropy(); }});
+  kind.no_base =
+      "their values live in slots addressed by sub-keys that move with their own writes, so "
+      "another store's slots mean nothing to them";
   return kind;
 }
 

@@ -85,6 +85,12 @@ struct StoreKind {
                                                        const StateArrays&, kernels::Backend*)>
       restore_arrays;
   std::vector<KindGauge> gauges;
+  // Base stores (docs/BASE_STORES.md). `no_base`: why stores of this kind neither start from
+  // a base nor serve as one (empty: they do both). `adopt_base` (optional): what a new store's
+  // spec takes from its base's read-out, after the shared checks (falcon: the key norm, when
+  // unset).
+  std::string no_base;
+  std::function<void(const BaseReadout& base, adapt::v1::StoreSpec* spec)> adopt_base;
   // The parameters (text format of `params`) of a small, quick store of this kind that does
   // no work in the background: what tests, fuzzers and the contract suite create.
   std::string small_params;

@@ -20,33 +20,6 @@ absl::Status FieldError(absl::string_view prefix, absl::string_view field, absl:
   return absl::InvalidArgumentError(absl::StrCat(prefix, ".", field, ": ", what));
 }
 
-absl::Status ValidateOutput(const OutputSpec& output, OutputSpec* normalized) {
-  *normalized = output;
-  switch (output.kind()) {
-    case OutputSpec::KIND_UNSPECIFIED:
-    case OutputSpec::KIND_LABELS:
-      if (output.dim() != 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("spec.output.dim: must be 0 for a labels output, got ", output.dim()));
-      }
-      normalized->set_kind(OutputSpec::KIND_LABELS);
-      return absl::OkStatus();
-    case OutputSpec::KIND_VECTOR:
-      if (output.dim() < 1 || output.dim() > kFaastMaxOutputDim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ",
-                         kFaastMaxOutputDim, "], got ", output.dim()));
-      }
-      return absl::OkStatus();
-    case OutputSpec::KIND_NEXT:
-      return absl::InvalidArgumentError(
-          "spec.output.kind: output 'next' is not supported by faast (use labels or vector:M)");
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
-  }
-}
-
 // The label encoder's output: a labels output and a width, or no width without one.
 absl::Status ValidateLabelEncoder(const OutputSpec& output) {
   if (!output.label_encoder().empty()) {
@@ -181,7 +154,8 @@ absl::Status ValidateFaastSolverFields(const FaastParams& params, absl::string_v
 absl::StatusOr<StoreSpec> NormalizeFaastSpec(const StoreSpec& spec) {
   RETURN_IF_ERROR(CheckSpecKindAndDim(spec, adapt::v1::STORE_KIND_FAAST, "faast", kMaxStoreDim));
   StoreSpec out = spec;
-  RETURN_IF_ERROR(ValidateOutput(spec.output(), out.mutable_output()));
+  RETURN_IF_ERROR(NormalizeOutput(spec.output(), /*next=*/false, kFaastMaxOutputDim, "faast",
+                                  out.mutable_output()));
   const OutputSpec& output = out.output();
   RETURN_IF_ERROR(ValidateLabelEncoder(output));
   RETURN_IF_ERROR(ValidateFaastFields(spec, output));

@@ -27,34 +27,6 @@ bool PerColumn(FalconParams::Variant v) {
   return v == FalconParams::VARIANT_2 || v == FalconParams::VARIANT_2A;
 }
 
-absl::Status ValidateOutput(const StoreSpec& spec, OutputSpec* normalized) {
-  const OutputSpec& output = spec.output();
-  *normalized = output;
-  switch (output.kind()) {
-    case OutputSpec::KIND_UNSPECIFIED:
-    case OutputSpec::KIND_LABELS:
-    case OutputSpec::KIND_NEXT:
-      if (output.dim() != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "spec.output.dim: must be 0 for a labels or next output, got ", output.dim()));
-      }
-      if (output.kind() == OutputSpec::KIND_UNSPECIFIED) {
-        normalized->set_kind(OutputSpec::KIND_LABELS);
-      }
-      return absl::OkStatus();
-    case OutputSpec::KIND_VECTOR:
-      if (output.dim() < 1 || output.dim() > kFalconMaxOutputDim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ",
-                         kFalconMaxOutputDim, "], got ", output.dim()));
-      }
-      return absl::OkStatus();
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
-  }
-}
-
 // β: one value in (0, 2), or (variants 2 and 2A) one per output column of a fixed width.
 absl::Status ValidateBeta(const FalconParams& p, const StoreSpec& spec, const OutputSpec& out) {
   for (int i = 0; i < p.beta_size(); ++i) {
@@ -157,7 +129,11 @@ absl::StatusOr<StoreSpec> NormalizeFalconSpec(const StoreSpec& spec) {
     return s;
   }
   StoreSpec out = spec;
-  if (absl::Status s = ValidateOutput(spec, out.mutable_output()); !s.ok()) return s;
+  if (absl::Status s = NormalizeOutput(spec.output(), /*next=*/true, kFalconMaxOutputDim, "falcon",
+                                       out.mutable_output());
+      !s.ok()) {
+    return s;
+  }
   FalconParams* p = out.mutable_falcon();
   if (!FalconParams::Variant_IsValid(p->variant())) {
     return FieldError("variant", absl::StrCat("unknown variant ", p->variant()));

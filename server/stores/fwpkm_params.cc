@@ -27,31 +27,6 @@ absl::Status CheckRange(absl::string_view field, bool present, double value, dou
       field, absl::StrCat("must be in ", lo_open ? "(" : "[", lo, ", ", hi, "], got ", value));
 }
 
-absl::Status NormalizeOutput(const OutputSpec& output, OutputSpec* out) {
-  *out = output;
-  switch (output.kind()) {
-    case OutputSpec::KIND_UNSPECIFIED:
-    case OutputSpec::KIND_LABELS:
-    case OutputSpec::KIND_NEXT:
-      if (output.dim() != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "spec.output.dim: must be 0 for a labels or next output, got ", output.dim()));
-      }
-      if (output.kind() == OutputSpec::KIND_UNSPECIFIED) out->set_kind(OutputSpec::KIND_LABELS);
-      return absl::OkStatus();
-    case OutputSpec::KIND_VECTOR:
-      if (output.dim() < 1 || output.dim() > kFwpkmMaxOutputDim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ",
-                         kFwpkmMaxOutputDim, "], got ", output.dim()));
-      }
-      return absl::OkStatus();
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<StoreSpec> NormalizeFwpkmSpec(const StoreSpec& spec) {
@@ -61,7 +36,11 @@ absl::StatusOr<StoreSpec> NormalizeFwpkmSpec(const StoreSpec& spec) {
     return s;
   }
   StoreSpec out = spec;
-  if (absl::Status s = NormalizeOutput(spec.output(), out.mutable_output()); !s.ok()) return s;
+  if (absl::Status s = NormalizeOutput(spec.output(), /*next=*/true, kFwpkmMaxOutputDim, "fwpkm",
+                                       out.mutable_output());
+      !s.ok()) {
+    return s;
+  }
 
   const FwpkmParams& in = spec.fwpkm();
   if (in.has_sub_keys() && (in.sub_keys() < 2 || in.sub_keys() > kFwpkmMaxSubKeys)) {

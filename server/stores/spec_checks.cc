@@ -37,4 +37,41 @@ absl::Status CheckSpecKindAndDim(const adapt::v1::StoreSpec& spec, adapt::v1::St
   return absl::OkStatus();
 }
 
+absl::Status NormalizeOutput(const adapt::v1::OutputSpec& output, bool next,
+                             uint32_t max_vector_dim, const char* kind_name,
+                             adapt::v1::OutputSpec* normalized) {
+  using adapt::v1::OutputSpec;
+  *normalized = output;
+  switch (output.kind()) {
+    case OutputSpec::KIND_NEXT:
+      if (!next) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.kind: output 'next' is not supported by ", kind_name,
+                         " (use labels or vector:M)"));
+      }
+      [[fallthrough]];
+    case OutputSpec::KIND_UNSPECIFIED:
+    case OutputSpec::KIND_LABELS:
+      if (output.dim() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("spec.output.dim: must be 0 for a labels ",
+                                                       next ? "or next " : "", "output, got ",
+                                                       output.dim()));
+      }
+      if (output.kind() == OutputSpec::KIND_UNSPECIFIED) {
+        normalized->set_kind(OutputSpec::KIND_LABELS);
+      }
+      return absl::OkStatus();
+    case OutputSpec::KIND_VECTOR:
+      if (output.dim() < 1 || output.dim() > max_vector_dim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("spec.output.dim: a vector output needs a width in [1, ", max_vector_dim,
+                         "], got ", output.dim()));
+      }
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.output.kind: unknown output kind ", output.kind()));
+  }
+}
+
 }  // namespace adaptd

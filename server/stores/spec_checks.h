@@ -22,6 +22,15 @@ absl::Status CheckParamsMatchKind(const adapt::v1::StoreSpec& spec);
 absl::Status CheckSpecKindAndDim(const adapt::v1::StoreSpec& spec, adapt::v1::StoreKind kind,
                                  const char* kind_name, uint32_t max_dim);
 
+// The one check of a spec's output, for a kind that serves vectors up to `max_vector_dim` wide
+// and (`next`) next-item outputs or not (`kind_name` says which kind refuses them): a labels
+// output (the default, filled in when the kind is unset) and a next output take no width; a
+// vector output takes a width in [1, max_vector_dim]. InvalidArgument naming
+// `spec.output.<field>`.
+absl::Status NormalizeOutput(const adapt::v1::OutputSpec& output, bool next,
+                             uint32_t max_vector_dim, const char* kind_name,
+                             adapt::v1::OutputSpec* normalized);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_STORES_SPEC_CHECKS_H_

@@ -123,11 +123,16 @@ absl::StatusOr<adapt::v1::CompileResponse> CompilePool::Run(
     bool automatic) const {
   absl::StatusOr<std::unique_ptr<StagedCompile>> staged = store.SolveCompile(request, base);
   if (!staged.ok()) return staged.status();
+  Published then;
   if (log_ != nullptr) {
     // Dropped unpublished when its record cannot be made durable.
-    if (absl::Status logged = log_(store, request, base, automatic); !logged.ok()) return logged;
+    absl::StatusOr<Published> logged = log_(store, request, base, automatic);
+    if (!logged.ok()) return logged.status();
+    then = *std::move(logged);
   }
-  return store.PublishCompile(*std::move(staged));
+  absl::StatusOr<adapt::v1::CompileResponse> published = store.PublishCompile(*std::move(staged));
+  if (published.ok() && then != nullptr) then();
+  return published;
 }
 
 }  // namespace adaptd

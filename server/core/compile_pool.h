@@ -29,11 +29,14 @@ class CompilePool {
       const Store&, const absl::StatusOr<adapt::v1::CompileResponse>&, bool automatic)>;
 
   // Makes a solved compile's record durable, between its solve (Store::SolveCompile) and its
-  // publication (Store::PublishCompile): OK publishes it; an error publishes nothing (the
-  // previous version keeps serving) and is the compile's result. `request` is the explicit
-  // compile's (empty for an automatic one), `base` its copy of the base (refresh_base).
-  using Log = std::function<absl::Status(const Store&, const adapt::v1::CompileRequest& request,
-                                         const BaseReadout* base, bool automatic)>;
+  // publication (Store::PublishCompile): OK publishes it, then runs the function returned (when
+  // not null); an error publishes nothing (the previous version keeps serving) and is the
+  // compile's result. `request` is the explicit compile's (empty for an automatic one), `base`
+  // its copy of the base (refresh_base).
+  using Published = std::function<void()>;
+  using Log = std::function<absl::StatusOr<Published>(const Store&,
+                                                      const adapt::v1::CompileRequest& request,
+                                                      const BaseReadout* base, bool automatic)>;
 
   // Without `log`, a compile is published as soon as it is solved.
   CompilePool(int threads, Observer observer, Log log = nullptr);

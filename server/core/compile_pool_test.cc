@@ -169,12 +169,14 @@ TEST(CompilePoolTest, ACompileIsPublishedOnlyAfterItsLogSucceeds) {
   std::atomic<bool> fail{true};
   std::atomic<int> logged{0};
   std::atomic<uint64_t> version_at_log{99};
+  std::atomic<uint64_t> version_after_publish{99};
   CompilePool pool(1, nullptr,
                    [&](const Store& s, const adapt::v1::CompileRequest&, const BaseReadout*,
-                       bool) -> absl::Status {
+                       bool) -> absl::StatusOr<CompilePool::Published> {
                      version_at_log = VersionOf(s);
                      ++logged;
-                     return fail ? absl::UnavailableError("log down") : absl::OkStatus();
+                     if (fail) return absl::UnavailableError("log down");
+                     return [&] { version_after_publish = VersionOf(*store); };
                    });
   const auto compile = [&] {
     absl::StatusOr<adapt::v1::CompileResponse> result;
@@ -196,6 +198,7 @@ TEST(CompilePoolTest, ACompileIsPublishedOnlyAfterItsLogSucceeds) {
   EXPECT_EQ(published->version(), 1u);
   EXPECT_EQ(version_at_log.load(), 0u);  // logged before it was published
   EXPECT_EQ(VersionOf(*store), 1u);
+  EXPECT_EQ(version_after_publish.load(), 1u);  // what the log returned ran once published
   EXPECT_EQ(logged.load(), 2);
 }
 

@@ -87,16 +87,18 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
       compile_pool_(
           static_cast<int>(config.compile_threads() > 0 ? config.compile_threads()
                                                         : defaults::kCompileThreads),
-          [this, metrics](const Store& store, const absl::StatusOr<adapt::v1::CompileResponse>& r,
-                          bool automatic) {
-            if (automatic && r.ok()) LogAutoCompile(store);
+          [metrics](const Store& store, const absl::StatusOr<adapt::v1::CompileResponse>& r,
+                    bool automatic) {
             if (metrics == nullptr) return;
             metrics->RecordCompile(r.ok(), automatic, r.ok() ? r->faast().compile_seconds() : 0.0);
             if (r.ok() && r->has_faast()) metrics->RecordFaastCompile(r->faast());
             adapt::v1::StoreInfo info;
             store.Describe(&info);
             metrics->RefreshStore(&store, info);
-          }) {}
+          },
+          [this](const Store& store, const adapt::v1::CompileRequest& request,
+                 const BaseReadout* base,
+                 bool automatic) { return LogCompile(store, request, base, automatic); }) {}
 
 Engine::~Engine() { Shutdown(); }
 
@@ -499,7 +501,7 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   const Store* target = store->get();
   if (!request.refresh_base()) {
     compile_pool_.Submit(*std::move(store), request,
-                         LogCompileThen(request, target, std::move(done)));
+                         NoteCompileThen(request, target, std::move(done)));
     return;
   }
   // refresh_base: the base's current read-out, copied before the compile.
@@ -529,7 +531,7 @@ void Engine::Compile(const adapt::v1::CompileRequest& request, CompilePool::Done
   }
   auto copy = std::make_shared<const BaseReadout>(std::move(base->readout));
   compile_pool_.Submit(*std::move(store), request,
-                       LogCompileThen(request, target, std::move(done), copy), copy);
+                       NoteCompileThen(request, target, std::move(done)), copy);
 }
 
 }  // namespace adaptd

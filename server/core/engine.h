@@ -200,18 +200,21 @@ class Engine : private WriteTargets, private ReadTargets {
   absl::Status CheckPinBudget(uint64_t adding) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(pin_mu_);
   // Opens the durability and makes a slot of each store it recovered (engine_journal.cc).
   absl::Status OpenDurability(const DurabilityOpener& open);
-  // `done`, after the compile's record is durable.
-  // Logs an automatic compile that finished (compile pool observer), so replay reproduces it.
-  void LogAutoCompile(const Store& store);
+  // The compile pool's log step (CompilePool::Log): a solved compile's record, explicit or
+  // automatic, appended durably before the compile is published, so replay reproduces it and a
+  // crash never serves a version the log lacks; an automatic one's size is noted once published.
+  absl::StatusOr<CompilePool::Published> LogCompile(const Store& store,
+                                                    const adapt::v1::CompileRequest& request,
+                                                    const BaseReadout* base, bool automatic);
   // Notes what tenant/name's slot holds (its hot store's memory_bytes in `info` plus the
   // journal's remembered ids) for the budget, when `store` is its hot store, and lets the
   // residency thread look.
   void NoteSize(const std::string& tenant, const std::string& name, const Store& store,
                 const adapt::v1::StoreInfo& info) const;
   void NoteSize(StoreSlot& slot, const adapt::v1::StoreInfo& info) const;
-  CompilePool::Done LogCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
-                                   CompilePool::Done done,
-                                   std::shared_ptr<const BaseReadout> base = nullptr);
+  // `done`, after an explicit compile was logged and published (or failed): notes its size.
+  CompilePool::Done NoteCompileThen(const adapt::v1::CompileRequest& request, const Store* store,
+                                    CompilePool::Done done);
   // The base a new store of `spec` (of `tenant`, named `name`) starts from, checked against
   // the spec, which gains the base's full name, dim and (falcon, when unset) key_norm.
   absl::StatusOr<ExportedBase> ResolveBase(const std::string& tenant, const std::string& name,

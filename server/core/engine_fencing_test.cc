@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/config/config.h"
 #include "server/core/engine.h"
@@ -66,6 +67,20 @@ class EngineFencingTest : public ::testing::Test {
     return info.ok() ? *info : adapt::v1::StoreInfo();
   }
 
+  static absl::StatusOr<adapt::v1::CompileResponse> Compile(Engine& engine) {
+    adapt::v1::CompileRequest request;
+    request.set_tenant("t");
+    request.set_store("s");
+    absl::StatusOr<adapt::v1::CompileResponse> result;
+    absl::Notification done;
+    engine.Compile(request, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+      result = std::move(r);
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  }
+
   std::unique_ptr<kernels::Backend> backend_;
   std::shared_ptr<MemoryDisk> disk_ = std::make_shared<MemoryDisk>();
   std::unique_ptr<Engine> engine_;
@@ -104,6 +119,35 @@ TEST_F(EngineFencingTest, AfterATakeOverWritesAreRefusedRetryablyAndChangeNothin
   ASSERT_NE(third, nullptr);
   EXPECT_EQ(Info(*third).examples(), 6u);
   EXPECT_FALSE(Info(*third).spec().pinned());
+}
+
+// A compile is published only once its record is durable: one whose append fails publishes
+// nothing and answers the error (the previous version serves, before and after a restart); a
+// restart after a durable compile serves its version.
+TEST_F(EngineFencingTest, ACompileWhoseRecordIsNotDurablePublishesNothing) {
+  ASSERT_TRUE(Adapt(*engine_, "a").ok());
+  absl::StatusOr<adapt::v1::CompileResponse> first = Compile(*engine_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->version(), 1u);
+  ASSERT_TRUE(Adapt(*engine_, "b").ok());
+
+  disk_->FailAppends(1);
+  EXPECT_FALSE(Compile(*engine_).ok());
+  EXPECT_EQ(Info(*engine_).version(), 1u);
+  EXPECT_EQ(Info(*engine_).faast().pending_examples(), 3u);
+
+  engine_.reset();
+  engine_ = Start();
+  ASSERT_NE(engine_, nullptr);
+  EXPECT_EQ(Info(*engine_).version(), 1u);
+  absl::StatusOr<adapt::v1::CompileResponse> second = Compile(*engine_);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->version(), 2u);
+  engine_.reset();
+  engine_ = Start();
+  ASSERT_NE(engine_, nullptr);
+  EXPECT_EQ(Info(*engine_).version(), 2u);
+  EXPECT_EQ(Info(*engine_).faast().pending_examples(), 0u);
 }
 
 }  // namespace

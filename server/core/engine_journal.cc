@@ -158,40 +158,43 @@ absl::Status Engine::Flush() {
   return durability_->Checkpoint();
 }
 
-CompilePool::Done Engine::LogCompileThen(const adapt::v1::CompileRequest& request,
-                                         const Store* store, CompilePool::Done done,
-                                         std::shared_ptr<const BaseReadout> base) {
+absl::StatusOr<CompilePool::Published> Engine::LogCompile(const Store& store,
+                                                          const adapt::v1::CompileRequest& request,
+                                                          const BaseReadout* base, bool automatic) {
+  if (durability_ == nullptr) return nullptr;
+  if (!automatic) {
+    RETURN_IF_ERROR(
+        durability_->AppendCompile(request.tenant(), request.store(), &store, request, base,
+                                   durability_->CurrentFence(request.tenant(), request.store())));
+    return nullptr;  // NoteCompileThen notes its size
+  }
+  std::string tenant, name;
+  if (const absl::Status logged = durability_->AppendAutoCompile(&store, &tenant, &name);
+      !logged.ok()) {
+    std::fprintf(stderr, "adaptd: logging an automatic compile failed (not published): %s\n",
+                 std::string(logged.message()).c_str());
+    return logged;
+  }
+  if (name.empty()) return nullptr;
+  return [this, &store, tenant, name] {
+    adapt::v1::StoreInfo info;
+    store.Describe(&info);
+    NoteSize(tenant, name, store, info);  // a first compile publishes weights
+  };
+}
+
+CompilePool::Done Engine::NoteCompileThen(const adapt::v1::CompileRequest& request,
+                                          const Store* store, CompilePool::Done done) {
   if (durability_ == nullptr) return done;
-  return [this, request, store, base = std::move(base),
+  return [this, request, store,
           done = std::move(done)](absl::StatusOr<adapt::v1::CompileResponse> result) {
     if (result.ok()) {
-      absl::Status logged =
-          durability_->AppendCompile(request.tenant(), request.store(), store, request, base.get(),
-                                     durability_->CurrentFence(request.tenant(), request.store()));
-      if (!logged.ok()) result = logged;
       adapt::v1::StoreInfo info;
       store->Describe(&info);
       NoteSize(request.tenant(), request.store(), *store, info);
     }
     done(std::move(result));
   };
-}
-
-void Engine::LogAutoCompile(const Store& store) {
-  if (durability_ == nullptr) return;
-  // The compile is published already; if its record cannot be written, a restart publishes
-  // the same statistics again under a lower version, and nothing else is lost.
-  std::string tenant, name;
-  if (const absl::Status logged = durability_->AppendAutoCompile(&store, &tenant, &name);
-      !logged.ok()) {
-    std::fprintf(stderr, "adaptd: logging an automatic compile failed: %s\n",
-                 std::string(logged.message()).c_str());
-  }
-  if (!name.empty()) {
-    adapt::v1::StoreInfo info;
-    store.Describe(&info);
-    NoteSize(tenant, name, store, info);  // a first compile publishes weights
-  }
 }
 
 void Engine::NoteSize(const std::string& tenant, const std::string& name, const Store& store,

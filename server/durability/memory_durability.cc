@@ -284,30 +284,35 @@ void MemoryDurability::AppendWrite(const std::string& tenant, const std::string&
   absl::StatusOr<CommitResult> result = Gone(key);
   if (entry != nullptr) {
     absl::MutexLock entry_lock(&entry->mu);
-    result = [&]() -> absl::StatusOr<CommitResult> {
-      if (entry->store.get() != store || store == nullptr) return Gone(key);
-      for (const std::string& id : write.ids()) {
-        // Appends of a store are one at a time: an id applied first was applied by a write
-        // that finished while this one waited for the store's lock.
-        if (entry->ids.Contains(id)) {
-          return absl::AbortedError(absl::StrCat(
-              "examples: id '", id,
-              "' was applied by a concurrent call; resend the call to apply the others"));
-        }
-      }
-      adapt::v1::WalRecord record;
-      record.set_incarnation(entry->incarnation);
-      *record.mutable_write() = std::move(write);
-      RETURN_IF_ERROR(AppendRecord(key, record, fence));
-      entry->dirty = true;
-      absl::StatusOr<CommitResult> applied = std::move(apply)();
-      if (applied.ok()) {
-        for (const std::string& id : record.write().ids()) entry->ids.Add(id);
-      }
-      return applied;
-    }();
+    result = WriteLocked(key, *entry, store, std::move(write), fence, std::move(apply));
   }
   std::move(done)(std::move(result));
+}
+
+absl::StatusOr<CommitResult> MemoryDurability::WriteLocked(const std::string& key, Entry& entry,
+                                                           const Store* store,
+                                                           adapt::v1::WalWrite write,
+                                                           const Fence& fence, Apply apply) {
+  if (entry.store.get() != store || store == nullptr) return Gone(key);
+  for (const std::string& id : write.ids()) {
+    // Appends of a store are one at a time: an id applied first was applied by a write that
+    // finished while this one waited for the store's lock.
+    if (entry.ids.Contains(id)) {
+      return absl::AbortedError(
+          absl::StrCat("examples: id '", id,
+                       "' was applied by a concurrent call; resend the call to apply the others"));
+    }
+  }
+  adapt::v1::WalRecord record;
+  record.set_incarnation(entry.incarnation);
+  *record.mutable_write() = std::move(write);
+  RETURN_IF_ERROR(AppendRecord(key, record, fence));
+  entry.dirty = true;
+  absl::StatusOr<CommitResult> applied = std::move(apply)();
+  if (applied.ok()) {
+    for (const std::string& id : record.write().ids()) entry.ids.Add(id);
+  }
+  return applied;
 }
 
 absl::Status MemoryDurability::AppendPin(const std::string& tenant, const std::string& name,
@@ -389,10 +394,11 @@ uint64_t MemoryDurability::RememberedBytes(const std::string& tenant,
 
 absl::Status MemoryDurability::StoreState(const std::string& key, Entry& entry) {
   const std::vector<std::string> ids = entry.ids.List();
+  const uint64_t incarnation = entry.incarnation;
   absl::StatusOr<std::string> file =
       EncodeStoreFile(*entry.store, [&](adapt::v1::StoreSnapshot& header) {
         adapt::v1::DurableMark* mark = header.mutable_durable();
-        mark->set_incarnation(entry.incarnation);
+        mark->set_incarnation(incarnation);
         mark->mutable_applied_ids()->Add(ids.begin(), ids.end());
       });
   if (!file.ok()) {

@@ -143,6 +143,10 @@ class MemoryDurability final : public Durability {
   // the holder of a store no one holds (a create).
   absl::Status AppendRecord(const std::string& key, const adapt::v1::WalRecord& record,
                             const Fence& fence, bool claim = false);
+  // AppendWrite under the store's lock: checks, appends, applies.
+  absl::StatusOr<CommitResult> WriteLocked(const std::string& key, Entry& entry, const Store* store,
+                                           adapt::v1::WalWrite write, const Fence& fence,
+                                           Apply apply) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
   // The stored state of `entry`, replacing its log (this server must still hold it).
   absl::Status StoreState(const std::string& key, Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);

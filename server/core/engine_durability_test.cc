@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/config/config.h"
 #include "server/core/engine.h"
@@ -536,6 +537,68 @@ TEST_F(EngineDurabilityTest, ResentSequenceMessagesAreSkippedWhole) {
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   EXPECT_EQ(fresh->duplicates(), 0u);
   EXPECT_NE(predict(), learned);
+}
+
+// A compile whose record the log cannot make durable publishes nothing: the compile answers
+// UNAVAILABLE, the previous version serves, and a restart on a healthy disk serves it too (the
+// page cache dropped the record). A restart after a durable compile serves its version.
+TEST_F(EngineDurabilityTest, ACompileIsPublishedOnlyOnceItsRecordIsDurable) {
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("f");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  create.mutable_spec()->set_dim(kDim);
+  // Explicit compiles only: the versions below are theirs.
+  create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
+  create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
+  ASSERT_TRUE(engine_->CreateStore(create).ok());
+  google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+  for (int i = 0; i < 4; ++i) {
+    adapt::v1::Example* e = examples.Add();
+    e->set_label(i % 2 ? "odd" : "even");
+    for (int j = 0; j < kDim; ++j) e->mutable_input()->mutable_vector()->add_values(i == j);
+  }
+  const auto adapt = [&] {
+    auto session = engine_->StartWrite(TxnKind::kAdapt);
+    ASSERT_TRUE(session->Add("t", "f", examples).ok());
+    ASSERT_TRUE(session->Finish().ok());
+  };
+  const auto compile = [&] {
+    adapt::v1::CompileRequest request;
+    request.set_tenant("t");
+    request.set_store("f");
+    absl::StatusOr<adapt::v1::CompileResponse> result;
+    absl::Notification done;
+    engine_->Compile(request, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
+      result = std::move(r);
+      done.Notify();
+    });
+    done.WaitForNotification();
+    return result;
+  };
+  const auto version = [&] {
+    adapt::v1::GetStoreRequest request;
+    request.set_tenant("t");
+    request.set_store("f");
+    absl::StatusOr<adapt::v1::StoreInfo> info = engine_->GetStore(request);
+    EXPECT_TRUE(info.ok()) << info.status();
+    return info.ok() ? info->version() : 0;
+  };
+  adapt();
+  ASSERT_TRUE(compile().ok());
+  adapt();
+  env_.Inject({What::kSyncEio, kLogGlob, 1, 1, /*drop_unsynced=*/true});
+  absl::StatusOr<adapt::v1::CompileResponse> refused = compile();
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+  EXPECT_EQ(version(), 1u);
+
+  Start(nullptr);  // a healthy disk
+  EXPECT_EQ(version(), 1u);
+  absl::StatusOr<adapt::v1::CompileResponse> second = compile();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->version(), 2u);
+  Start(nullptr);
+  EXPECT_EQ(version(), 2u);
 }
 
 }  // namespace

@@ -125,6 +125,19 @@ TEST_F(EngineFencingTest, AfterATakeOverWritesAreRefusedRetryablyAndChangeNothin
 // nothing and answers the error (the previous version serves, before and after a restart); a
 // restart after a durable compile serves its version.
 TEST_F(EngineFencingTest, ACompileWhoseRecordIsNotDurablePublishesNothing) {
+  // Explicit compiles only: the versions below are theirs.
+  adapt::v1::CreateStoreRequest create;
+  create.set_tenant("t");
+  create.set_store("s");
+  create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+  create.mutable_spec()->set_dim(kDim);
+  create.mutable_spec()->mutable_faast()->set_auto_compile_every(0);
+  create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
+  adapt::v1::DeleteStoreRequest remove;
+  remove.set_tenant("t");
+  remove.set_store("s");
+  ASSERT_TRUE(engine_->DeleteStore(remove).ok());
+  ASSERT_TRUE(engine_->CreateStore(create).ok());
   ASSERT_TRUE(Adapt(*engine_, "a").ok());
   absl::StatusOr<adapt::v1::CompileResponse> first = Compile(*engine_);
   ASSERT_TRUE(first.ok()) << first.status();

@@ -16,6 +16,11 @@ Tests (*_test.cc, *test_util*.h, the store and durability contract suites,
 server/persistence/testing) may
 drive a lower layer through a higher one and are not checked.
 
+It also counts the places outside server/stores/ (tests left out) that name a built-in store
+kind (STORE_KIND_<NAME> other than UNSPECIFIED, or a kind's params or stats field such as
+`.faast()` or `has_falcon()`): kinds answer through their StoreKind hooks, so the goal is 0
+and one fails the check (docs/ARCHITECTURE.md, "Store kinds").
+
 Usage: check_layers.py [ROOT]
 """
 import pathlib
@@ -35,6 +40,16 @@ LAYERS = {
 PURE_CLUSTER = {"server/cluster/membership.h", "server/cluster/membership.cc",
                 "server/cluster/routing.h", "server/cluster/routing.cc"}
 INCLUDE = re.compile(r'^#include "(server/[^"]+)"', re.M)
+KIND_VALUE = re.compile(r"^\s*STORE_KIND_([A-Z0-9_]+)\s*=", re.M)
+
+
+def kind_branch_pattern(root):
+    """A regular expression matching a mention of one of the kinds adapt.proto lists."""
+    proto = (root / "proto" / "adapt" / "v1" / "adapt.proto").read_text()
+    names = [n.lower() for n in KIND_VALUE.findall(proto) if n != "UNSPECIFIED"]
+    alternatives = "|".join(names)
+    return re.compile(r"STORE_KIND_(?:%s)\b|\b(?:has_)?(?:%s)\(\)"
+                      % ("|".join(n.upper() for n in names), alternatives))
 
 
 def layer(path):
@@ -54,7 +69,9 @@ def is_test(path):
 
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    kind_branch = kind_branch_pattern(root)
     upward = []
+    branches = []
     for file in sorted((root / "server").rglob("*")):
         if file.suffix not in (".h", ".cc"):
             continue
@@ -65,14 +82,22 @@ def main():
         if own is None:
             upward.append("%s: a folder with no layer (add it to .ci/check_layers.py)" % path)
             continue
-        for included in INCLUDE.findall(file.read_text()):
+        text = file.read_text()
+        for included in INCLUDE.findall(text):
             theirs = layer(included)
             if theirs is None or theirs > own:
                 upward.append("%s includes %s" % (path, included))
+        if not path.startswith("server/stores/"):
+            for number, line in enumerate(text.splitlines(), 1):
+                if kind_branch.search(line):
+                    branches.append("%s:%d: %s" % (path, number, line.strip()))
     for line in upward:
         print("upward include: " + line, file=sys.stderr)
-    print("layers: %d upward include(s)" % len(upward))
-    return 1 if upward else 0
+    for line in branches:
+        print("a store kind named outside server/stores: " + line, file=sys.stderr)
+    print("layers: %d upward include(s); %d place(s) outside server/stores name a store kind"
+          % (len(upward), len(branches)))
+    return 1 if upward or branches else 0
 
 
 if __name__ == "__main__":

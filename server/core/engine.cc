@@ -90,10 +90,12 @@ Engine::Engine(const adapt::v1::ServerConfig& config, kernels::Backend* backend,
           [metrics](const Store& store, const absl::StatusOr<adapt::v1::CompileResponse>& r,
                     bool automatic) {
             if (metrics == nullptr) return;
-            metrics->RecordCompile(r.ok(), automatic, r.ok() ? r->faast().compile_seconds() : 0.0);
-            if (r.ok() && r->has_faast()) metrics->RecordFaastCompile(r->faast());
             adapt::v1::StoreInfo info;
             store.Describe(&info);
+            const StoreKind* kind = StoreKinds::Global().Find(info.spec().kind());
+            const bool timed = r.ok() && kind != nullptr && kind->compile_seconds;
+            metrics->RecordCompile(r.ok(), automatic, timed ? kind->compile_seconds(*r) : 0.0);
+            if (r.ok()) metrics->RecordCompileGauges(info.spec().kind(), *r);
             metrics->RefreshStore(&store, info);
           },
           [this](const Store& store, const adapt::v1::CompileRequest& request,

@@ -143,12 +143,12 @@ void Engine::AfterLoad(const std::string& tenant, const std::string& name,
   adapt::v1::StoreInfo info = Describe(tenant, name, *store);
   if (metrics_ != nullptr) metrics_->ObserveStore(store, info);
   // Examples that no compile covered are pending, as they were before the store was stored;
-  // a faast store that compiles by itself compiles them now (its idle timer did not survive).
-  // A store with automatic compiles off keeps them pending, so a restart or a load changes
-  // nothing a reader can see.
-  const adapt::v1::FaastParams& auto_compile = info.spec().faast();
-  if (info.failure().empty() && info.has_faast() && info.faast().pending_examples() > 0 &&
-      (auto_compile.auto_compile_every() > 0 || auto_compile.auto_compile_delay_ms() > 0)) {
+  // a store that compiles by itself compiles them now (StoreKind::compile_after_load: faast's
+  // idle timer did not survive). A store with automatic compiles off keeps them pending, so a
+  // restart or a load changes nothing a reader can see.
+  const StoreKind* kind = StoreKinds::Global().Find(info.spec().kind());
+  if (info.failure().empty() && kind != nullptr && kind->compile_after_load &&
+      kind->compile_after_load(info)) {
     compile_pool_.ScheduleAuto(store, absl::ZeroDuration(), /*urgent=*/false);
   }
 }

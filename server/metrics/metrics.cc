@@ -192,12 +192,6 @@ void Metrics::RegisterGauges() {
            "Stores hosted, by kind and tier (hot: in memory; cold: in the state database only)"},
           {&Metrics::memory_, "adaptd_memory_bytes",
            "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), by kind"},
-          {&Metrics::faast_rank_, "adaptd_faast_effective_rank",
-           "faast: directions kept by the last compile"},
-          {&Metrics::faast_cutoff_, "adaptd_faast_cutoff_ratio",
-           "faast: relative singular-value cut-off of the last compile"},
-          {&Metrics::faast_condition_, "adaptd_faast_condition_number",
-           "faast: condition number over the kept directions at the last compile"},
       });
 }
 
@@ -238,6 +232,11 @@ void Metrics::RegisterKindGauges() {
       auto& family =
           prometheus::BuildGauge().Name(gauge.name).Help(gauge.help).Register(*registry_);
       kind_gauges_.push_back({kind->id, &gauge, &family});
+    }
+    for (const CompileGauge& gauge : kind->compile_gauges) {
+      auto& family =
+          prometheus::BuildGauge().Name(gauge.name).Help(gauge.help).Register(*registry_);
+      compile_gauges_.push_back({kind->id, &gauge, &family});
     }
   }
 }
@@ -330,10 +329,11 @@ void Metrics::SetResidentBytes(double bytes) { resident_bytes_->Add({}).Set(byte
 
 void Metrics::SetMemoryBudget(double bytes) { memory_budget_->Add({}).Set(bytes); }
 
-void Metrics::RecordFaastCompile(const adapt::v1::FaastStats& stats) {
-  faast_rank_->Add({}).Set(stats.effective_rank());
-  faast_cutoff_->Add({}).Set(stats.cutoff());
-  faast_condition_->Add({}).Set(stats.condition_number());
+void Metrics::RecordCompileGauges(adapt::v1::StoreKind kind,
+                                  const adapt::v1::CompileResponse& response) {
+  for (const CompileGaugeFamily& g : compile_gauges_) {
+    if (g.kind == kind) g.family->Add({}).Set(g.gauge->value(response));
+  }
 }
 
 void Metrics::ObserveStore(const std::shared_ptr<const void>& owner,

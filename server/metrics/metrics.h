@@ -89,8 +89,9 @@ class Metrics {
   void SetBuildInfo(const std::map<std::string, std::string>& labels);
   void SetResidentBytes(double bytes);
   void SetMemoryBudget(double bytes);
-  // faast: the figures of a finished compile (adaptd_faast_* at the last compile).
-  void RecordFaastCompile(const adapt::v1::FaastStats& stats);
+  // A successful compile of a store of `kind`: the gauges its kind sets at a compile
+  // (StoreKind::compile_gauges, e.g. adaptd_faast_* at the last compile).
+  void RecordCompileGauges(adapt::v1::StoreKind kind, const adapt::v1::CompileResponse& response);
   // The latest description of a live store, keyed by its owner: the entry disappears when the
   // owner expires (at the next scrape, or when ObserveStore has seen as many new stores as
   // there were entries, whichever comes first, so a server nobody scrapes does not keep them).
@@ -160,9 +161,6 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* compile_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* stores_ = nullptr;
   prometheus::Family<prometheus::Gauge>* memory_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* faast_rank_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* faast_cutoff_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* faast_condition_ = nullptr;
   // The gauges store kinds contribute (StoreKind::gauges), one family each.
   struct KindGaugeFamily {
     adapt::v1::StoreKind kind;
@@ -170,6 +168,13 @@ class Metrics {
     prometheus::Family<prometheus::Gauge>* family;
   };
   std::vector<KindGaugeFamily> kind_gauges_;
+  // The gauges store kinds set at each compile (StoreKind::compile_gauges), one family each.
+  struct CompileGaugeFamily {
+    adapt::v1::StoreKind kind;
+    const CompileGauge* gauge;
+    prometheus::Family<prometheus::Gauge>* family;
+  };
+  std::vector<CompileGaugeFamily> compile_gauges_;
   // The registered kinds' names (adaptd_memory_bytes has a series for each).
   std::vector<std::string> kind_names_;
   prometheus::Family<prometheus::Counter>* tenant_examples_ = nullptr;

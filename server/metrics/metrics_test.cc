@@ -143,7 +143,9 @@ TEST(Metrics, FaastCompileFiguresAndFsyncHistogram) {
   stats.set_effective_rank(12);
   stats.set_cutoff(1e-6);
   stats.set_condition_number(40);
-  m.RecordFaastCompile(stats);
+  adapt::v1::CompileResponse compiled;
+  *compiled.mutable_faast() = stats;
+  m.RecordCompileGauges(adapt::v1::STORE_KIND_FAAST, compiled);
   m.RecordLogFsync(0.002);
   const std::string text = Scrape(m);
   EXPECT_TRUE(Has(text, "adaptd_faast_effective_rank 12"));

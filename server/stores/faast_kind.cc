@@ -35,6 +35,25 @@ StoreKind FaastKind() {
                                                  kernels::Backend* backend) {
     return restore(snapshot, StateArrays(), backend);
   };
+  kind.compile_seconds = [](const adapt::v1::CompileResponse& r) {
+    return r.faast().compile_seconds();
+  };
+  kind.compile_gauges = {
+      {"adaptd_faast_effective_rank", "faast: directions kept by the last compile",
+       [](const adapt::v1::CompileResponse& r) {
+         return static_cast<double>(r.faast().effective_rank());
+       }},
+      {"adaptd_faast_cutoff_ratio", "faast: relative singular-value cut-off of the last compile",
+       [](const adapt::v1::CompileResponse& r) { return r.faast().cutoff(); }},
+      {"adaptd_faast_condition_number",
+       "faast: condition number over the kept directions at the last compile",
+       [](const adapt::v1::CompileResponse& r) { return r.faast().condition_number(); }},
+  };
+  kind.compile_after_load = [](const adapt::v1::StoreInfo& info) {
+    const adapt::v1::FaastParams& params = info.spec().faast();
+    return info.has_faast() && info.faast().pending_examples() > 0 &&
+           (params.auto_compile_every() > 0 || params.auto_compile_delay_ms() > 0);
+  };
   return kind;
 }
 

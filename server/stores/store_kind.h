@@ -41,6 +41,14 @@ struct KindGauge {
   std::function<double(const adapt::v1::StoreInfo&)> value;
 };
 
+// One gauge a kind sets at each successful compile of one of its stores: the last compile's
+// value, read from the CompileResponse (its stats field named like the kind).
+struct CompileGauge {
+  std::string name;  // the metric family, e.g. "adaptd_faast_effective_rank"
+  std::string help;
+  std::function<double(const adapt::v1::CompileResponse&)> value;
+};
+
 struct StoreKind {
   adapt::v1::StoreKind id = adapt::v1::STORE_KIND_UNSPECIFIED;
   // Lower case: the metric label, adaptctl's --kind, and the name of the kind's fields in
@@ -85,6 +93,14 @@ struct StoreKind {
                                                        const StateArrays&, kernels::Backend*)>
       restore_arrays;
   std::vector<KindGauge> gauges;
+  // Compiles: the gauges a compile sets, and (optional) how long its solve took, read from
+  // its response (adaptd_compile_duration_seconds; 0 without it).
+  std::vector<CompileGauge> compile_gauges;
+  std::function<double(const adapt::v1::CompileResponse&)> compile_seconds;
+  // Optional: whether a store just loaded (described by `info`) compiles at once, because it
+  // holds examples no compile covered and compiles by itself (its timer did not survive the
+  // store's trip to disk).
+  std::function<bool(const adapt::v1::StoreInfo& info)> compile_after_load;
   // Base stores (docs/BASE_STORES.md). `no_base`: why stores of this kind neither start from
   // a base nor serve as one (empty: they do both). `adopt_base` (optional): what a new store's
   // spec takes from its base's read-out, after the shared checks (falcon: the key norm, when

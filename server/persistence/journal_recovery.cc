@@ -97,6 +97,7 @@ class Recovery {
   kernels::Backend* backend_;
   StateDb* db_;
   std::map<std::string, State> states_;
+  std::vector<std::string> compiled_;  // keys whose state replayed a compile record, once each
   std::vector<Journal::PendingDelete> deletes_;  // deleted by replayed records
   // LSN ranges the log could not attribute to a store.
   std::vector<std::pair<uint64_t, uint64_t>> damage_;
@@ -341,13 +342,19 @@ void Recovery::Apply(const LogFrame& frame) {
   } else if (record.has_pin()) {
     state.pinned = record.pin().pinned();
   } else if (ReplayCompile(*state.store, record)) {
+    if (!state.compiled) compiled_.push_back(frame.key);
     state.compiled = true;
   }
 }
 
 void Recovery::SolveCompiles() {
-  for (auto& [key, state] : states_) {
+  // Only the stores whose log held a compile: a start-up with 10^5 stores and none visits none.
+  for (const std::string& key : compiled_) {
+    auto it = states_.find(key);
+    if (it == states_.end()) continue;  // deleted later in the log
+    State& state = it->second;
     if (!state.compiled || state.store == nullptr || !state.failure.empty()) continue;
+    state.compiled = false;  // a key listed twice (deleted and made again) solves once
     if (const absl::Status solved = FinishReplay(*state.store); !solved.ok()) {
       std::fprintf(stderr, "adaptd: store %s: solving its last logged compile: %s\n", key.c_str(),
                    std::string(solved.message()).c_str());

@@ -132,8 +132,9 @@ class FaastStore final : public Store {
   absl::StatusOr<adapt::v1::CompileResponse> CompileAndPublish(
       const adapt::v1::FaastParams& overrides, std::optional<uint64_t> version)
       ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
-  // The steps of a compile: what the solve needs, copied from the store (the pending examples
-  // become the compiling ones), the solve, and the publication of its weights with its stats.
+  // The steps of a compile (faast_compile.cc): what the solve needs, copied from the store (the
+  // pending examples become the compiling ones), the solve, and the publication of its weights
+  // with its stats.
   struct CompileInput;
   class Staged;
   // The prior as it was before a refresh_base compile replaced it, put back when the compile

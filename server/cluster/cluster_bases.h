@@ -4,7 +4,7 @@
 // A store and its base may have different owners (and a move may part them). A create from a
 // base, or a refresh_base compile, reads the base's spec and published read-out (never its
 // statistics) from the member that owns it (ClusterBase READ); a read for a create keeps the
-// base from deletion there for Engine::kBaseLease. Deleting a store first asks every other
+// base from deletion there for StoreDirectory::kBaseLease. Deleting a store first asks every other
 // member whether it holds stores created from it (ClusterBase DEPENDANTS), so a base in use is
 // not deleted wherever its dependants are; a member that does not answer is passed over (its
 // dependants keep their copy of the base), so one member down holds up no delete elsewhere.

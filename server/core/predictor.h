@@ -1,6 +1,6 @@
 // Predictor: Predict and PredictBatch over one validation (ValidatePredict): the store
 // (NotFound), at least one input, top_k at most kMaxTopK, and the store's encoder checked
-// against the fingerprint the store recorded. What it needs of the engine's stores is
+// against the fingerprint the store recorded. What it needs of the stores is
 // ReadTargets. The batched path is predictor_batch.cc.
 #ifndef ADAPTD_SERVER_CORE_PREDICTOR_H_
 #define ADAPTD_SERVER_CORE_PREDICTOR_H_
@@ -21,7 +21,7 @@ namespace adaptd {
 
 inline constexpr uint32_t kMaxTopK = 10000;  // the largest top_k a predict may ask for
 
-// What a predict needs of the stores it reads (the engine implements it).
+// What a predict needs of the stores it reads (StoreDirectory implements it).
 class ReadTargets {
  public:
   virtual ~ReadTargets() = default;

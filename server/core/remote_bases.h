@@ -29,7 +29,7 @@ class RemoteBases {
   // Base tenant/store: nullopt when this member owns it (read it here); otherwise what the
   // member holding it answers (NotFound when it has no such store; Unavailable when it cannot
   // be asked, or the store is in motion). `for_create`: a create from it follows, so that
-  // member keeps it from deletion for a while (Engine::kBaseLease).
+  // member keeps it from deletion for a while (StoreDirectory::kBaseLease).
   virtual absl::StatusOr<std::optional<ExportedBase>> Read(const std::string& tenant,
                                                            const std::string& store,
                                                            bool for_create) = 0;

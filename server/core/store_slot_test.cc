@@ -332,7 +332,7 @@ TEST(StoreSlotTest, EvictionGoesHotToWarmToCold) {
   adapt::v1::StoreInfo info;
   hot->Describe(&info);
   hot.reset();
-  // Made from the hot store's description, as Engine::Evict makes it.
+  // Made from the hot store's description, as StoreDirectory::Evict makes it.
   auto warm = std::make_shared<WarmStore>(info, MakeWarm()->Readout(), Backend());
   const uint64_t warm_bytes = warm->bytes();
   slot.FinishEvict(true, info, std::move(warm));  // the slot holds it alone

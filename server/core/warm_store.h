@@ -4,7 +4,7 @@
 // read-out, then top-k), so a store gives the same answers hot or warm from PredictBatch, and
 // from Predict up to float rounding (a hot faast Predict multiplies in float64).
 //
-// It takes no writes: the engine hands a WarmStore only to reads (Engine::FindForRead); a
+// It takes no writes: the engine hands a WarmStore only to reads (StoreDirectory::FindForRead); a
 // write, compile or export loads the whole store first. Its write methods therefore refuse
 // with FailedPrecondition, naming the store as warm, should one ever be called.
 //

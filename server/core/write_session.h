@@ -2,7 +2,7 @@
 // Each message is validated, its resent examples skipped, its inputs encoded and staged in the
 // store's transaction; Finish checks the tenant's room, enters the store's write fence,
 // appends the call through the Durability with the store's fence as the call began, and
-// applies it once durable. What it needs of the engine's stores is WriteTargets; it holds no
+// applies it once durable. What it needs of the stores is WriteTargets; it holds no
 // engine internals.
 #ifndef ADAPTD_SERVER_CORE_WRITE_SESSION_H_
 #define ADAPTD_SERVER_CORE_WRITE_SESSION_H_
@@ -25,7 +25,7 @@
 
 namespace adaptd {
 
-// What a write session needs of the stores it writes (the engine implements it).
+// What a write session needs of the stores it writes (StoreDirectory implements it).
 class WriteTargets {
  public:
   struct Target {

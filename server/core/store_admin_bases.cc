@@ -1,19 +1,21 @@
-// The engine's side of base stores (docs/BASE_STORES.md): resolving a new store's base, read
+// StoreAdmin's side of base stores (docs/BASE_STORES.md): resolving a new store's base, read
 // here or from the member of a cluster that holds it (docs/CLUSTER.md, "Base stores"), and the
-// index of dependants that keeps a base in use from deletion.
+// copy of the base a refresh_base compile takes. Which stores use a base is the directory's.
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
-#include "server/core/engine.h"
+#include "server/core/store_admin.h"
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
 
-absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, const std::string& name,
-                                                 adapt::v1::StoreSpec* spec) {
+absl::StatusOr<ExportedBase> StoreAdmin::ResolveBase(const std::string& tenant,
+                                                     const std::string& name,
+                                                     adapt::v1::StoreSpec* spec) {
   ASSIGN_OR_RETURN(auto base_name, ParseBaseName(tenant, spec->base()));
   const auto& [base_tenant, base_store] = base_name;
   spec->set_base(absl::StrCat(base_tenant, "/", base_store));
@@ -75,20 +77,21 @@ absl::StatusOr<ExportedBase> Engine::ResolveBase(const std::string& tenant, cons
   return found;
 }
 
-absl::StatusOr<ExportedBase> Engine::ReadBase(const std::string& tenant, const std::string& store,
-                                              bool for_create) {
+absl::StatusOr<ExportedBase> StoreAdmin::ReadBase(const std::string& tenant,
+                                                  const std::string& store, bool for_create) {
   if (remote_bases_ != nullptr) {
     ASSIGN_OR_RETURN(std::optional<ExportedBase> remote,
                      remote_bases_->Read(tenant, store, for_create));
     if (remote.has_value()) return *std::move(remote);
   }
-  // Here, a create's check and its registry change both hold base_mu_: no lease needed.
+  // Here, a create's check and its add both hold the directory's base lock: no lease needed.
   return ReadBaseHere(tenant, store, /*for_create=*/false);
 }
 
-absl::StatusOr<ExportedBase> Engine::ReadBaseHere(const std::string& tenant,
-                                                  const std::string& store, bool for_create) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, Find(tenant, store));
+absl::StatusOr<ExportedBase> StoreAdmin::ReadBaseHere(const std::string& tenant,
+                                                      const std::string& store,
+                                                      bool for_create) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Store> found, directory_->Find(tenant, store));
   ExportedBase out;
   out.spec = found->spec();
   absl::StatusOr<BaseReadout> readout = found->ExportBase();
@@ -97,41 +100,33 @@ absl::StatusOr<ExportedBase> Engine::ReadBaseHere(const std::string& tenant,
   } else {
     out.readout_status = readout.status();
   }
-  if (for_create) {
-    absl::MutexLock lock(&base_mu_);
-    base_leases_[absl::StrCat(tenant, "/", store)] = absl::Now() + kBaseLease;
-  }
+  if (for_create) directory_->LeaseBase(absl::StrCat(tenant, "/", store));
   return out;
 }
 
-std::pair<std::vector<std::string>, size_t> Engine::DependantsHere(const std::string& base,
-                                                                   size_t max) const {
-  absl::MutexLock lock(&base_mu_);
-  std::pair<std::vector<std::string>, size_t> out{{}, 0};
-  const auto users = dependants_.find(base);
-  if (users == dependants_.end()) return out;
-  out.second = users->second.size();
-  for (const std::string& user : users->second) {
-    if (out.first.size() == max) break;
-    out.first.push_back(user);
+absl::StatusOr<std::shared_ptr<const BaseReadout>> StoreAdmin::RefreshedBase(
+    const adapt::v1::CompileRequest& request, const adapt::v1::StoreSpec& spec) {
+  if (spec.base().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("refresh_base: store ", request.tenant(), "/",
+                                                      request.store(), " has no base"));
   }
-  return out;
-}
-
-void Engine::AddDependantLocked(const std::string& base, const std::string& dependant) {
-  dependants_[base].insert(dependant);
-  base_of_[dependant] = base;
-}
-
-void Engine::RemoveDependantLocked(const std::string& dependant) {
-  auto it = base_of_.find(dependant);
-  if (it == base_of_.end()) return;
-  auto users = dependants_.find(it->second);
-  if (users != dependants_.end()) {
-    users->second.erase(dependant);
-    if (users->second.empty()) dependants_.erase(users);
+  absl::StatusOr<std::pair<std::string, std::string>> base_name =
+      ParseBaseName(request.tenant(), spec.base());
+  absl::StatusOr<ExportedBase> base =
+      base_name.ok() ? ReadBase(base_name->first, base_name->second, /*for_create=*/false)
+                     : base_name.status();
+  if (!base.ok()) {
+    // A member that cannot be asked is worth a retry; a base that is gone is not.
+    return absl::Status(absl::IsUnavailable(base.status()) ? absl::StatusCode::kUnavailable
+                                                           : absl::StatusCode::kFailedPrecondition,
+                        absl::StrCat("refresh_base: the base ", spec.base(),
+                                     " cannot be read: ", base.status().message()));
   }
-  base_of_.erase(it);
+  if (!base->readout_status.ok()) {
+    return absl::Status(base->readout_status.code(),
+                        absl::StrCat("refresh_base: ", base->readout_status.message()));
+  }
+  return std::make_shared<const BaseReadout>(std::move(base->readout));
 }
 
 }  // namespace adaptd

@@ -1,7 +1,7 @@
 // The defaults of server/config/defaults.h against every other place that states them: the
-// defaults `adaptd --help` prints, the ones README.md and docs/*.md list (flag tables, and
-// prose of the form "`--flag`, default N"), the ones proto/adapt/v1/config.proto's comments
-// state ("(default N)" above a field), and the values the layers that apply a default hold
+// defaults `adaptd --help` prints, the ones README.md, deploy/README.md and docs/*.md list (flag
+// tables, and prose of the form "`--flag`, default N"), the ones proto/adapt/v1/config.proto's
+// comments state ("(default N)" above a field), and the values the layers that apply a default hold
 // themselves (the scheduler's options, the journal's and the durabilities' options,
 // DefaultConfig()).
 #include "server/config/defaults.h"
@@ -273,6 +273,7 @@ std::vector<Listed> ProtoDefaults(const std::string& file, const std::string& te
 std::vector<Listed> DocDefaults(std::vector<std::string>* files) {
   const std::filesystem::path root = ADAPTD_SOURCE_DIR;
   files->push_back("README.md");
+  files->push_back("deploy/README.md");
   for (const auto& entry : std::filesystem::directory_iterator(root / "docs")) {
     if (entry.path().extension() == ".md")
       files->push_back("docs/" + entry.path().filename().string());

@@ -88,9 +88,15 @@ class EngineBaseTest : public ::testing::Test {
                                                      const std::string& store,
                                                      bool refresh_base = false) {
     adapt::v1::CompileRequest compile;
+    compile.set_refresh_base(refresh_base);
+    return Compile(tenant, store, compile);
+  }
+  // `compile` (its parameters) for tenant/store, waited for.
+  absl::StatusOr<adapt::v1::CompileResponse> Compile(const std::string& tenant,
+                                                     const std::string& store,
+                                                     adapt::v1::CompileRequest compile) {
     compile.set_tenant(tenant);
     compile.set_store(store);
-    compile.set_refresh_base(refresh_base);
     absl::Notification compiled;
     absl::StatusOr<adapt::v1::CompileResponse> result = absl::UnknownError("not run");
     E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
@@ -395,16 +401,8 @@ TEST_F(EngineBaseTest, CompileOverridesForAnotherKindAreRefusedNamingTheField) {
   Adapt("acme", "online", 4, {"a", "b"});
   const std::vector<float> before = Scores("acme", "online");
   adapt::v1::CompileRequest compile;
-  compile.set_tenant("acme");
-  compile.set_store("online");
   compile.mutable_faast()->set_ridge(0.5);
-  absl::Notification compiled;
-  absl::StatusOr<adapt::v1::CompileResponse> result = absl::UnknownError("not run");
-  E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
-    result = std::move(r);
-    compiled.Notify();
-  });
-  compiled.WaitForNotification();
+  absl::StatusOr<adapt::v1::CompileResponse> result = Compile("acme", "online", compile);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument) << result.status();
   EXPECT_EQ(result.status().message(),
             "faast: parameter overrides for faast stores; acme/online is a falcon store");
@@ -414,13 +412,7 @@ TEST_F(EngineBaseTest, CompileOverridesForAnotherKindAreRefusedNamingTheField) {
   // A faast store takes them.
   ASSERT_TRUE(Create("acme", "batch", Faast(1.0)).ok());
   Adapt("acme", "batch", 4, {"a", "b"});
-  compile.set_store("batch");
-  absl::Notification faast_compiled;
-  E()->Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
-    result = std::move(r);
-    faast_compiled.Notify();
-  });
-  faast_compiled.WaitForNotification();
+  result = Compile("acme", "batch", compile);
   EXPECT_TRUE(result.ok()) << result.status();
 }
 

@@ -17,6 +17,7 @@ constexpr int kEntryLsn = adapt::v1::CatalogEntry::kLsnFieldNumber;
 constexpr int kEntryFailure = adapt::v1::CatalogEntry::kFailureFieldNumber;
 constexpr int kEntryInfo = adapt::v1::CatalogEntry::kInfoFieldNumber;
 constexpr int kEntryPinned = adapt::v1::CatalogEntry::kPinnedFieldNumber;
+constexpr int kEntryCreateLsn = adapt::v1::CatalogEntry::kCreateLsnFieldNumber;
 constexpr int kInfoSpec = adapt::v1::StoreInfo::kSpecFieldNumber;
 constexpr int kSpecKind = adapt::v1::StoreSpec::kKindFieldNumber;
 constexpr int kSpecBase = adapt::v1::StoreSpec::kBaseFieldNumber;
@@ -107,12 +108,14 @@ std::optional<CatalogRow> ReadCatalogRow(std::string_view record) {
       ++infos;
     } else if (field == kEntryFailure && IsLengthDelimited(tag)) {
       ok = ReadBytes(&in, record, &row.failure);
-    } else if ((field == kEntryIncarnation || field == kEntryLsn || field == kEntryPinned) &&
+    } else if ((field == kEntryIncarnation || field == kEntryLsn || field == kEntryPinned ||
+                field == kEntryCreateLsn) &&
                IsVarint(tag)) {
       ok = in.ReadVarint64(&value);
       if (field == kEntryIncarnation) row.incarnation = value;
       if (field == kEntryLsn) row.lsn = value;
       if (field == kEntryPinned) row.pinned = value != 0;
+      if (field == kEntryCreateLsn) row.create_lsn = value;
     } else {
       ok = WireFormatLite::SkipField(&in, tag);
     }
@@ -121,7 +124,12 @@ std::optional<CatalogRow> ReadCatalogRow(std::string_view record) {
   if (in.CurrentPosition() != static_cast<int>(record.size())) return std::nullopt;
   if (specs != 1 || infos != 1 || !HasOneSpec(row.info)) return std::nullopt;
   if (!ReadSpecHead(spec, &row)) return std::nullopt;
+  if (row.create_lsn == 0) row.create_lsn = row.incarnation;  // as CreateLsnOf
   return row;
+}
+
+uint64_t CreateLsnOf(const adapt::v1::CatalogEntry& entry) {
+  return entry.create_lsn() != 0 ? entry.create_lsn() : entry.incarnation();
 }
 
 std::string CatalogRecordWithoutInfo(std::string_view record, const CatalogRow& row) {

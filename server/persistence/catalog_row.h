@@ -14,12 +14,14 @@
 #include <string_view>
 
 #include "adapt/v1/adapt.pb.h"
+#include "adapt/v1/snapshot.pb.h"
 
 namespace adaptd {
 
 struct CatalogRow {
   uint64_t incarnation = 0;
   uint64_t lsn = 0;
+  uint64_t create_lsn = 0;  // as CreateLsnOf reads it
   bool pinned = false;
   std::string_view failure;
   adapt::v1::StoreKind kind = adapt::v1::STORE_KIND_UNSPECIFIED;  // spec.kind
@@ -35,6 +37,10 @@ struct CatalogRow {
 // description without its spec): the caller then parses it whole, which also says whether it
 // parses at all. The views point into `record`.
 std::optional<CatalogRow> ReadCatalogRow(std::string_view record);
+
+// The LSN of the record that created `entry`'s store: its `create_lsn`, or, in an entry
+// written before that field, its incarnation (which was that LSN then).
+uint64_t CreateLsnOf(const adapt::v1::CatalogEntry& entry);
 
 // `record` without its `info` field: what the journal keeps of a stored state's entry.
 std::string CatalogRecordWithoutInfo(std::string_view record, const CatalogRow& row);

@@ -77,6 +77,22 @@ TEST(CatalogRowTest, AFailureIsRead) {
   EXPECT_EQ(row->failure, "the log is damaged");
 }
 
+// An entry written before create_lsn: its incarnation was its create record's LSN.
+TEST(CatalogRowTest, TheCreateLsnIsReadOrIsTheIncarnationOfAnEntryWithout) {
+  adapt::v1::CatalogEntry entry = Entry();
+  std::optional<CatalogRow> row = ReadCatalogRow(entry.SerializeAsString());
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->create_lsn, 17u);
+  EXPECT_EQ(CreateLsnOf(entry), 17u);
+  entry.set_incarnation(uint64_t{1} << 63 | 5);
+  entry.set_create_lsn(12);
+  row = ReadCatalogRow(entry.SerializeAsString());
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->incarnation, uint64_t{1} << 63 | 5);
+  EXPECT_EQ(row->create_lsn, 12u);
+  EXPECT_EQ(CreateLsnOf(entry), 12u);
+}
+
 TEST(CatalogRowTest, FieldsInAnyOrderAndUnknownOnesAreRead) {
   const adapt::v1::CatalogEntry entry = Entry();
   adapt::v1::CatalogEntry info_only, rest = entry;

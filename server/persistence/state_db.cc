@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/base/status_macros.h"
+#include "server/persistence/catalog_row.h"
 
 namespace adaptd {
 namespace {
@@ -462,14 +463,14 @@ absl::Status StateDb::Writer::PutCatalog(std::string_view key,
   return absl::OkStatus();
 }
 
-absl::Status StateDb::Writer::Delete(std::string_view key, uint64_t incarnation) {
+absl::Status StateDb::Writer::Delete(std::string_view key, uint64_t create_lsn) {
   MDB_val k = Val(key), value;
   const int rc = mdb_get(catalog_txn_, db_->catalog_, &k, &value);
   if (rc == MDB_NOTFOUND) return absl::OkStatus();
   if (rc != 0) return db_->Error("mdb_get", rc);
   adapt::v1::CatalogEntry stored;
   if (stored.ParseFromArray(value.mv_data, static_cast<int>(value.mv_size)) &&
-      stored.incarnation() > incarnation) {
+      CreateLsnOf(stored) > create_lsn) {
     return absl::OkStatus();  // a later store of the same name
   }
   if (int del = mdb_del(catalog_txn_, db_->catalog_, &k, nullptr);

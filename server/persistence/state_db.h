@@ -2,8 +2,9 @@
 // "The state database"), in two LMDB environments, so that the catalog, which start-up reads
 // whole, sits in a small file of its own rather than scattered among the states' pages:
 //   data_dir/state/catalog: table `catalog`, "tenant/store" → adapt.v1.CatalogEntry (spec,
-//            incarnation, the LSN the state holds, a failure reason, the state's size and
-//            generation, the store's description); table `meta`: the last generation used.
+//            incarnation, create LSN, the LSN the state holds, a failure reason, the state's
+//            size and generation, the store's description); table `meta`: the last
+//            generation used.
 //   data_dir/state: table `state`, "tenant/store" '\0' <8-byte big-endian generation>
 //            <4-byte big-endian chunk number> → up to chunk_bytes of the store's snapshot
 //            file (server/stores/snapshot_file.h), so a state has no size limit but the map's;
@@ -100,9 +101,10 @@ class StateDb {
                           std::string_view state, std::string_view readout = {});
     // The catalog entry alone (the state, if any, stays).
     absl::Status PutCatalog(std::string_view key, const adapt::v1::CatalogEntry& entry);
-    // Removes `key`'s entry and state, unless the stored entry belongs to a later incarnation
-    // (a store of the same name created after the one being removed).
-    absl::Status Delete(std::string_view key, uint64_t incarnation);
+    // Removes `key`'s entry and state, unless the stored entry belongs to a later store of the
+    // same name: one whose create LSN (CreateLsnOf, catalog_row.h) is past `create_lsn`, the
+    // removed store's.
+    absl::Status Delete(std::string_view key, uint64_t create_lsn);
     // Bytes of state put so far.
     uint64_t bytes() const { return bytes_; }
     // This write's place in the order of writes (1, 2, ...): one with a larger number began,

@@ -164,6 +164,31 @@ TEST_F(StateDbTest, DeleteSparesALaterIncarnation) {
   EXPECT_EQ(ReadBack("t/a"), "x");
 }
 
+// Incarnations are ids, in no order: which store is the later is its create LSN's to say.
+TEST_F(StateDbTest, DeleteComparesCreateLsnsNotIncarnations) {
+  adapt::v1::CatalogEntry later = Entry(/*incarnation=*/3, /*lsn=*/40);
+  later.set_create_lsn(30);
+  ASSERT_TRUE(Put("t/a", later, Bytes(2500, 1)).ok());
+  {
+    auto writer = db_->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->Delete("t/a", 20).ok());  // a store created at LSN 20, incarnation 9
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+  EXPECT_EQ(ReadBack("t/a"), Bytes(2500, 1));
+  adapt::v1::CatalogEntry earlier = Entry(/*incarnation=*/uint64_t{1} << 63, /*lsn=*/15);
+  earlier.set_create_lsn(10);
+  ASSERT_TRUE(Put("t/b", earlier, Bytes(100, 2)).ok());
+  {
+    auto writer = db_->BeginWrite();
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE(writer->Delete("t/b", 10).ok());
+    ASSERT_TRUE(writer->Delete("t/a", 30).ok());
+    ASSERT_TRUE(writer->Commit().ok());
+  }
+  EXPECT_TRUE(Catalog().empty());
+}
+
 TEST_F(StateDbTest, AReadOutIsStoredBesideTheStateAndGoesWithIt) {
   auto put = [&](const std::string& key, uint64_t lsn, const std::string& state,
                  const std::string& readout) {

@@ -262,10 +262,14 @@ uint64_t Journal::AppendCreate(const std::string& tenant, const std::string& nam
   entry->pinned = spec.pinned();
   {
     absl::MutexLock lock(&mu_);
+    // 63 random bits under the top one: no two stores of a name share one (but by a chance
+    // of 2^-63), and none equals an LSN, the incarnation of a store created before ids.
+    entry->incarnation = uint64_t{1} << 63 | absl::Uniform<uint64_t>(incarnations_);
     entries_[key] = entry;
   }
+  record.set_incarnation(entry->incarnation);
   const uint64_t lsn = wal_->Append(key, record.SerializeAsString());
-  entry->incarnation = lsn;
+  entry->create_lsn = lsn;
   entry->last_lsn = lsn;
   entry->MarkDirty(lsn);
   return lsn;
@@ -275,7 +279,7 @@ uint64_t Journal::AppendDelete(const std::string& tenant, const std::string& nam
   const std::string key = StoreKey(tenant, name);
   std::shared_ptr<Entry> entry = FindEntry(key);
   if (entry == nullptr) return 0;
-  uint64_t lsn = 0;
+  uint64_t lsn = 0, create_lsn = 0;
   {
     absl::MutexLock entry_lock(&entry->mu);
     entry->deleted = true;
@@ -284,12 +288,20 @@ uint64_t Journal::AppendDelete(const std::string& tenant, const std::string& nam
     record.mutable_delete_();
     lsn = wal_->Append(key, record.SerializeAsString());
     entry->last_lsn = lsn;
+    create_lsn = entry->create_lsn;
   }
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second == entry) entries_.erase(it);
-  pending_deletes_.push_back({key, entry->incarnation, lsn});
+  pending_deletes_.push_back({key, create_lsn, lsn});
   return lsn;
+}
+
+uint64_t Journal::Incarnation(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = FindEntry(StoreKey(tenant, name));
+  if (entry == nullptr) return 0;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->deleted ? 0 : entry->incarnation;
 }
 
 absl::Status Journal::WaitDurable(uint64_t lsn) {
@@ -490,6 +502,7 @@ absl::StatusOr<bool> Journal::TakeState(const std::shared_ptr<Entry>& entry,
       written->lsn = mark.lsn();
       *catalog.mutable_spec() = std::move(spec);
       catalog.set_incarnation(entry->incarnation);
+      catalog.set_create_lsn(entry->create_lsn);
       catalog.set_lsn(mark.lsn());
       catalog.set_pinned(entry->pinned);
       entry->store->Describe(catalog.mutable_info());
@@ -564,7 +577,7 @@ absl::Status Journal::Checkpoint() {
   uint64_t written = 0;
   absl::Status db_status = [&]() -> absl::Status {
     ASSIGN_OR_RETURN(StateDb::Writer writer, state_db_->BeginWrite());
-    for (const PendingDelete& d : deletes) RETURN_IF_ERROR(writer.Delete(d.key, d.incarnation));
+    for (const PendingDelete& d : deletes) RETURN_IF_ERROR(writer.Delete(d.key, d.create_lsn));
     std::vector<Written> group;
     uint64_t covered = 0;
     for (const auto& entry : entries) {

@@ -36,6 +36,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
+#include "absl/random/random.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/wal.pb.h"
@@ -77,6 +78,9 @@ struct RecoveredStore {
   std::string info;
   std::string base;  // spec.base: the store it was created from, if any
   bool pinned = false;
+  // The store's incarnation: an id of its own, kept across restarts, that no other store of
+  // the same name has (Journal::Incarnation).
+  uint64_t incarnation = 0;
 
   adapt::v1::StoreInfo Info() const {
     adapt::v1::StoreInfo parsed;
@@ -141,6 +145,11 @@ class Journal {
 
   // Under the registry's lock, right after tenant/name was removed. Returns the LSN.
   uint64_t AppendDelete(const std::string& tenant, const std::string& name);
+  // The incarnation of tenant/name's store, given by AppendCreate and recorded in its create
+  // record and catalog entry: random, never a log position (docs/DURABILITY.md,
+  // "Incarnation"); a store created before incarnations were ids keeps its create record's
+  // LSN. 0 when there is no such store.
+  uint64_t Incarnation(const std::string& tenant, const std::string& name) const;
   absl::Status WaitDurable(uint64_t lsn);
 
   // Whether example `id` was applied to `store` (tenant/name) already.
@@ -200,8 +209,11 @@ class Journal {
   struct Entry {
     std::string tenant, name;
     std::shared_ptr<Store> store;
-    uint64_t incarnation = 0;
+    uint64_t incarnation = 0;  // set before the entry is shared
     absl::Mutex mu;
+    // The LSN of the record that created the store: its place in the log's order, which its
+    // incarnation does not give.
+    uint64_t create_lsn ABSL_GUARDED_BY(mu) = 0;
     uint64_t last_lsn ABSL_GUARDED_BY(mu) = 0;  // the store's last record in the log
     // The first record not in the state database yet (0: the stored state is current).
     uint64_t dirty_since ABSL_GUARDED_BY(mu) = 0;
@@ -237,7 +249,7 @@ class Journal {
   // in the log until a checkpoint has removed the state.
   struct PendingDelete {
     std::string key;
-    uint64_t incarnation = 0, lsn = 0;
+    uint64_t create_lsn = 0, lsn = 0;  // the deleted store's create record, the delete's
   };
   // One store's state taken by a checkpoint, waiting for its group's commit.
   struct Written {
@@ -295,6 +307,7 @@ class Journal {
   std::unique_ptr<StateDb> state_db_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  absl::BitGen incarnations_ ABSL_GUARDED_BY(mu_);  // draws the new stores' incarnations
   std::vector<PendingDelete> pending_deletes_ ABSL_GUARDED_BY(mu_);
   absl::CondVar checkpoint_cv_;
   bool checkpoint_wanted_ ABSL_GUARDED_BY(mu_) = false;

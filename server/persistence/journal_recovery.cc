@@ -53,7 +53,12 @@ class Recovery {
     std::string tenant, name;
     std::shared_ptr<Store> store;
     adapt::v1::StoreSpec spec;
-    uint64_t incarnation = 0, last_lsn = 0;
+    // The store's id (journal.h, Incarnation) and the LSN of its create record (its place in
+    // the log's order), then the last record it holds.
+    uint64_t incarnation = 0, create_lsn = 0, last_lsn = 0;
+    // Made from a corrupt record of a store not known before: its next record names its
+    // incarnation.
+    bool incarnation_unknown = false;
     std::string failure;
     bool marked = false;  // the failure is in the state database
     std::vector<std::string> ids;
@@ -135,6 +140,7 @@ absl::Status Recovery::LoadCatalog() {
     const std::optional<CatalogRow> row = ReadCatalogRow(record);
     if (row.has_value() && row->failure.empty()) {
       state.incarnation = row->incarnation;
+      state.create_lsn = row->create_lsn;
       state.last_lsn = row->lsn;
       state.pinned = row->pinned;
       state.kind = row->kind;
@@ -149,6 +155,7 @@ absl::Status Recovery::LoadCatalog() {
                                                 " does not parse"));
       }
       state.incarnation = entry.incarnation();
+      state.create_lsn = CreateLsnOf(entry);
       state.last_lsn = entry.lsn();
       state.spec = entry.spec();
       state.kind = entry.spec().kind();
@@ -206,12 +213,14 @@ absl::StatusOr<bool> Recovery::LoadLegacySnapshots() {
     }
   }
   for (auto& [names, by_incarnation] : files) {
-    // The newest incarnation wins; older ones are left-overs of a deleted store.
+    // These files predate incarnations of their own: each names its store's create LSN, so
+    // the highest is the newest store; older ones are left-overs of a deleted store.
     const Found found = by_incarnation.rbegin()->second;
     State state;
     state.tenant = names.first;
     state.name = names.second;
     state.incarnation = found.incarnation;
+    state.create_lsn = found.incarnation;
     state.last_lsn = found.incarnation;
     for (const auto& [incarnation, old] : by_incarnation) {
       if (incarnation == found.incarnation) continue;
@@ -233,8 +242,8 @@ absl::StatusOr<bool> Recovery::LoadLegacySnapshots() {
     const std::string key = StoreKey(state.tenant, state.name);
     auto stored = states_.find(key);
     if (stored != states_.end() &&
-        std::make_pair(stored->second.incarnation, stored->second.last_lsn) >=
-            std::make_pair(state.incarnation, state.last_lsn)) {
+        std::make_pair(stored->second.create_lsn, stored->second.last_lsn) >=
+            std::make_pair(state.create_lsn, state.last_lsn)) {
       continue;
     }
     state.dirty_since = state.last_lsn + 1;  // to be written to the state database
@@ -275,7 +284,9 @@ void Recovery::Apply(const LogFrame& frame) {
       State state;
       state.tenant = frame.key.substr(0, slash);
       state.name = frame.key.substr(slash + 1);
-      state.incarnation = lsn;
+      state.incarnation = lsn;  // unless a later record of the store names its own
+      state.incarnation_unknown = true;
+      state.create_lsn = lsn;
       state.last_lsn = lsn;
       Fail(&state, reason);
       states_[frame.key] = std::move(state);
@@ -300,7 +311,9 @@ void Recovery::Apply(const LogFrame& frame) {
     State state;
     state.tenant = frame.key.substr(0, slash);
     state.name = frame.key.substr(slash + 1);
-    state.incarnation = lsn;
+    // A create record written before incarnations were ids names none: its LSN is the store's.
+    state.incarnation = record.incarnation() != 0 ? record.incarnation() : lsn;
+    state.create_lsn = lsn;
     state.last_lsn = lsn;
     state.dirty_since = lsn;
     // Pinning is the journal's, not the store's: the store is made without it.
@@ -319,6 +332,10 @@ void Recovery::Apply(const LogFrame& frame) {
     states_[frame.key] = std::move(state);
     return;
   }
+  if (it != states_.end() && it->second.incarnation_unknown && it->second.last_lsn < lsn) {
+    it->second.incarnation = record.incarnation();
+    it->second.incarnation_unknown = false;
+  }
   if (it == states_.end() || it->second.incarnation != record.incarnation() ||
       it->second.last_lsn >= lsn) {
     return;  // covered by the snapshot, or a record of a deleted store
@@ -332,7 +349,7 @@ void Recovery::Apply(const LogFrame& frame) {
   state.last_lsn = lsn;
   if (state.dirty_since == 0) state.dirty_since = lsn;
   if (record.has_delete_()) {
-    deletes_.push_back({frame.key, state.incarnation, lsn});
+    deletes_.push_back({frame.key, state.create_lsn, lsn});
     states_.erase(it);
     return;
   }
@@ -407,7 +424,7 @@ void Recovery::MarkDamage() {
                  static_cast<unsigned long long>(from), static_cast<unsigned long long>(to));
     for (auto& [key, state] : states_) {
       // A store is unaffected only if it was created after the damage or a snapshot covers it.
-      if (state.incarnation > to || state.last_lsn >= to) continue;
+      if (state.create_lsn > to || state.last_lsn >= to) continue;
       Fail(&state, absl::StrCat("the log is damaged between LSN ", from, " and ", to,
                                 ": a record of this store may be lost"));
     }
@@ -432,6 +449,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
       adapt::v1::CatalogEntry entry;
       *entry.mutable_spec() = state.store != nullptr ? state.store->spec() : state.spec;
       entry.set_incarnation(state.incarnation);
+      entry.set_create_lsn(state.create_lsn);
       entry.set_lsn(state.last_lsn);
       entry.set_failure(state.failure);
       marked = writer->PutCatalog(key, entry);
@@ -473,7 +491,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     if (!state.failure.empty()) {
       std::fprintf(stderr, "adaptd: store %s failed to recover: %s\n", key.c_str(),
                    state.failure.c_str());
-      dirty_since = state.marked || marked.ok() ? 0 : state.incarnation;
+      dirty_since = state.marked || marked.ok() ? 0 : state.create_lsn;
       if (state.store != nullptr) state.spec = state.store->spec();
       state.store = std::make_shared<FailedStore>(state.spec, state.failure);
     }
@@ -482,6 +500,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     {
       absl::MutexLock entry_lock(&entry->mu);
       entry->catalog = std::move(catalog);
+      entry->create_lsn = state.create_lsn;
       entry->last_lsn = state.last_lsn;
       entry->dirty_since = dirty_since;
       entry->pinned = state.pinned;
@@ -499,6 +518,7 @@ void Recovery::Finish(Journal* journal, std::vector<RecoveredStore>* recovered) 
     r.base = r.store != nullptr ? r.store->spec().base() : state.base;
     r.info = std::move(info);
     r.pinned = state.pinned;
+    r.incarnation = state.incarnation;
   }
   if (!deletes_.empty()) left_in_log_ = true;
   absl::MutexLock lock(&journal->mu_);

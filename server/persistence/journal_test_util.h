@@ -42,6 +42,7 @@ class JournalFixture : public ::testing::Test {
       checkpoints_.push_back({written, failed});
     };
     checkpoints_.clear();
+    recovered_incarnations_.clear();
     std::vector<RecoveredStore> recovered;
     auto journal = Journal::Open(options, backend_.get(), &recovered);
     EXPECT_TRUE(journal.ok()) << journal.status();
@@ -55,19 +56,26 @@ class JournalFixture : public ::testing::Test {
         if (loaded.ok()) r.store = *loaded;
       }
       stores[StoreKey(r.tenant, r.name)] = r.store;
+      recovered_incarnations_[StoreKey(r.tenant, r.name)] = r.incarnation;
     }
     return stores;
+  }
+
+  // What Create makes: a faast label store of dimension 4.
+  static adapt::v1::StoreSpec Spec() {
+    adapt::v1::StoreSpec spec;
+    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
+    spec.set_encoder("identity");
+    spec.set_dim(4);
+    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    return spec;
   }
 
   // `wrap`, when given, wraps the created store (a test's fault-injecting Store).
   std::shared_ptr<Store> Create(
       const std::string& name,
       const std::function<std::shared_ptr<Store>(std::shared_ptr<Store>)>& wrap = nullptr) {
-    adapt::v1::StoreSpec spec;
-    spec.set_kind(adapt::v1::STORE_KIND_FAAST);
-    spec.set_encoder("identity");
-    spec.set_dim(4);
-    spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
+    const adapt::v1::StoreSpec spec = Spec();
     auto created = CreateStore(spec, backend_.get());
     EXPECT_TRUE(created.ok()) << created.status();
     std::shared_ptr<Store> store = *std::move(created);
@@ -88,20 +96,21 @@ class JournalFixture : public ::testing::Test {
     return batch;
   }
 
+  // Adapts `store` on `batch` directly, as a committed write does.
+  static absl::StatusOr<CommitResult> ApplyBatch(Store* store, const ExampleBatch& batch) {
+    auto txn = store->Begin(TxnKind::kAdapt);
+    absl::Status added = txn->Add(batch);
+    if (!added.ok()) return added;
+    return store->Commit(*txn);
+  }
+
   absl::Status Adapt(const std::string& name, Store* store, int rows, uint32_t seed,
                      std::vector<std::string> ids = {}) {
     const ExampleBatch batch = Batch(rows, seed);
     adapt::v1::WalWrite write;
     *write.add_batches() = ToWalBatch(batch);
     for (auto& id : ids) write.add_ids(id);
-    return journal_
-        ->Commit("t", name, store, write,
-                 [&]() -> absl::StatusOr<CommitResult> {
-                   auto txn = store->Begin(TxnKind::kAdapt);
-                   absl::Status added = txn->Add(batch);
-                   if (!added.ok()) return added;
-                   return store->Commit(*txn);
-                 })
+    return journal_->Commit("t", name, store, write, [&] { return ApplyBatch(store, batch); })
         .status();
   }
 
@@ -160,6 +169,8 @@ class JournalFixture : public ::testing::Test {
   std::unique_ptr<Journal> journal_;
   // What each checkpoint reported (on_checkpoint): stores written and stores failed.
   std::vector<std::pair<uint64_t, uint64_t>> checkpoints_;
+  // The last Open's recovered stores' incarnations, by key.
+  std::map<std::string, uint64_t> recovered_incarnations_;
 };
 
 }  // namespace adaptd

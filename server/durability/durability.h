@@ -96,6 +96,11 @@ class Durability {
                                                 const Fence& fence) = 0;
   // Blocks until the append at `position` is durable; the reason when it cannot be.
   virtual absl::Status WaitDurable(const Position& position) = 0;
+  // tenant/name's incarnation: an id of the store's own (not a log position), given when it
+  // was created or imported, the same after a restart, and never that of an earlier store of
+  // the name (a delete and a create give the new store another). RecoveredStore::incarnation
+  // holds it for the stores recovered. 0 when there is no such store.
+  virtual uint64_t Incarnation(const std::string& tenant, const std::string& name) const = 0;
 
   // Logs `write` (an Adapt or Forget call's batches and the example ids it applies), then,
   // once durable and after every earlier write of the store, runs `apply`; calls `done` once

@@ -64,6 +64,7 @@ class DurabilityContract : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status();
     durability_ = *std::move(opened);
     pinned_.clear();
+    incarnations_.clear();
     for (RecoveredStore& r : recovered) {
       if (r.store == nullptr) {
         absl::StatusOr<std::shared_ptr<Store>> loaded = durability_->Load(r.tenant, r.name);
@@ -72,6 +73,7 @@ class DurabilityContract : public ::testing::Test {
       }
       stores_[r.name] = r.store;
       pinned_[r.name] = r.pinned;
+      incarnations_[r.name] = r.incarnation;
     }
   }
 
@@ -160,6 +162,7 @@ class DurabilityContract : public ::testing::Test {
   std::unique_ptr<Durability> durability_;
   std::map<std::string, std::shared_ptr<Store>> stores_;  // by name, tenant "t"
   std::map<std::string, bool> pinned_;                    // as recovered
+  std::map<std::string, uint64_t> incarnations_;          // as recovered
 };
 
 TYPED_TEST_SUITE_P(DurabilityContract);
@@ -449,13 +452,48 @@ TYPED_TEST_P(DurabilityContract, ManyCompilesRecoverEqualAndSolveOnce) {
   EXPECT_EQ(recovered->solves(), 1u);
 }
 
+// Incarnations are the stores' own: a delete and a create of a name give its next store another,
+// and restarts keep each, from the log and from stored states.
+TYPED_TEST_P(DurabilityContract, ARecreatedStoreHasAnotherIncarnationAndRestartsKeepEach) {
+  ASSERT_NE(this->Create("a"), nullptr);
+  ASSERT_NE(this->Create("b"), nullptr);
+  const uint64_t first = this->durability_->Incarnation("t", "a");
+  const uint64_t of_b = this->durability_->Incarnation("t", "b");
+  EXPECT_NE(first, 0u);
+  EXPECT_NE(of_b, 0u);
+  EXPECT_EQ(this->durability_->Incarnation("t", "never"), 0u);
+  ASSERT_TRUE(this->Write("a", this->Batch(4, 1)).ok());
+  this->Restart();
+  EXPECT_EQ(this->incarnations_["a"], first);
+  EXPECT_EQ(this->durability_->Incarnation("t", "a"), first);
+  EXPECT_EQ(this->durability_->Incarnation("t", "b"), of_b);
+
+  absl::StatusOr<Position> deleted = this->durability_->AppendDelete("t", "a", this->FenceOf("a"));
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  ASSERT_TRUE(this->durability_->WaitDurable(*deleted).ok());
+  EXPECT_EQ(this->durability_->Incarnation("t", "a"), 0u);
+  ASSERT_NE(this->Create("a"), nullptr);
+  const uint64_t second = this->durability_->Incarnation("t", "a");
+  EXPECT_NE(second, 0u);
+  EXPECT_NE(second, first);
+  this->Restart();
+  EXPECT_EQ(this->incarnations_["a"], second);
+  EXPECT_EQ(this->incarnations_["b"], of_b);
+  ASSERT_TRUE(this->durability_->Checkpoint().ok());
+  this->Restart();
+  EXPECT_EQ(this->incarnations_["a"], second);
+  EXPECT_EQ(this->incarnations_["b"], of_b);
+  EXPECT_EQ(this->durability_->Incarnation("t", "a"), second);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(DurabilityContract, RecoveredStoresEqualTheAcknowledgedOnes,
                             AWriteNotDurableIsNeitherAppliedNorRecovered,
                             AStaleFenceFailsWithOwnershipLostAndChangesNothing,
                             ConcurrentWritesApplyInLogOrder, AppliedIdsSurviveRestarts,
                             DeletesAndImportsRecoverAsAcknowledged, AnUnloadedStoreLoadsBackEqual,
                             ACompileIsPublishedOnlyOnceItsRecordIsDurable,
-                            ManyCompilesRecoverEqualAndSolveOnce);
+                            ManyCompilesRecoverEqualAndSolveOnce,
+                            ARecreatedStoreHasAnotherIncarnationAndRestartsKeepEach);
 
 }  // namespace adaptd
 

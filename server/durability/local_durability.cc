@@ -70,6 +70,10 @@ absl::Status LocalDurability::WaitDurable(const Position& position) {
   return journal_->WaitDurable(lsn);
 }
 
+uint64_t LocalDurability::Incarnation(const std::string& tenant, const std::string& name) const {
+  return journal_->Incarnation(tenant, name);
+}
+
 void LocalDurability::AppendWrite(const std::string& tenant, const std::string& name,
                                   const Store* store, adapt::v1::WalWrite write, const Fence& fence,
                                   Apply apply, WriteDone done) {

@@ -32,6 +32,7 @@ class LocalDurability final : public Durability {
   absl::StatusOr<Position> AppendDelete(const std::string& tenant, const std::string& name,
                                         const Fence& fence) override;
   absl::Status WaitDurable(const Position& position) override;
+  uint64_t Incarnation(const std::string& tenant, const std::string& name) const override;
   void AppendWrite(const std::string& tenant, const std::string& name, const Store* store,
                    adapt::v1::WalWrite write, const Fence& fence, Apply apply,
                    WriteDone done) override;

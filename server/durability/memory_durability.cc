@@ -80,6 +80,7 @@ absl::StatusOr<std::unique_ptr<MemoryDurability>> MemoryDurability::Open(
     out.kind = rebuilt.spec.kind();
     out.base = rebuilt.spec.base();
     out.pinned = rebuilt.pinned;
+    out.incarnation = rebuilt.incarnation;
     recovered->push_back(std::move(out));
     ++count;
   }
@@ -274,6 +275,13 @@ absl::Status MemoryDurability::WaitDurable(const Position& position) {
     return absl::InvalidArgumentError("position: not one this durability made");
   }
   return absl::OkStatus();
+}
+
+uint64_t MemoryDurability::Incarnation(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = Find(StoreKey(tenant, name));
+  if (entry == nullptr) return 0;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->incarnation;
 }
 
 void MemoryDurability::AppendWrite(const std::string& tenant, const std::string& name,

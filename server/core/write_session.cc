@@ -1,6 +1,7 @@
 #include "server/core/write_session.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -10,6 +11,7 @@
 #include "server/base/status_macros.h"
 #include "server/core/examples.h"
 #include "server/persistence/journal.h"
+#include "server/persistence/replay.h"
 #include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_kind.h"
 
@@ -259,6 +261,10 @@ absl::StatusOr<CommitResult> WriteSession::CommitLogged() {
   write.set_forget(kind_ == TxnKind::kForget);
   for (const auto& batch : logged_) *write.add_batches() = ToWalBatch(batch);
   for (const auto& id : ids_) write.add_ids(id);
+  // The figures the call counted as it staged, so that replay commits them without evaluating.
+  if (std::optional<PrequentialStats> counted = txn_->StagedPrequential()) {
+    *write.mutable_prequential() = ToWalPrequential(*counted);
+  }
   return CommitWrite(*context_.durability, tenant_, store_name_, store_.get(), std::move(write),
                      fence_, [this] { return store_->Commit(*txn_); });
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "server/base/status_macros.h"
 #include "server/durability/durability.h"
 #include "server/persistence/journal.h"
+#include "server/persistence/replay.h"
 #include "server/stores/faast_store.h"
 #include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
@@ -137,6 +139,30 @@ class DurabilityContract : public ::testing::Test {
                          if (absl::Status added = txn->Add(batch); !added.ok()) return added;
                          return store->Commit(*txn);
                        });
+  }
+
+  // An Adapt call of `batch` on t/`name` as the write session makes one: staged first, its
+  // record carrying the figures the transaction counted as it staged (Txn::StagedPrequential),
+  // applied once durable.
+  absl::StatusOr<CommitResult> AdaptStaged(const std::string& name, const ExampleBatch& batch) {
+    std::shared_ptr<Store> store = stores_[name];
+    if (store == nullptr) return absl::NotFoundError(name);
+    std::shared_ptr<Txn> txn = store->Begin(TxnKind::kAdapt);
+    RETURN_IF_ERROR(txn->Add(batch));
+    adapt::v1::WalWrite write;
+    *write.add_batches() = ToWalBatch(batch);
+    if (std::optional<PrequentialStats> counted = txn->StagedPrequential()) {
+      *write.mutable_prequential() = ToWalPrequential(*counted);
+    }
+    return CommitWrite(*durability_, "t", name, store.get(), std::move(write), FenceOf(name),
+                       [store, txn] { return store->Commit(*txn); });
+  }
+
+  // A compile of t/`name`, published, then its record appended.
+  absl::Status CompileLogged(const std::string& name, const adapt::v1::CompileRequest& request) {
+    Store* store = stores_[name].get();
+    RETURN_IF_ERROR(store->Compile(request).status());
+    return durability_->AppendCompile("t", name, store, request, nullptr, FenceOf(name));
   }
 
   // A store's whole state as the export format writes it, less the timings of its last
@@ -452,6 +478,49 @@ TYPED_TEST_P(DurabilityContract, ManyCompilesRecoverEqualAndSolveOnce) {
   EXPECT_EQ(recovered->solves(), 1u);
 }
 
+// Replay solves once even when adapts follow the compiles: each adapt's record carries the
+// prequential figures it counted, so replay evaluates none of them against a compile, and the
+// store, its prequential statistics and its predictions recover as acknowledged.
+TYPED_TEST_P(DurabilityContract, CompileAdaptPairsRecoverEqualAndSolveOnce) {
+  ASSERT_NE(this->Create("a"), nullptr);
+  ASSERT_TRUE(this->Write("a", this->Batch(8, 1)).ok());
+  Store* a = this->stores_["a"].get();
+  for (int i = 0; i < 6; ++i) {
+    adapt::v1::CompileRequest request;
+    if (i % 3 == 1) request.mutable_faast()->set_ridge(0.1 * i);
+    ASSERT_TRUE(this->CompileLogged("a", request).ok());
+    absl::StatusOr<CommitResult> adapted =
+        this->AdaptStaged("a", this->Batch(5, static_cast<uint32_t>(i + 2)));
+    ASSERT_TRUE(adapted.ok()) << adapted.status();
+    EXPECT_EQ(adapted->prequential.evaluated, 5u);
+  }
+  const std::string acknowledged = this->StateOf(*a);
+  adapt::v1::StoreInfo before;
+  a->Describe(&before);
+  const ExampleBatch probe = this->Batch(7, 99);
+  absl::StatusOr<Predictions> predicted = a->Predict(probe.keys.data(), probe.rows, probe.dim, 2);
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+
+  this->Restart();
+  auto* recovered = dynamic_cast<FaastStore*>(this->stores_["a"].get());
+  ASSERT_NE(recovered, nullptr);
+  EXPECT_EQ(recovered->solves(), 1u);
+  EXPECT_EQ(this->StateOf(*recovered), acknowledged);
+  adapt::v1::StoreInfo after;
+  recovered->Describe(&after);
+  EXPECT_EQ(after.version(), before.version());
+  EXPECT_EQ(after.prequential_evaluated(), 30u);
+  EXPECT_EQ(after.prequential_evaluated(), before.prequential_evaluated());
+  EXPECT_EQ(after.prequential_correct(), before.prequential_correct());
+  EXPECT_EQ(after.prequential_loss_sum(), before.prequential_loss_sum());
+  absl::StatusOr<Predictions> again =
+      recovered->Predict(probe.keys.data(), probe.rows, probe.dim, 2);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->version, predicted->version);
+  EXPECT_EQ(again->label_ids, predicted->label_ids);
+  EXPECT_EQ(again->scores, predicted->scores);
+}
+
 // Incarnations are the stores' own: a delete and a create of a name give its next store another,
 // and restarts keep each, from the log and from stored states.
 TYPED_TEST_P(DurabilityContract, ARecreatedStoreHasAnotherIncarnationAndRestartsKeepEach) {
@@ -493,6 +562,7 @@ REGISTER_TYPED_TEST_SUITE_P(DurabilityContract, RecoveredStoresEqualTheAcknowled
                             DeletesAndImportsRecoverAsAcknowledged, AnUnloadedStoreLoadsBackEqual,
                             ACompileIsPublishedOnlyOnceItsRecordIsDurable,
                             ManyCompilesRecoverEqualAndSolveOnce,
+                            CompileAdaptPairsRecoverEqualAndSolveOnce,
                             ARecreatedStoreHasAnotherIncarnationAndRestartsKeepEach);
 
 }  // namespace adaptd

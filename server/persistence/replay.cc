@@ -8,10 +8,29 @@ namespace adaptd {
 
 absl::Status ReplayWrite(Store& store, const adapt::v1::WalWrite& write) {
   std::unique_ptr<Txn> txn = store.Begin(write.forget() ? TxnKind::kForget : TxnKind::kAdapt);
+  // A kind that does not take the figures evaluates as it stages or commits.
+  if (write.has_prequential())
+    (void)txn->TakeRecordedPrequential(FromWalPrequential(write.prequential()));
   for (const auto& batch : write.batches()) {
     if (absl::Status added = txn->Add(FromWalBatch(batch)); !added.ok()) return added;
   }
   return store.Commit(*txn).status();
+}
+
+adapt::v1::WalPrequential ToWalPrequential(const PrequentialStats& stats) {
+  adapt::v1::WalPrequential figures;
+  figures.set_evaluated(stats.evaluated);
+  figures.set_correct(stats.correct);
+  figures.set_loss_sum(stats.loss_sum);
+  return figures;
+}
+
+PrequentialStats FromWalPrequential(const adapt::v1::WalPrequential& figures) {
+  PrequentialStats stats;
+  stats.evaluated = figures.evaluated();
+  stats.correct = figures.correct();
+  stats.loss_sum = figures.loss_sum();
+  return stats;
 }
 
 bool ReplayCompile(Store& store, const adapt::v1::WalRecord& record) {

@@ -13,7 +13,15 @@ namespace adaptd {
 // Applies a logged Adapt or Forget call to `store` as one transaction. The error of the
 // staging or the commit when it fails: replay meets the state the call met when it was
 // logged, so the call failed then too and was never acknowledged (the record is skipped).
+// A record with the figures the call counted as it staged (WalWrite.prequential) hands them
+// to the transaction (Txn::TakeRecordedPrequential), which then evaluates nothing; one
+// without them evaluates as the call did.
 absl::Status ReplayWrite(Store& store, const adapt::v1::WalWrite& write);
+
+// The figures a transaction counted as it staged (Txn::StagedPrequential), as a write record
+// carries them, and back.
+adapt::v1::WalPrequential ToWalPrequential(const PrequentialStats& stats);
+PrequentialStats FromWalPrequential(const adapt::v1::WalPrequential& figures);
 
 // Applies a logged compile (`record` holds `compile` or `base_compile`; false for any other
 // record, which is ignored) without solving it (Store::NoteReplayedCompile): its parameter

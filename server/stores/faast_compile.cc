@@ -226,6 +226,11 @@ absl::Status FaastStore::NoteReplayedCompile(const CompileRequest& request,
   return absl::OkStatus();
 }
 
+void FaastStore::SolveNotedCompileBeforeEvaluating() {
+  // Its error leaves the previous version, as a compile that failed when it ran.
+  if (replay_noted_.load(std::memory_order_acquire)) (void)SolveReplayedCompile();
+}
+
 absl::Status FaastStore::SolveReplayedCompile() {
   absl::MutexLock compile_lock(&compile_mu_);
   std::unique_ptr<ReplayedCompile> replayed;

@@ -3,6 +3,7 @@
 // compile is staged at a time. Replay (NoteReplayedCompile, SolveReplayedCompile): many logged
 // compiles solve once and publish what the last one published when it ran.
 #include <atomic>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -199,6 +200,57 @@ TEST(FaastStagedCompileTest, AnAdaptAfterAReplayedCompileIsEvaluatedAgainstIt) {
   adapt::v1::StoreInfo info;
   replayed->Describe(&info);
   EXPECT_GT(info.prequential_evaluated(), 0u);
+}
+
+// An adapt whose record carries the figures it counted as it staged (Txn::StagedPrequential)
+// takes them at replay (TakeRecordedPrequential): it evaluates nothing, so the compiles before
+// it are not solved, and the store solves once, at its last compile, yet equals the live one
+// with its prequential statistics.
+TEST(FaastStagedCompileTest, AdaptsWithRecordedFiguresLeaveOneSolveAtTheLastCompile) {
+  auto backend = kernels::MakeCpuBackend();
+  auto live = faast_test::MakeStore(faast_test::LabelSpec(), backend.get());
+  auto replayed = faast_test::MakeStore(faast_test::LabelSpec(), backend.get());
+  const auto adapt = [&](uint64_t seed) {
+    std::unique_ptr<Txn> txn = live->Begin(TxnKind::kAdapt);
+    ASSERT_TRUE(txn->Add(Batch(seed)).ok());
+    const std::optional<PrequentialStats> counted = txn->StagedPrequential();
+    ASSERT_TRUE(counted.has_value());
+    ASSERT_TRUE(live->Commit(*txn).ok());
+    std::unique_ptr<Txn> again = replayed->Begin(TxnKind::kAdapt);
+    ASSERT_TRUE(again->TakeRecordedPrequential(*counted));
+    ASSERT_TRUE(again->Add(Batch(seed)).ok());
+    ASSERT_TRUE(replayed->Commit(*again).ok());
+  };
+  for (int i = 0; i < 5; ++i) {
+    adapt(static_cast<uint64_t>(10 + i));
+    const adapt::v1::CompileRequest request = i == 2 ? Ridge(0.3) : adapt::v1::CompileRequest();
+    ASSERT_TRUE(live->Compile(request).ok());
+    ASSERT_TRUE(replayed->NoteReplayedCompile(request, nullptr).ok());
+  }
+  adapt(99);
+  EXPECT_EQ(replayed->solves(), 0u);  // no adapt read a published version
+  ASSERT_TRUE(replayed->SolveReplayedCompile().ok());
+  EXPECT_EQ(live->solves(), 5u);
+  EXPECT_EQ(replayed->solves(), 1u);
+  EXPECT_EQ(StateOf(*replayed), StateOf(*live));
+  adapt::v1::StoreInfo live_info, replayed_info;
+  live->Describe(&live_info);
+  replayed->Describe(&replayed_info);
+  EXPECT_GT(live_info.prequential_evaluated(), 0u);
+  EXPECT_EQ(replayed_info.prequential_evaluated(), live_info.prequential_evaluated());
+  EXPECT_EQ(replayed_info.prequential_correct(), live_info.prequential_correct());
+  EXPECT_EQ(replayed_info.prequential_loss_sum(), live_info.prequential_loss_sum());
+}
+
+// A forget counts nothing: it reports no figures and takes none.
+TEST(FaastStagedCompileTest, AForgetReportsAndTakesNoFigures) {
+  auto backend = kernels::MakeCpuBackend();
+  auto store = faast_test::MakeStore(faast_test::LabelSpec(), backend.get());
+  ASSERT_TRUE(faast_test::Apply(*store, TxnKind::kAdapt, {Batch(1)}).ok());
+  std::unique_ptr<Txn> forget = store->Begin(TxnKind::kForget);
+  EXPECT_FALSE(forget->TakeRecordedPrequential(PrequentialStats{3, 2, 1.0}));
+  ASSERT_TRUE(forget->Add(Batch(1)).ok());
+  EXPECT_FALSE(forget->StagedPrequential().has_value());
 }
 
 TEST(FaastStagedCompileTest, AReplayedCompileThatFailedWhenItRanChangesNothing) {

@@ -106,12 +106,6 @@ int64_t FaastStore::dim() const {
 }
 
 std::unique_ptr<Txn> FaastStore::Begin(TxnKind kind) {
-  // Replay: an adapt evaluates its examples against the version published when it was logged
-  // (prequential statistics), so the compile noted before it is solved now. Its error leaves
-  // the previous version, as a compile that failed when it ran.
-  if (kind == TxnKind::kAdapt && replay_noted_.load(std::memory_order_acquire)) {
-    (void)SolveReplayedCompile();
-  }
   return std::make_unique<FaastTxn>(this, kind);
 }
 

@@ -102,6 +102,9 @@ class FaastStore final : public Store {
     std::vector<bool> known;  // per queried name
   };
   TxnView ViewForTxn(const std::vector<std::string>& names) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Replay: an adapt whose record carries no figures evaluates its examples against the
+  // version published when it was logged, so the compile noted before it is solved first.
+  void SolveNotedCompileBeforeEvaluating() ABSL_LOCKS_EXCLUDED(compile_mu_, mu_, pub_mu_);
   uint64_t version() const ABSL_LOCKS_EXCLUDED(pub_mu_);
 
   // Maps the transaction's columns to store columns; names the labels the store lacks.

@@ -325,6 +325,18 @@ absl::Status FaastTxn::StageGram(std::vector<double>& gram_keys, int64_t rows) {
   return absl::OkStatus();
 }
 
+std::optional<PrequentialStats> FaastTxn::StagedPrequential() const {
+  if (kind_ != TxnKind::kAdapt) return std::nullopt;
+  return prequential_;
+}
+
+bool FaastTxn::TakeRecordedPrequential(const PrequentialStats& recorded) {
+  if (kind_ != TxnKind::kAdapt) return false;
+  prequential_ = recorded;
+  recorded_ = true;
+  return true;
+}
+
 FaastTxn::FaastTxn(FaastStore* store, TxnKind kind) : Txn(store), store_(store), kind_(kind) {}
 
 FaastTxn::~FaastTxn() {
@@ -388,15 +400,18 @@ absl::Status FaastTxn::Add(const ExampleBatch& b) {
   std::vector<double> keys = FaastBufferPool::Shared().Take(b.rows * b.dim);
   std::copy(b.keys.begin(), b.keys.begin() + b.rows * b.dim, keys.begin());
   PrequentialStats batch_stats;
-  if (adapt) Evaluate(b, keys, &batch_stats);
+  if (adapt && !recorded_) {
+    store_->SolveNotedCompileBeforeEvaluating();
+    Evaluate(b, keys, &batch_stats);
+  }
   const uint64_t after = delta_.examples + static_cast<uint64_t>(b.rows);
   const bool keep_raw = store_->few_shot_ && view.raw_kept && delta_.raw_complete &&
                         (!adapt || view.examples + after < static_cast<uint64_t>(b.dim));
   const absl::Status staged = Stage(b, keys, plan, keep_raw);
   FaastBufferPool::Shared().Give(std::move(keys));  // unless the staged rows took them
   RETURN_IF_ERROR(staged);
-  if (adapt) {
-    maybe_new_ = std::move(still_new);
+  if (adapt) maybe_new_ = std::move(still_new);
+  if (adapt && !recorded_) {
     prequential_.evaluated += batch_stats.evaluated;
     prequential_.correct += batch_stats.correct;
     prequential_.loss_sum += batch_stats.loss_sum;

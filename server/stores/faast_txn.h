@@ -1,5 +1,6 @@
 // A faast transaction: validates each batch against the store, evaluates adapt examples
-// prequentially against the published weights, and stages them in a FaastDelta (decayed per
+// prequentially against the published weights (unless replay handed it the logged call's
+// figures), and stages them in a FaastDelta (decayed per
 // batch) without touching the store. FaastStore::Commit merges the delta.
 //
 // Thread safety: one thread at a time (Txn contract); it reads the store through the store's
@@ -10,6 +11,7 @@
 #define ADAPTD_SERVER_STORES_FAAST_TXN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,9 @@ class FaastTxn final : public Txn {
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return delta_.examples; }
+  // An adapt counts as it stages; a forget evaluates nothing and reports nothing.
+  std::optional<PrequentialStats> StagedPrequential() const override;
+  bool TakeRecordedPrequential(const PrequentialStats& recorded) override;
 
  private:
   friend class FaastStore;
@@ -73,7 +78,8 @@ class FaastTxn final : public Txn {
   // Transaction labels the store did not know at the last look (labels are never removed).
   std::vector<std::string> maybe_new_;
   PrequentialStats prequential_;
-  bool broken_ = false;  // a backend call failed mid-stage; the delta is unusable
+  bool recorded_ = false;  // prequential_ is the logged call's (replay): Add evaluates nothing
+  bool broken_ = false;    // a backend call failed mid-stage; the delta is unusable
 };
 
 }  // namespace adaptd

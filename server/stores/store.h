@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,6 +134,20 @@ class Txn {
   // Examples staged so far.
   virtual uint64_t staged() const = 0;
 
+  // What the transaction counted as it staged its batches (the prequential evaluation of an
+  // adapt against the published version), for kinds that count then (faast): the call's write
+  // record carries it, so that replay need not evaluate again (docs/DURABILITY.md,
+  // "Compiles"). None (the default) for kinds that count at commit, in log order (falcon), and
+  // those that do not report it.
+  virtual std::optional<PrequentialStats> StagedPrequential() const { return std::nullopt; }
+  // Replay, before the first Add: the figures the logged call counted. A kind that takes them
+  // (true) evaluates nothing, so it reads no published version, and its commit counts exactly
+  // `recorded`; one that does not (false, the default) evaluates as it stages or commits.
+  virtual bool TakeRecordedPrequential(const PrequentialStats& recorded) {
+    (void)recorded;
+    return false;
+  }
+
   // The store whose Begin made it, and whether that store's Commit has applied it.
   const Store* owner() const { return owner_; }
   bool committed() const { return committed_; }
@@ -221,7 +236,8 @@ class Store {
   // the statistics as they are now are the ones it solves; SolveReplayedCompile, once the log
   // is replayed, solves the last compile noted so and publishes it as it was published when it
   // ran, whatever writes were replayed after it. A kind whose writes read the published version
-  // (faast's prequential evaluation of an adapt) solves the noted compile before such a write.
+  // (faast's prequential evaluation of an adapt) solves the noted compile before such a write,
+  // unless the write's record carries the figures it counted (Txn::TakeRecordedPrequential).
   // An error: the record changes nothing. The
   // defaults compile each record at once (kinds without a compile step answer
   // FailedPrecondition) and have nothing left to solve.

@@ -10,7 +10,7 @@ Layers, lowest first. Folders of one layer are peers and may include each other.
   2  server/core
   3  server/cluster (the rest: forwarding, member calls, hand-off, quotas and bases across members)
   4  server/service
-  5  server/rpc
+  5  server/rpc and server/http (the gRPC and HTTP/JSON front ends, peers)
   6  server/main.cc
 Tests (*_test.cc, *test_util*.h, the store and durability contract suites,
 server/persistence/testing) may
@@ -35,7 +35,7 @@ LAYERS = {
     "core": 2,
     "cluster": 3,
     "service": 4,
-    "rpc": 5,
+    "rpc": 5, "http": 5,
 }
 PURE_CLUSTER = {"server/cluster/membership.h", "server/cluster/membership.cc",
                 "server/cluster/routing.h", "server/cluster/routing.cc"}

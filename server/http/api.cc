@@ -1,0 +1,238 @@
+#include "server/http/api.h"
+
+#include <functional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/descriptor.h"
+#include "server/http/json_mapping.h"
+
+namespace adaptd::http {
+namespace {
+
+namespace pb = adapt::v1;
+
+// What a call checks after admission and before it runs.
+enum class Check {
+  kNone,   // ListEncoders
+  kRoute,  // a store call: served here, or refused when another member holds the store
+  kBase,   // CreateStore: the base's tenant, then the route
+  kList,   // ListStores: one server's page (a cluster's listing is gathered over gRPC)
+  kAdmin,  // ClusterStatus, DrainMember: admin tokens, a cluster member
+};
+
+// The tenant a request names, read through its descriptor; requests that name none are
+// checked for authentication only.
+std::string TenantOf(const google::protobuf::Message& request) {
+  const google::protobuf::FieldDescriptor* field =
+      request.GetDescriptor()->FindFieldByName("tenant");
+  if (field == nullptr || field->type() != google::protobuf::FieldDescriptor::TYPE_STRING ||
+      field->is_repeated()) {
+    return "";
+  }
+  return request.GetReflection()->GetString(request, field);
+}
+
+// Runs `start` with a Done and waits for it: the service never blocks the caller, and a
+// connection thread of the HTTP library is the caller's thread to wait on.
+absl::Status Wait(const std::function<void(Service::Done)>& start) {
+  absl::Notification finished;
+  absl::Status result;
+  start([&](const absl::Status& status) {
+    result = status;
+    finished.Notify();
+  });
+  finished.WaitForNotification();
+  return result;
+}
+
+// A refusal after admission: the status, and the HTTP status it is answered with.
+struct Refusal {
+  absl::Status status;
+  int http_status;
+};
+
+Refusal Refused(const absl::Status& status) { return {status, HttpStatusOf(status.code())}; }
+
+// A call the service routed to another member, answered 421 Misdirected Request: HTTP calls
+// are not relayed between members (docs/HTTP.md, "Slices"), so the answer names the member.
+Refusal Misdirected(const std::string& tenant, const std::string& store,
+                    const cluster::Member& member) {
+  return {absl::UnavailableError(absl::StrCat("store ", tenant, "/", store, " is served by member ",
+                                              member.name, " (", member.address,
+                                              "); this member does not relay HTTP calls: call "
+                                              "that member's HTTP address")),
+          421};
+}
+
+// The check of `kCheck` for `request`: a refusal, or nullopt to go on.
+template <Check kCheck, Access kAccess, typename Req>
+std::optional<Refusal> Checked(Service& service, const CallInfo& info, const Req& request) {
+  if constexpr (kCheck == Check::kAdmin) {
+    if (auto s = service.AdmitAdmin(info); !s.ok()) return Refused(s);
+  } else if constexpr (kCheck == Check::kList) {
+    if (service.ListPeers(info).has_value()) {
+      return Refused(absl::UnimplementedError(
+          "ListStores over HTTP in a cluster: the members' pages are gathered over gRPC only "
+          "(docs/HTTP.md, \"Slices\"); call ListStores over gRPC"));
+    }
+  } else if constexpr (kCheck == Check::kRoute || kCheck == Check::kBase) {
+    if constexpr (kCheck == Check::kBase) {
+      if (auto s = service.CheckBase(info, request); !s.ok()) return Refused(s);
+    }
+    auto to = service.Route(info, request.tenant(), request.store(), kAccess);
+    if (!to.ok()) return Refused(to.status());
+    if (*to != nullptr) return Misdirected(request.tenant(), request.store(), **to);
+  }
+  return std::nullopt;
+}
+
+template <typename Req, typename Resp>
+using ServiceCall = void (Service::*)(const CallInfo&, const Req&, Resp*, Service::Done);
+
+// One unary call: parse, admit, check, run, answer; counted as the gRPC calls are.
+template <typename Req, typename Resp, ServiceCall<Req, Resp> kCall, Check kCheck,
+          Access kAccess = Access::kRead>
+Reply Unary(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+  const absl::Time start = absl::Now();
+  Req request;
+  absl::Status status = ParseJson(body, &request);
+  AdmittedCall admitted;
+  if (status.ok()) status = service.Admit(info, TenantOf(request), &admitted);
+  if (!status.ok()) {
+    service.Record(name, status, start);
+    return ErrorReply(status);
+  }
+  if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, request)) {
+    service.Record(name, refused->status, start);
+    return ErrorReply(refused->http_status, refused->status);
+  }
+  Resp response;
+  status = Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
+  service.Record(name, status, start);
+  if (!status.ok()) return ErrorReply(status);
+  absl::StatusOr<std::string> json = PrintJson(response);
+  if (!json.ok()) return ErrorReply(json.status());
+  return Reply{200, *std::move(json), {}};
+}
+
+// Ping: admitted, then answered at once (the transport's baseline for load tests).
+Reply Ping(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+  const absl::Time start = absl::Now();
+  pb::PingRequest request;
+  absl::Status status = ParseJson(body, &request);
+  AdmittedCall admitted;
+  if (status.ok()) status = service.Admit(info, "", &admitted);
+  service.Record(name, status, start);
+  return status.ok() ? Reply{200, "{}", {}} : ErrorReply(status);
+}
+
+using Handler = Reply (*)(Service&, const char*, const CallInfo&, absl::string_view);
+
+struct Method {
+  const char* name;
+  Handler handler;
+};
+
+// Every public unary RPC of adapt.v1.Adaptation.
+constexpr Method kMethods[] = {
+    {"CreateStore", &Unary<pb::CreateStoreRequest, pb::StoreInfo, &Service::CreateStore,
+                           Check::kBase, Access::kCreate>},
+    {"GetStore",
+     &Unary<pb::GetStoreRequest, pb::StoreInfo, &Service::GetStore, Check::kRoute, Access::kRead>},
+    {"ListStores",
+     &Unary<pb::ListStoresRequest, pb::ListStoresResponse, &Service::ListStores, Check::kList>},
+    {"DeleteStore", &Unary<pb::DeleteStoreRequest, pb::DeleteStoreResponse, &Service::DeleteStore,
+                           Check::kRoute, Access::kDelete>},
+    {"PinStore",
+     &Unary<pb::PinStoreRequest, pb::StoreInfo, &Service::PinStore, Check::kRoute, Access::kWrite>},
+    {"Compile", &Unary<pb::CompileRequest, pb::CompileResponse, &Service::Compile, Check::kRoute,
+                       Access::kWrite>},
+    {"Predict", &Unary<pb::PredictRequest, pb::PredictResponse, &Service::Predict, Check::kRoute,
+                       Access::kRead>},
+    {"ListEncoders", &Unary<pb::ListEncodersRequest, pb::ListEncodersResponse,
+                            &Service::ListEncoders, Check::kNone>},
+    {"ClusterStatus", &Unary<pb::ClusterStatusRequest, pb::ClusterStatusResponse,
+                             &Service::ClusterStatus, Check::kAdmin>},
+    {"DrainMember",
+     &Unary<pb::DrainMemberRequest, pb::DrainMemberResponse, &Service::DrainMember, Check::kAdmin>},
+    {"Ping", &Ping},
+};
+
+// The streaming RPCs, served over HTTP in later slices (docs/HTTP.md, "Slices").
+constexpr absl::string_view kLaterSlices[] = {"Adapt", "Forget", "PredictStream", "ExportStore",
+                                              "ImportStore"};
+
+std::string MethodNames() {
+  std::string names;
+  for (const Method& m : kMethods) absl::StrAppend(&names, names.empty() ? "" : ", ", m.name);
+  return names;
+}
+
+Reply Json(int status, std::string body) { return Reply{status, std::move(body), {}}; }
+
+}  // namespace
+
+Reply Api::Serve(const Request& request) const {
+  if (request.path == "/healthz") return Json(200, R"({"status":"SERVING"})");
+  if (request.path == "/readyz") {
+    return draining_ ? Json(503, R"({"status":"NOT_SERVING"})")
+                     : Json(200, R"({"status":"SERVING"})");
+  }
+  if (absl::StartsWith(request.path, "/v1/")) {
+    return ServeMethod(absl::string_view(request.path).substr(4), request);
+  }
+  return ErrorReply(absl::NotFoundError(
+      absl::StrCat("path ", request.path, ": not served; the calls are POST /v1/<Method> (",
+                   MethodNames(), "), and GET /healthz and /readyz")));
+}
+
+Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
+  const Method* found = nullptr;
+  for (const Method& m : kMethods) {
+    if (method == m.name) found = &m;
+  }
+  if (found == nullptr) {
+    for (absl::string_view later : kLaterSlices) {
+      if (method == later) {
+        return ErrorReply(absl::UnimplementedError(
+            absl::StrCat("/v1/", method,
+                         ": a streaming call, not served over HTTP yet (docs/HTTP.md, "
+                         "\"Slices\"); call it over gRPC")));
+      }
+    }
+    return ErrorReply(absl::NotFoundError(absl::StrCat(
+        "/v1/", method, ": no such method over HTTP; the methods are ", MethodNames())));
+  }
+  if (request.method != "POST") {
+    Reply reply = ErrorReply(405, absl::InvalidArgumentError(absl::StrCat(
+                                      "/v1/", method, ": method ", request.method,
+                                      " not allowed; send POST with the request in JSON")));
+    reply.headers.emplace_back("Allow", "POST");
+    return reply;
+  }
+  absl::StatusOr<CallInfo> info = CallInfoOf(request);
+  if (!info.ok()) return ErrorReply(info.status());
+  return found->handler(*service_, found->name, *info, request.body);
+}
+
+absl::StatusOr<CallInfo> Api::CallInfoOf(const Request& request) const {
+  CallInfo call;
+  if (request.authorization.has_value()) call.authorization = *request.authorization;
+  if (request.timeout_ms.has_value()) {
+    uint64_t ms = 0;
+    if (!absl::SimpleAtoi(*request.timeout_ms, &ms)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(kTimeoutHeader, ": expected a whole number of milliseconds, got \"",
+                       *request.timeout_ms, "\""));
+    }
+    call.deadline = absl::Now() + absl::Milliseconds(ms);
+  }
+  call.cancelled = [this] { return cancelled_.load(); };
+  return call;
+}
+
+}  // namespace adaptd::http

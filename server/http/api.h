@@ -1,0 +1,57 @@
+// Api: the HTTP/JSON front end's calls over the service layer (docs/HTTP.md), apart from the
+// HTTP library: one request (method, path, the headers it reads, body) in, one Reply out. Each
+// public unary RPC is `POST /v1/<Method>` with the request and the response in protobuf's JSON
+// mapping; `/healthz` and `/readyz` answer probes. Serve runs on the HTTP library's connection
+// thread and waits there for the service's callback. The members' own calls (ClusterQuota,
+// ClusterBase) are not served. Thread-safe.
+#ifndef ADAPTD_SERVER_HTTP_API_H_
+#define ADAPTD_SERVER_HTTP_API_H_
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "server/http/http_status.h"
+#include "server/service/service.h"
+
+namespace adaptd::http {
+
+// The header carrying a call's deadline: milliseconds from when the request arrives, as
+// gRPC's timeout is relative (`Adaptd-Timeout-Ms: 2500`).
+inline constexpr char kTimeoutHeader[] = "Adaptd-Timeout-Ms";
+
+struct Request {
+  std::string method;  // "POST", "GET", ...
+  std::string path;    // "/v1/GetStore"
+  std::string body;
+  std::optional<std::string> authorization;  // `Authorization: Bearer <token>`, as gRPC's
+  std::optional<std::string> timeout_ms;     // kTimeoutHeader
+};
+
+class Api {
+ public:
+  explicit Api(Service* service) : service_(service) {}
+
+  // Serves `request` on the caller's thread, waiting for the service's answer.
+  Reply Serve(const Request& request) const;
+
+  // From here on /readyz answers 503 (the service itself refuses new calls once its gate
+  // closes).
+  void Drain() { draining_ = true; }
+  // Calls still queued from here on are not run: their probe reports them cancelled.
+  void CancelAll() { cancelled_ = true; }
+
+ private:
+  // POST /v1/<method>.
+  Reply ServeMethod(absl::string_view method, const Request& request) const;
+  // The service's view of the call; an error for a malformed deadline header.
+  absl::StatusOr<CallInfo> CallInfoOf(const Request& request) const;
+
+  Service* service_;
+  std::atomic<bool> draining_{false};
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace adaptd::http
+
+#endif  // ADAPTD_SERVER_HTTP_API_H_

@@ -1,0 +1,120 @@
+#include "server/http/http_server.h"
+
+#include <civetweb.h>
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace adaptd::http {
+namespace {
+
+// The header's value, if the request has it.
+std::optional<std::string> Header(mg_connection* connection, const char* name) {
+  const char* value = mg_get_header(connection, name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// Reads the request body into `*body`: false once it passes `limit` (the rest is left unread)
+// or the connection fails (`*failed`).
+bool ReadBody(mg_connection* connection, size_t limit, std::string* body, bool* failed) {
+  const mg_request_info* info = mg_get_request_info(connection);
+  if (info->content_length > 0 && static_cast<uint64_t>(info->content_length) > limit) {
+    return false;
+  }
+  std::vector<char> buffer(64 << 10);
+  for (;;) {
+    const int got = mg_read(connection, buffer.data(), buffer.size());
+    if (got == 0) return true;
+    if (got < 0) {
+      *failed = true;
+      return false;
+    }
+    body->append(buffer.data(), static_cast<size_t>(got));
+    if (body->size() > limit) return false;
+  }
+}
+
+void Send(mg_connection* connection, const Reply& reply) {
+  mg_response_header_start(connection, reply.status);
+  mg_response_header_add(connection, "Content-Type", "application/json", -1);
+  const std::string length = absl::StrCat(reply.body.size());
+  mg_response_header_add(connection, "Content-Length", length.c_str(), -1);
+  for (const auto& [name, value] : reply.headers) {
+    mg_response_header_add(connection, name.c_str(), value.c_str(), -1);
+  }
+  mg_response_header_send(connection);
+  mg_write(connection, reply.body.data(), reply.body.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
+                                                              Service* service) {
+  mg_init_library(0);
+  std::unique_ptr<HttpServer> server(new HttpServer(service, options.max_body_bytes));
+  const std::string threads = absl::StrCat(options.threads);
+  const char* settings[] = {"listening_ports",
+                            options.listen.c_str(),
+                            "num_threads",
+                            threads.c_str(),
+                            "enable_keep_alive",
+                            "yes",
+                            nullptr};
+  mg_callbacks callbacks = {};
+  mg_init_data init = {&callbacks, server.get(), settings};
+  char error_text[256] = {};
+  mg_error_data error = {nullptr, error_text, sizeof(error_text)};
+  server->context_ = mg_start2(&init, &error);
+  if (server->context_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot serve HTTP on ", options.listen, ": ",
+                                               error_text,
+                                               " (the address may be in use or not available)"));
+  }
+  mg_set_request_handler(server->context_, "/", &HttpServer::Handle, server.get());
+  mg_server_port port = {};
+  const int ports = mg_get_server_ports(server->context_, 1, &port);
+  server->address_ = absl::StrCat(options.listen.substr(0, options.listen.rfind(':')), ":",
+                                  ports > 0 ? port.port : 0);
+  return server;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (context_ == nullptr) return;
+  api_.CancelAll();
+  mg_stop(context_);
+  context_ = nullptr;
+  mg_exit_library();
+}
+
+int HttpServer::Handle(mg_connection* connection, void* self) {
+  return static_cast<const HttpServer*>(self)->Serve(connection);
+}
+
+int HttpServer::Serve(mg_connection* connection) const {
+  const mg_request_info* info = mg_get_request_info(connection);
+  Request request;
+  request.method = info->request_method;
+  request.path = info->local_uri != nullptr ? info->local_uri : "";
+  request.authorization = Header(connection, "Authorization");
+  request.timeout_ms = Header(connection, kTimeoutHeader);
+  bool failed = false;
+  Reply reply;
+  if (ReadBody(connection, max_body_bytes_, &request.body, &failed)) {
+    reply = api_.Serve(request);
+  } else if (failed) {
+    reply = ErrorReply(absl::InvalidArgumentError("request body: the connection failed"));
+  } else {
+    reply = ErrorReply(413, absl::ResourceExhaustedError(
+                                absl::StrCat("request body: larger than ", max_body_bytes_,
+                                             " bytes, the server's --max-message-bytes")));
+    reply.headers.emplace_back("Connection", "close");
+  }
+  Send(connection, reply);
+  return reply.status;
+}
+
+}  // namespace adaptd::http

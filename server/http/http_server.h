@@ -1,0 +1,60 @@
+// HttpServer: the HTTP/1.1 listener of the HTTP/JSON front end (docs/HTTP.md), on civetweb
+// (Debian's libcivetweb, which prometheus-cpp's exposer already brings). Civetweb parses HTTP
+// (keep-alive, chunked request bodies) and runs each connection on one of its threads; each
+// request's body is read up to the size limit and served by `Api`. Start once; Drain and Stop
+// from the thread that shuts the server down.
+#ifndef ADAPTD_SERVER_HTTP_HTTP_SERVER_H_
+#define ADAPTD_SERVER_HTTP_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/http/api.h"
+#include "server/service/service.h"
+
+struct mg_context;     // civetweb.h
+struct mg_connection;  // civetweb.h
+
+namespace adaptd::http {
+
+struct HttpServerOptions {
+  std::string listen;  // HOST:PORT, a numeric host; port 0 picks a free one
+  // A request body past this answers 413 and is not read further (--max-message-bytes).
+  size_t max_body_bytes = size_t{64} << 20;
+  // Connections served at once; each waits on its call.
+  int threads = 64;
+};
+
+class HttpServer {
+ public:
+  // Binds `options.listen` and serves the calls of `service`, which must outlive the server.
+  // UNAVAILABLE naming the address when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const HttpServerOptions& options,
+                                                           Service* service);
+  ~HttpServer();
+
+  // The bound address, HOST:PORT with the real port.
+  const std::string& address() const { return address_; }
+  // /readyz answers 503 from here on; the service refuses new calls by itself.
+  void Drain() { api_.Drain(); }
+  // Stops listening and returns once every request in progress was answered; calls still
+  // queued are cancelled.
+  void Stop();
+
+ private:
+  HttpServer(Service* service, size_t max_body_bytes)
+      : api_(service), max_body_bytes_(max_body_bytes) {}
+  static int Handle(mg_connection* connection, void* self);
+  int Serve(mg_connection* connection) const;
+
+  Api api_;
+  const size_t max_body_bytes_;
+  mg_context* context_ = nullptr;
+  std::string address_;
+};
+
+}  // namespace adaptd::http
+
+#endif  // ADAPTD_SERVER_HTTP_HTTP_SERVER_H_

@@ -1,0 +1,38 @@
+// How the HTTP front end answers an absl::Status: the HTTP status each canonical code maps to
+// (the mapping of Google's API design guide and grpc-gateway), and the JSON error body
+// {"code": "INVALID_ARGUMENT", "message": "..."} whose message is the service's, naming the
+// field and the reason. Pure functions; thread-safe.
+#ifndef ADAPTD_SERVER_HTTP_HTTP_STATUS_H_
+#define ADAPTD_SERVER_HTTP_HTTP_STATUS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace adaptd::http {
+
+// One HTTP answer: status, JSON body and any header beside Content-Type and Content-Length.
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// 200 for OK; 400, 401, 403, 404, 409, 429, 499, 500, 501, 503, 504 for the others.
+int HttpStatusOf(absl::StatusCode code);
+
+// {"code": "<CANONICAL_NAME>", "message": "<the status's message>"}.
+std::string ErrorBody(const absl::Status& status);
+
+// `status` (not OK) answered with its mapped HTTP status and ErrorBody.
+Reply ErrorReply(const absl::Status& status);
+
+// A refusal whose HTTP status is the transport's own (413, 405, 421), with the error body of
+// `status`.
+Reply ErrorReply(int http_status, const absl::Status& status);
+
+}  // namespace adaptd::http
+
+#endif  // ADAPTD_SERVER_HTTP_HTTP_STATUS_H_

@@ -115,7 +115,7 @@ std::optional<int> SetUpBlas(const std::string& mode, char** argv, std::string* 
 
 // The values of adaptd's own flags; an unset flag leaves the config's value (0 or empty).
 struct Flags {
-  std::string config_path, listen, metrics_listen, data_dir, device;
+  std::string config_path, listen, metrics_listen, http_listen, data_dir, device;
   uint64_t max_message_bytes = 0;
   uint32_t worker_threads = 0, compile_threads = 0, max_dim = 0;
   adaptd::SchedulerFlags scheduler;
@@ -142,6 +142,11 @@ void AddServingFlags(CLI::App& app, Flags* f) {
                  WithDefault("Prometheus metrics address HOST:PORT, served at /metrics; 'off' "
                              "disables",
                              d::kMetricsListen));
+  app.add_option("--http-listen", f->http_listen,
+                 WithDefault("HTTP/1.1 + JSON listen address HOST:PORT beside gRPC: unary calls "
+                             "as POST /v1/<Method>, /healthz, /readyz (docs/HTTP.md); 'off' "
+                             "serves none",
+                             d::kHttpListen));
   app.add_option("--data-dir", f->data_dir,
                  WithDefault("Directory for the server's data", d::kDataDir));
   app.add_option("--max-message-bytes", f->max_message_bytes,
@@ -246,6 +251,7 @@ absl::StatusOr<adapt::v1::ServerConfig> BuildConfig(const Flags& f) {
   if (!f.listen.empty()) config.set_listen(f.listen);
   if (!f.metrics_listen.empty())
     config.set_metrics_listen(f.metrics_listen == "off" ? "" : f.metrics_listen);
+  if (!f.http_listen.empty()) config.set_http_listen(f.http_listen == "off" ? "" : f.http_listen);
   if (!f.data_dir.empty()) config.set_data_dir(f.data_dir);
   if (f.max_message_bytes > 0) config.set_max_message_bytes(f.max_message_bytes);
   if (f.worker_threads > 0) config.set_worker_threads(f.worker_threads);
@@ -267,6 +273,10 @@ void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfi
       stderr, "adaptd: serving gRPC on %s, metrics on %s, data in %s\n", server.address().c_str(),
       server.metrics_address().empty() ? "(off)" : (server.metrics_address() + "/metrics").c_str(),
       config.data_dir().c_str());
+  if (!server.http_address().empty()) {
+    std::fprintf(stderr, "adaptd: serving HTTP/JSON on %s (docs/HTTP.md)\n",
+                 server.http_address().c_str());
+  }
   std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
   if (config.has_cluster()) {
     std::fprintf(stderr,

@@ -111,6 +111,9 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   if (!config.metrics_listen().empty()) {
     if (auto s = ValidateAddress("metrics_listen", config.metrics_listen()); !s.ok()) return s;
   }
+  if (!config.http_listen().empty()) {
+    if (auto s = ValidateAddress("http_listen", config.http_listen()); !s.ok()) return s;
+  }
   if (config.data_dir().empty()) return absl::InvalidArgumentError("data_dir: required");
   if (config.max_message_bytes() < kMinMessageBytes ||
       config.max_message_bytes() > kMaxMessageBytes) {

@@ -19,6 +19,7 @@ TEST(ConfigTest, DefaultIsValid) {
   EXPECT_TRUE(ValidateConfig(config).ok());
   EXPECT_EQ(config.listen(), "127.0.0.1:50051");
   EXPECT_EQ(config.metrics_listen(), "127.0.0.1:9464");
+  EXPECT_EQ(config.http_listen(), "");  // no HTTP listener unless asked for
   EXPECT_EQ(config.data_dir(), "./adaptd-data");
   EXPECT_EQ(config.encoders(0).name(), "identity");
 }
@@ -57,6 +58,11 @@ TEST(ConfigTest, ValidationNamesTheField) {
   config = DefaultConfig();
   config.set_metrics_listen("h:99999");
   EXPECT_EQ(ValidateConfig(config).message().substr(0, 15), "metrics_listen:");
+  config = DefaultConfig();
+  config.set_http_listen("localhost");
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 12), "http_listen:");
+  config.set_http_listen("127.0.0.1:0");
+  EXPECT_TRUE(ValidateConfig(config).ok());
   config = DefaultConfig();
   config.set_max_message_bytes(10);
   EXPECT_EQ(ValidateConfig(config).message().substr(0, 18), "max_message_bytes:");

@@ -14,7 +14,8 @@ namespace adaptd::defaults {
 // Addresses and files.
 inline constexpr char kListen[] = "127.0.0.1:50051";        // gRPC listen address
 inline constexpr char kMetricsListen[] = "127.0.0.1:9464";  // Prometheus /metrics address
-inline constexpr char kDataDir[] = "./adaptd-data";         // the server's data directory
+inline constexpr char kHttpListen[] = "off";         // HTTP/JSON address (docs/HTTP.md); off: none
+inline constexpr char kDataDir[] = "./adaptd-data";  // the server's data directory
 
 // Limits and threads.
 inline constexpr uint64_t kMaxMessageBytes = uint64_t{64} << 20;  // largest gRPC message

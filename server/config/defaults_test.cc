@@ -45,6 +45,7 @@ std::vector<Default> AllDefaults() {
   return {
       {"--listen", "listen", d::kListen},
       {"--metrics-listen", "metrics_listen", d::kMetricsListen},
+      {"--http-listen", "http_listen", d::kHttpListen},
       {"--data-dir", "data_dir", d::kDataDir},
       {"--max-message-bytes", "max_message_bytes", n(d::kMaxMessageBytes)},
       {"--workers", "worker_threads", n(d::kWorkerThreads)},
@@ -430,6 +431,9 @@ TEST(Defaults, LayersApplyTheConstants) {
   const adapt::v1::ServerConfig config = DefaultConfig();
   EXPECT_EQ(config.listen(), defaults::kListen);
   EXPECT_EQ(config.metrics_listen(), defaults::kMetricsListen);
+  // `off` is the flag's spelling of an empty address: no HTTP listener.
+  EXPECT_EQ(std::string(defaults::kHttpListen), "off");
+  EXPECT_EQ(config.http_listen(), "");
   EXPECT_EQ(config.data_dir(), defaults::kDataDir);
   EXPECT_EQ(config.max_message_bytes(), defaults::kMaxMessageBytes);
   EXPECT_EQ(config.worker_threads(), defaults::kWorkerThreads);

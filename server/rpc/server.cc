@@ -35,6 +35,16 @@ absl::StatusOr<std::string> StartExposer(const std::string& listen,
   return absl::StrCat(host, ":", ports.empty() ? 0 : ports.front());
 }
 
+// The HTTP/JSON front end over `service` (docs/HTTP.md); null when http_listen is off.
+absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::ServerConfig& config,
+                                                            Service* service) {
+  if (config.http_listen().empty()) return nullptr;
+  http::HttpServerOptions options;
+  options.listen = config.http_listen();
+  options.max_body_bytes = config.max_message_bytes();
+  return http::HttpServer::Start(options, service);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
@@ -129,6 +139,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   auto* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
+  ASSIGN_OR_RETURN(s->http_, StartHttp(config, s->service_.get()));
   if (s->cluster_ != nullptr) s->cluster_->Start();
   return s;
 }
@@ -140,6 +151,7 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   // From here on the service answers new calls UNAVAILABLE itself, while the transport still
   // accepts them; gRPC's own shutdown starts only once the admitted calls are done.
   gate_.Close();
+  if (http_ != nullptr) http_->Drain();
   // The cluster's background work stops first (StaticCluster::Stop), so the calls below can
   // drain.
   if (cluster_ != nullptr) cluster_->Stop();
@@ -150,6 +162,8 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
     // or at the deadline after cancelling the rest.
     server_->Shutdown(absl::ToChronoTime(std::max(deadline, absl::Now())));
   }
+  // HTTP calls still queued are cancelled; those running finish before the engine stops.
+  if (http_ != nullptr) http_->Stop();
   // The engine's background work (compiles, evictions) stops before the final checkpoint:
   // an automatic compile logged after it would leave a log tail, and the next start would
   // load its store to replay it.
@@ -175,6 +189,11 @@ void AdaptdServer::Wait() {
 }
 
 AdaptdServer::~AdaptdServer() { Shutdown(absl::ZeroDuration()); }
+
+const std::string& AdaptdServer::http_address() const {
+  static const std::string kNone;
+  return http_ != nullptr ? http_->address() : kNone;
+}
 
 const std::string& AdaptdServer::recovery_report() const { return engine_->recovery_report(); }
 

@@ -1,6 +1,7 @@
 // AdaptdServer: the composition root of adaptd, used by main and by the in-process tests.
-// It builds the backend, metrics (and their HTTP exposer), the engine, the scheduler and the
-// gRPC server with health checking and reflection. Start once; Shutdown from any thread.
+// It builds the backend, metrics (and their HTTP exposer), the engine, the scheduler, the
+// gRPC server with health checking and reflection, and the HTTP/JSON front end when the config
+// asks for it (server/http). Start once; Shutdown from any thread.
 #ifndef ADAPTD_SERVER_RPC_SERVER_H_
 #define ADAPTD_SERVER_RPC_SERVER_H_
 
@@ -17,6 +18,7 @@
 #include "server/cluster/static_cluster.h"
 #include "server/config/defaults.h"
 #include "server/core/engine.h"
+#include "server/http/http_server.h"
 #include "server/metrics/metrics.h"
 #include "server/rpc/adaptation_service.h"
 #include "server/scheduler/scheduler.h"
@@ -35,6 +37,8 @@ class AdaptdServer {
   const std::string& address() const { return address_; }
   // The bound metrics address, empty when metrics are off.
   const std::string& metrics_address() const { return metrics_address_; }
+  // The bound HTTP/JSON address (docs/HTTP.md), empty when http_listen is off.
+  const std::string& http_address() const;
   // What start-up recovery did and how long each step took (empty without a data directory).
   const std::string& recovery_report() const;
 
@@ -65,6 +69,7 @@ class AdaptdServer {
   std::unique_ptr<Service> service_;
   std::unique_ptr<AdaptationService> grpc_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<http::HttpServer> http_;  // null when http_listen is off
   std::unique_ptr<TokenAuthorizer> auth_;
   CallGate gate_;  // admits calls; closed when shutdown begins
   absl::Duration grace_ = absl::Seconds(defaults::kShutdownGraceSeconds);

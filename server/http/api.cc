@@ -61,10 +61,10 @@ Refusal Refused(const absl::Status& status) { return {status, HttpStatusOf(statu
 // are not relayed between members (docs/HTTP.md, "Slices"), so the answer names the member.
 Refusal Misdirected(const std::string& tenant, const std::string& store,
                     const cluster::Member& member) {
-  return {absl::UnavailableError(absl::StrCat("store ", tenant, "/", store, " is served by member ",
-                                              member.name, " (", member.address,
-                                              "); this member does not relay HTTP calls: call "
-                                              "that member's HTTP address")),
+  return {absl::UnavailableError(absl::StrCat(
+              "store ", tenant, "/", store, " is served by member ", member.name, " (gRPC ",
+              member.address, "); this member does not relay HTTP calls: call member ", member.name,
+              " over HTTP, or call this one over gRPC")),
           421};
 }
 

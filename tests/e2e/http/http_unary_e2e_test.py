@@ -12,13 +12,11 @@ Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated 
 """
 
 import hashlib
-import http.client
 import json
 import os
-import socket
 import subprocess
+import sys
 import tempfile
-import time
 import unittest
 
 import grpc
@@ -26,16 +24,12 @@ from google.protobuf import json_format
 
 from adaptd_client._stubs import pb, pb_grpc
 
-BOUND_S = 30.0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_e2e import BOUND_S, call, free_port, wait_ready  # noqa: E402
+
 MAX_MESSAGE_BYTES = 1 << 20
 TOKENS = {"acme": "acme-secret-4c1e", "other": "other-secret-9b2a"}
 TENANT = "acme"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class HttpUnaryTest(unittest.TestCase):
@@ -59,18 +53,7 @@ class HttpUnaryTest(unittest.TestCase):
         cls.channel = grpc.insecure_channel(cls.grpc_address)
         cls.stub = pb_grpc.AdaptationStub(cls.channel)
         cls.metadata = (("authorization", "Bearer " + TOKENS[TENANT]),)
-        deadline = time.monotonic() + BOUND_S
-        while True:
-            try:
-                if cls.http("GET", "/readyz", auth=None)[0] == 200:
-                    break
-            except OSError:
-                pass
-            if cls.server.poll() is not None or time.monotonic() > deadline:
-                cls.log.seek(0)
-                raise AssertionError("adaptd did not serve HTTP: " +
-                                     cls.log.read().decode(errors="replace"))
-            time.sleep(0.05)
+        wait_ready(cls.http_port, cls.server, cls.log)
         grpc.channel_ready_future(cls.channel).result(timeout=BOUND_S)
 
     @classmethod
@@ -89,20 +72,8 @@ class HttpUnaryTest(unittest.TestCase):
 
     @classmethod
     def http(cls, verb, path, body=None, auth=TOKENS[TENANT], headers=None):
-        """One HTTP call: (status, the parsed JSON body, the response's headers)."""
-        connection = http.client.HTTPConnection("127.0.0.1", cls.http_port, timeout=BOUND_S)
-        sent = dict(headers or {})
-        if auth is not None:
-            sent["Authorization"] = "Bearer " + auth
-        if body is not None and not isinstance(body, (bytes, str)):
-            body = json.dumps(body)
-        try:
-            connection.request(verb, path, body=body, headers=sent)
-            response = connection.getresponse()
-            raw = response.read()
-            return response.status, json.loads(raw), dict(response.getheaders())
-        finally:
-            connection.close()
+        """One HTTP call with the tenant's token: (status, the parsed JSON body, headers)."""
+        return call(cls.http_port, verb, path, body, auth, headers)
 
     def grpc_call(self, method, request):
         """(the response, None) or (None, the RpcError)."""

@@ -55,13 +55,15 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
   mg_init_library(0);
   std::unique_ptr<HttpServer> server(new HttpServer(service, options.max_body_bytes));
   const std::string threads = absl::StrCat(options.threads);
-  const char* settings[] = {"listening_ports",
-                            options.listen.c_str(),
-                            "num_threads",
-                            threads.c_str(),
-                            "enable_keep_alive",
-                            "yes",
+  // The headers and the body leave in two writes: without tcp_nodelay, Nagle's algorithm holds
+  // the body back until the client's delayed ACK (about 40 ms a call).
+  // clang-format off
+  const char* settings[] = {"listening_ports",   options.listen.c_str(),
+                            "num_threads",       threads.c_str(),
+                            "enable_keep_alive", "yes",
+                            "tcp_nodelay",       "1",
                             nullptr};
+  // clang-format on
   mg_callbacks callbacks = {};
   mg_init_data init = {&callbacks, server.get(), settings};
   char error_text[256] = {};

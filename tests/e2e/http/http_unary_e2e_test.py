@@ -29,6 +29,7 @@ from http_e2e import BOUND_S, call, free_port, wait_ready  # noqa: E402
 
 MAX_MESSAGE_BYTES = 1 << 20
 TOKENS = {"acme": "acme-secret-4c1e", "other": "other-secret-9b2a"}
+ADMIN_TOKEN = "ops-secret-77d0"
 TENANT = "acme"
 
 
@@ -38,6 +39,8 @@ class HttpUnaryTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory(prefix="adaptd-http-")
         config = {"tokens": [{"name": name, "sha256": hashlib.sha256(t.encode()).hexdigest(),
                               "tenants": [name]} for name, t in TOKENS.items()]}
+        config["tokens"].append({"name": "ops", "admin": True,
+                                 "sha256": hashlib.sha256(ADMIN_TOKEN.encode()).hexdigest()})
         config_path = os.path.join(cls.tmp.name, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
@@ -75,20 +78,21 @@ class HttpUnaryTest(unittest.TestCase):
         """One HTTP call with the tenant's token: (status, the parsed JSON body, headers)."""
         return call(cls.http_port, verb, path, body, auth, headers)
 
-    def grpc_call(self, method, request):
+    def grpc_call(self, method, request, token=TOKENS[TENANT]):
         """(the response, None) or (None, the RpcError)."""
         try:
-            return getattr(self.stub, method)(request, metadata=self.metadata,
-                                              timeout=BOUND_S), None
+            return getattr(self.stub, method)(
+                request, metadata=(("authorization", "Bearer " + token),),
+                timeout=BOUND_S), None
         except grpc.RpcError as error:
             return None, error
 
-    def both(self, method, request, http_request=None):
+    def both(self, method, request, http_request=None, token=TOKENS[TENANT]):
         """The same call over gRPC and over HTTP: (grpc response, grpc error, status, json)."""
-        response, error = self.grpc_call(method, request)
+        response, error = self.grpc_call(method, request, token)
         body = json_format.MessageToDict(http_request or request,
                                          preserving_proto_field_name=True)
-        status, answer, _ = self.http("POST", "/v1/" + method, body)
+        status, answer, _ = self.http("POST", "/v1/" + method, body, auth=token)
         return response, error, status, answer
 
     def assert_same(self, method, request, http_request=None, scrub=None):
@@ -102,8 +106,9 @@ class HttpUnaryTest(unittest.TestCase):
         self.assertEqual(parsed, response, method)
         return answer
 
-    def assert_same_error(self, method, request, http_status, http_request=None):
-        response, error, status, answer = self.both(method, request, http_request)
+    def assert_same_error(self, method, request, http_status, http_request=None,
+                          token=TOKENS[TENANT]):
+        response, error, status, answer = self.both(method, request, http_request, token)
         self.assertIsNone(response, method)
         self.assertEqual(status, http_status, answer)
         self.assertEqual(answer["code"], error.code().name, answer)
@@ -184,6 +189,10 @@ class HttpUnaryTest(unittest.TestCase):
         # The cluster's admin calls: a tenant's token is not an admin's.
         self.assert_same_error("ClusterStatus", pb.ClusterStatusRequest(), 403)
         self.assert_same_error("DrainMember", pb.DrainMemberRequest(member="m"), 403)
+        # An admin's: this server is not a member of a cluster.
+        answer = self.assert_same_error("ClusterStatus", pb.ClusterStatusRequest(), 400,
+                                        token=ADMIN_TOKEN)
+        self.assertEqual(answer["code"], "FAILED_PRECONDITION")
 
     def test_conflict_and_tokens_match_grpc(self):
         self.assertIsNone(self.grpc_call("CreateStore", self.create("dup"))[1])

@@ -70,6 +70,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
   mg_error_data error = {nullptr, error_text, sizeof(error_text)};
   server->context_ = mg_start2(&init, &error);
   if (server->context_ == nullptr) {
+    mg_exit_library();  // Stop, which gives back the library otherwise, has nothing to stop
     return absl::UnavailableError(absl::StrCat("cannot serve HTTP on ", options.listen, ": ",
                                                error_text,
                                                " (the address may be in use or not available)"));

@@ -254,6 +254,15 @@ class HttpUnaryTest(unittest.TestCase):
         status, answer, headers = self.http("GET", "/v1/GetStore")
         self.assertEqual((status, headers.get("Allow")), (405, "POST"), answer)
 
+    def test_an_http_address_in_use_fails_start_up(self):
+        address = "127.0.0.1:%d" % self.http_port
+        second = subprocess.run(
+            [os.environ["ADAPTD_BIN"], "--listen", "127.0.0.1:0", "--http-listen", address,
+             "--metrics-listen", "off", "--data-dir", os.path.join(self.tmp.name, "second")],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND_S)
+        self.assertNotEqual(second.returncode, 0)
+        self.assertIn("cannot serve HTTP on " + address, second.stderr)
+
     def test_probes(self):
         for path in ("/healthz", "/readyz"):
             status, answer, _ = self.http("GET", path, auth=None)

@@ -129,5 +129,43 @@ TEST_F(ReplayTest, FalconCountsAtCommitAndTakesNoFigures) {
   EXPECT_EQ(b.loss_sum, a.loss_sum);
 }
 
+// fwpkm counts as it stages, against the state the call met: two calls staged before either
+// commits each count against the state before both, which replay, applying them one after the
+// other, would not meet again. Their records carry the figures, and replay commits exactly those.
+TEST_F(ReplayTest, FwpkmRecordsCarryWhatConcurrentCallsCounted) {
+  std::unique_ptr<Store> live = NewStore(adapt::v1::STORE_KIND_FWPKM);
+  ASSERT_NE(live, nullptr);
+  adapt::v1::WalWrite first = AdaptRecord(8, 4);
+  ASSERT_TRUE(ReplayWrite(*live, first).ok());
+  std::unique_ptr<Txn> a = live->Begin(TxnKind::kAdapt);
+  std::unique_ptr<Txn> b = live->Begin(TxnKind::kAdapt);
+  ASSERT_TRUE(a->Add(Batch(8, 4)).ok());  // the examples the store holds already
+  ASSERT_TRUE(b->Add(Batch(8, 4)).ok());
+  ASSERT_TRUE(a->StagedPrequential().has_value());
+  adapt::v1::WalWrite second = AdaptRecord(8, 4), third = AdaptRecord(8, 4);
+  *second.mutable_prequential() = ToWalPrequential(*a->StagedPrequential());
+  *third.mutable_prequential() = ToWalPrequential(*b->StagedPrequential());
+  ASSERT_TRUE(live->Commit(*a).ok());
+  ASSERT_TRUE(live->Commit(*b).ok());
+
+  std::unique_ptr<Store> replayed = NewStore(adapt::v1::STORE_KIND_FWPKM);
+  for (const adapt::v1::WalWrite* write : {&first, &second, &third}) {
+    ASSERT_TRUE(ReplayWrite(*replayed, *write).ok());
+  }
+  const PrequentialStats want = PrequentialOf(*live), got = PrequentialOf(*replayed);
+  EXPECT_EQ(got.evaluated, 16u);  // the first call met an empty store: nothing to evaluate
+  EXPECT_EQ(got.evaluated, want.evaluated);
+  EXPECT_EQ(got.correct, want.correct);
+  EXPECT_EQ(got.loss_sum, want.loss_sum);
+
+  // Taken as recorded, not evaluated again.
+  adapt::v1::WalWrite edited = second;
+  edited.mutable_prequential()->set_correct(3);
+  edited.mutable_prequential()->set_evaluated(8);
+  std::unique_ptr<Store> edited_store = NewStore(adapt::v1::STORE_KIND_FWPKM);
+  ASSERT_TRUE(ReplayWrite(*edited_store, edited).ok());
+  EXPECT_EQ(PrequentialOf(*edited_store).correct, 3u);
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -123,14 +123,18 @@ absl::Status FwpkmTxn::Add(const ExampleBatch& b) {
                             ? it->second
                             : static_cast<int32_t>(labels_.size()) + fresh_index[b.labels[r]];
     }
-    stats = store_->Evaluate(items.queries.data(), b.rows, &b.labels, nullptr);
+    if (!recorded_) stats = store_->Evaluate(items.queries.data(), b.rows, &b.labels, nullptr);
   } else if (store_->next_) {
     items.targets = b.keys;
     // Within the batch, item r predicts item r + 1.
-    stats = store_->Evaluate(items.queries.data(), b.rows - 1, nullptr, b.keys.data() + b.dim);
+    if (!recorded_) {
+      stats = store_->Evaluate(items.queries.data(), b.rows - 1, nullptr, b.keys.data() + b.dim);
+    }
   } else {
     items.targets = b.targets;
-    stats = store_->Evaluate(items.queries.data(), b.rows, nullptr, b.targets.data());
+    if (!recorded_) {
+      stats = store_->Evaluate(items.queries.data(), b.rows, nullptr, b.targets.data());
+    }
   }
 
   for (const std::string& name : fresh) {
@@ -145,6 +149,18 @@ absl::Status FwpkmTxn::Add(const ExampleBatch& b) {
   prequential_.correct += stats.correct;
   prequential_.loss_sum += stats.loss_sum;
   return absl::OkStatus();
+}
+
+std::optional<PrequentialStats> FwpkmTxn::StagedPrequential() const {
+  if (kind_ != TxnKind::kAdapt) return std::nullopt;
+  return prequential_;
+}
+
+bool FwpkmTxn::TakeRecordedPrequential(const PrequentialStats& recorded) {
+  if (kind_ != TxnKind::kAdapt) return false;
+  prequential_ = recorded;
+  recorded_ = true;
+  return true;
 }
 
 }  // namespace adaptd

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ class FwpkmTxn final : public Txn {
 
   absl::Status Add(const ExampleBatch& batch) override;
   uint64_t staged() const override { return staged_; }
+  // The figures Add counted against the state as it staged (adapts); replay hands them back so
+  // that Add evaluates nothing and the commit counts exactly the logged call's.
+  std::optional<PrequentialStats> StagedPrequential() const override;
+  bool TakeRecordedPrequential(const PrequentialStats& recorded) override;
 
  private:
   friend class FwpkmStore;
@@ -51,6 +56,7 @@ class FwpkmTxn final : public Txn {
   absl::flat_hash_map<std::string, int32_t> column_of_;
   uint64_t staged_ = 0;
   PrequentialStats prequential_;
+  bool recorded_ = false;  // prequential_ is the logged call's (replay): Add evaluates nothing
 };
 
 }  // namespace adaptd

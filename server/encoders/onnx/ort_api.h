@@ -1,0 +1,116 @@
+// The part of ONNX Runtime's C API that adaptd uses, declared here in the project's own words
+// (the runtime ships no headers and none is copied; docs/ONNX.md). The runtime hands out one
+// table of function pointers (OrtApi); each slot used is listed below with its index in that
+// table, a fact of the published ABI: the table only grows at its end, and API version 1 ends
+// at slot 101. Every slot below lies in version 1, so the loader requests version 1.
+//
+// Calling convention: the platform's C one. Functions returning an OrtStatus* return null on
+// success; a non-null status is read with GetErrorMessage and freed with ReleaseStatus.
+// Shapes are int64 dimensions, outermost first; tensors are dense and row-major.
+#ifndef ADAPTD_SERVER_ENCODERS_ONNX_ORT_API_H_
+#define ADAPTD_SERVER_ENCODERS_ONNX_ORT_API_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace adaptd::ort {
+
+// Opaque handles owned by the runtime.
+struct OrtStatus;
+struct OrtEnv;
+struct OrtSessionOptions;
+struct OrtSession;
+struct OrtRunOptions;
+struct OrtValue;
+struct OrtTypeInfo;
+struct OrtTensorTypeAndShapeInfo;
+struct OrtMemoryInfo;
+struct OrtAllocator;
+
+// The requested API version: the lowest one that has every slot below.
+inline constexpr uint32_t kApiVersion = 1;
+
+// Enum values passed to or read from the runtime (their C enums are int-sized).
+inline constexpr int kLoggingLevelWarning = 2;
+inline constexpr int kLoggingLevelError = 3;
+inline constexpr int kExecutionModeSequential = 0;
+inline constexpr int kGraphOptimizationAll = 99;
+inline constexpr int kElementFloat = 1;
+inline constexpr int kElementInt64 = 7;
+inline constexpr int kArenaAllocator = 1;
+inline constexpr int kMemTypeDefault = 0;
+
+// The entry point's result: GetApi(version) answers null for a version the runtime lacks.
+struct OrtApiBase {
+  const void* (*GetApi)(uint32_t version) noexcept;
+  const char* (*GetVersionString)() noexcept;
+};
+using GetApiBaseFn = const OrtApiBase* (*)() noexcept;
+
+// X(name, slot, return type, parameters...): every slot adaptd calls.
+#define ADAPTD_ORT_SLOTS(X)                                                                 \
+  X(GetErrorMessage, 2, const char*, const OrtStatus*)                                      \
+  X(CreateEnv, 3, OrtStatus*, int, const char*, OrtEnv**)                                   \
+  X(CreateSession, 7, OrtStatus*, const OrtEnv*, const char*, const OrtSessionOptions*,     \
+    OrtSession**)                                                                           \
+  X(Run, 9, OrtStatus*, OrtSession*, const OrtRunOptions*, const char* const*,              \
+    const OrtValue* const*, size_t, const char* const*, size_t, OrtValue**)                 \
+  X(CreateSessionOptions, 10, OrtStatus*, OrtSessionOptions**)                              \
+  X(SetSessionExecutionMode, 13, OrtStatus*, OrtSessionOptions*, int)                       \
+  X(DisableMemPattern, 17, OrtStatus*, OrtSessionOptions*)                                  \
+  X(DisableCpuMemArena, 19, OrtStatus*, OrtSessionOptions*)                                 \
+  X(SetSessionGraphOptimizationLevel, 23, OrtStatus*, OrtSessionOptions*, int)              \
+  X(SetIntraOpNumThreads, 24, OrtStatus*, OrtSessionOptions*, int)                          \
+  X(SetInterOpNumThreads, 25, OrtStatus*, OrtSessionOptions*, int)                          \
+  X(SessionGetInputCount, 30, OrtStatus*, const OrtSession*, size_t*)                       \
+  X(SessionGetOutputCount, 31, OrtStatus*, const OrtSession*, size_t*)                      \
+  X(SessionGetInputTypeInfo, 33, OrtStatus*, const OrtSession*, size_t, OrtTypeInfo**)      \
+  X(SessionGetOutputTypeInfo, 34, OrtStatus*, const OrtSession*, size_t, OrtTypeInfo**)     \
+  X(SessionGetInputName, 36, OrtStatus*, const OrtSession*, size_t, OrtAllocator*, char**)  \
+  X(SessionGetOutputName, 37, OrtStatus*, const OrtSession*, size_t, OrtAllocator*, char**) \
+  X(CreateTensorWithDataAsOrtValue, 49, OrtStatus*, const OrtMemoryInfo*, void*, size_t,    \
+    const int64_t*, size_t, int, OrtValue**)                                                \
+  X(GetTensorMutableData, 51, OrtStatus*, OrtValue*, void**)                                \
+  X(CastTypeInfoToTensorInfo, 55, OrtStatus*, const OrtTypeInfo*,                           \
+    const OrtTensorTypeAndShapeInfo**)                                                      \
+  X(GetTensorElementType, 60, OrtStatus*, const OrtTensorTypeAndShapeInfo*, int*)           \
+  X(GetDimensionsCount, 61, OrtStatus*, const OrtTensorTypeAndShapeInfo*, size_t*)          \
+  X(GetDimensions, 62, OrtStatus*, const OrtTensorTypeAndShapeInfo*, int64_t*, size_t)      \
+  X(GetTensorTypeAndShape, 65, OrtStatus*, const OrtValue*, OrtTensorTypeAndShapeInfo**)    \
+  X(CreateCpuMemoryInfo, 69, OrtStatus*, int, int, OrtMemoryInfo**)                         \
+  X(AllocatorFree, 76, OrtStatus*, OrtAllocator*, void*)                                    \
+  X(GetAllocatorWithDefaultOptions, 78, OrtStatus*, OrtAllocator**)                         \
+  X(ReleaseEnv, 92, void, OrtEnv*)                                                          \
+  X(ReleaseStatus, 93, void, OrtStatus*)                                                    \
+  X(ReleaseMemoryInfo, 94, void, OrtMemoryInfo*)                                            \
+  X(ReleaseSession, 95, void, OrtSession*)                                                  \
+  X(ReleaseValue, 96, void, OrtValue*)                                                      \
+  X(ReleaseTypeInfo, 98, void, OrtTypeInfo*)                                                \
+  X(ReleaseTensorTypeAndShapeInfo, 99, void, OrtTensorTypeAndShapeInfo*)                    \
+  X(ReleaseSessionOptions, 100, void, OrtSessionOptions*)
+
+// The last slot of API version 1; every declared slot is at or below it.
+inline constexpr int kLastSlotOfVersion1 = 101;
+
+// The declared slots as typed function pointers, filled by the loader from the runtime's table.
+struct Api {
+#define ADAPTD_ORT_MEMBER(name, slot, ret, ...) ret (*name)(__VA_ARGS__) noexcept = nullptr;
+  ADAPTD_ORT_SLOTS(ADAPTD_ORT_MEMBER)
+#undef ADAPTD_ORT_MEMBER
+};
+
+struct SlotInfo {
+  const char* name;
+  int slot;
+};
+
+// Every declared slot, in declaration order (for the loader's checks and the test).
+inline constexpr SlotInfo kSlots[] = {
+#define ADAPTD_ORT_INFO(name, slot, ...) {#name, slot},
+    ADAPTD_ORT_SLOTS(ADAPTD_ORT_INFO)
+#undef ADAPTD_ORT_INFO
+};
+
+}  // namespace adaptd::ort
+
+#endif  // ADAPTD_SERVER_ENCODERS_ONNX_ORT_API_H_

@@ -1,0 +1,270 @@
+// The declared C API subset (ort_api.h) against ONNX Runtime's library, and OrtModel against
+// what the Python onnxruntime answers for the same models and tensors
+// (testdata/onnx/reference.json, written by make_onnx_testdata.py).
+#include "server/encoders/onnx/ort_runtime.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/encoders/onnx/ort_session.h"
+
+namespace adaptd {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kData = std::string(ADAPTD_ENCODERS_TESTDATA) + "/onnx/";
+
+nlohmann::json Reference() {
+  std::ifstream in(kData + "reference.json");
+  return nlohmann::json::parse(in);
+}
+
+const OrtRuntime* Runtime() {
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load(ADAPTD_ONNXRUNTIME_LIBRARY);
+  // No skip: CI must run these (bash .ci/dev build fetches the library).
+  EXPECT_TRUE(runtime.ok()) << runtime.status();
+  return runtime.ok() ? *runtime : nullptr;
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_LE(std::abs(got[i] - want[i]), 1e-5 * std::max(1.0f, std::abs(want[i]))) << i;
+  }
+}
+
+void ExpectSpecs(const std::vector<OrtTensorSpec>& got, const nlohmann::json& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].name, want[i]["name"].get<std::string>());
+    EXPECT_EQ(got[i].element_type, want[i]["element_type"].get<int>());
+    EXPECT_EQ(got[i].dims, want[i]["dims"].get<std::vector<int64_t>>());
+  }
+}
+
+TEST(OrtRuntimeTest, LoadsThePinnedRuntimeAtApiVersion1) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  EXPECT_EQ(runtime->version(), Reference()["onnxruntime"].get<std::string>());
+  EXPECT_NE(runtime->env(), nullptr);
+  absl::StatusOr<const OrtRuntime*> again = OrtRuntime::Load(ADAPTD_ONNXRUNTIME_LIBRARY);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, runtime);
+  for (const ort::SlotInfo& slot : ort::kSlots) {
+    EXPECT_LE(slot.slot, ort::kLastSlotOfVersion1) << slot.name;
+  }
+}
+
+TEST(OrtRuntimeTest, ResolvesThePathFromArgumentThenEnvironmentThenLinker) {
+  ::unsetenv(kOnnxRuntimeLibraryEnv);
+  EXPECT_EQ(OrtRuntime::ResolvePath(""), kOnnxRuntimeDefaultLibrary);
+  ::setenv(kOnnxRuntimeLibraryEnv, "/opt/ort/libonnxruntime.so", 1);
+  EXPECT_EQ(OrtRuntime::ResolvePath(""), "/opt/ort/libonnxruntime.so");
+  EXPECT_EQ(OrtRuntime::ResolvePath("/x/lib.so"), "/x/lib.so");
+  ::unsetenv(kOnnxRuntimeLibraryEnv);
+}
+
+TEST(OrtRuntimeTest, AMissingLibraryIsOneLineSayingHowToGetIt) {
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load("/nonexistent/libonnxruntime.so");
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string message(runtime.status().message());
+  EXPECT_THAT(message, HasSubstr("'/nonexistent/libonnxruntime.so'"));
+  EXPECT_THAT(message, HasSubstr("pip download onnxruntime"));
+  EXPECT_THAT(message, HasSubstr(kOnnxRuntimeLibraryEnv));
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+}
+
+// Calls each declared slot directly, recording its name; the set must be every declared slot.
+class SlotCalls {
+ public:
+  explicit SlotCalls(const OrtRuntime* runtime) : runtime_(runtime), api_(runtime->api()) {}
+  ~SlotCalls() {
+    std::set<std::string> declared;
+    for (const ort::SlotInfo& slot : ort::kSlots) declared.insert(slot.name);
+    EXPECT_EQ(called_, declared);
+  }
+  const ort::Api& api(const char* name) {
+    called_.insert(name);
+    return api_;
+  }
+  void Ok(ort::OrtStatus* status) { EXPECT_TRUE(runtime_->Check(status, "call").ok()); }
+
+ private:
+  const OrtRuntime* runtime_;
+  const ort::Api& api_;
+  std::set<std::string> called_;
+};
+#define ORT(name) calls.api(#name).name
+
+std::vector<int64_t> Dims(SlotCalls& calls, const ort::OrtTensorTypeAndShapeInfo* info,
+                          int* element_type) {
+  size_t rank = 0;
+  calls.Ok(ORT(GetTensorElementType)(info, element_type));
+  calls.Ok(ORT(GetDimensionsCount)(info, &rank));
+  std::vector<int64_t> dims(rank);
+  calls.Ok(ORT(GetDimensions)(info, dims.data(), rank));
+  return dims;
+}
+
+std::string Name(SlotCalls& calls, ort::OrtSession* session, bool input) {
+  ort::OrtAllocator* allocator = nullptr;
+  calls.Ok(ORT(GetAllocatorWithDefaultOptions)(&allocator));
+  char* raw = nullptr;
+  calls.Ok(input ? ORT(SessionGetInputName)(session, 0, allocator, &raw)
+                 : ORT(SessionGetOutputName)(session, 0, allocator, &raw));
+  std::string name = raw;
+  calls.Ok(ORT(AllocatorFree)(allocator, raw));
+  return name;
+}
+
+OrtTensorSpec Spec(SlotCalls& calls, ort::OrtSession* session, bool input) {
+  OrtTensorSpec spec;
+  spec.name = Name(calls, session, input);
+  ort::OrtTypeInfo* type = nullptr;
+  calls.Ok(input ? ORT(SessionGetInputTypeInfo)(session, 0, &type)
+                 : ORT(SessionGetOutputTypeInfo)(session, 0, &type));
+  const ort::OrtTensorTypeAndShapeInfo* tensor = nullptr;
+  calls.Ok(ORT(CastTypeInfoToTensorInfo)(type, &tensor));
+  spec.dims = Dims(calls, tensor, &spec.element_type);
+  ORT(ReleaseTypeInfo)(type);
+  return spec;
+}
+
+TEST(OrtRuntimeTest, EveryDeclaredSlotAnswersAsThePythonRuntime) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  const nlohmann::json want = Reference()["linear.onnx"];
+  SlotCalls calls(runtime);
+  ort::OrtEnv* env = nullptr;
+  calls.Ok(ORT(CreateEnv)(ort::kLoggingLevelWarning, "ort_runtime_test", &env));
+  ort::OrtSessionOptions* options = nullptr;
+  calls.Ok(ORT(CreateSessionOptions)(&options));
+  calls.Ok(ORT(SetSessionExecutionMode)(options, ort::kExecutionModeSequential));
+  calls.Ok(ORT(DisableMemPattern)(options));
+  calls.Ok(ORT(DisableCpuMemArena)(options));
+  calls.Ok(ORT(SetSessionGraphOptimizationLevel)(options, ort::kGraphOptimizationAll));
+  calls.Ok(ORT(SetIntraOpNumThreads)(options, 2));
+  calls.Ok(ORT(SetInterOpNumThreads)(options, 1));
+  ort::OrtSession* session = nullptr;
+  calls.Ok(ORT(CreateSession)(env, (kData + "linear.onnx").c_str(), options, &session));
+  ASSERT_NE(session, nullptr);
+  size_t inputs = 0, outputs = 0;
+  calls.Ok(ORT(SessionGetInputCount)(session, &inputs));
+  calls.Ok(ORT(SessionGetOutputCount)(session, &outputs));
+  EXPECT_EQ(inputs, want["inputs"].size());
+  EXPECT_EQ(outputs, want["outputs"].size());
+  const OrtTensorSpec input = Spec(calls, session, true);
+  const OrtTensorSpec output = Spec(calls, session, false);
+  ExpectSpecs({input}, want["inputs"]);
+  ExpectSpecs({output}, want["outputs"]);
+
+  ort::OrtMemoryInfo* cpu = nullptr;
+  calls.Ok(ORT(CreateCpuMemoryInfo)(ort::kArenaAllocator, ort::kMemTypeDefault, &cpu));
+  const nlohmann::json& run = want["runs"][1];
+  std::vector<float> values = run["input"]["values"].get<std::vector<float>>();
+  const std::vector<int64_t> shape = run["input"]["shape"].get<std::vector<int64_t>>();
+  ort::OrtValue* in = nullptr;
+  calls.Ok(ORT(CreateTensorWithDataAsOrtValue)(cpu, values.data(), values.size() * sizeof(float),
+                                               shape.data(), shape.size(), ort::kElementFloat,
+                                               &in));
+  const char* in_name = input.name.c_str();
+  const char* out_name = output.name.c_str();
+  ort::OrtValue* out = nullptr;
+  calls.Ok(ORT(Run)(session, nullptr, &in_name, &in, 1, &out_name, 1, &out));
+  ASSERT_NE(out, nullptr);
+  ort::OrtTensorTypeAndShapeInfo* out_info = nullptr;
+  calls.Ok(ORT(GetTensorTypeAndShape)(out, &out_info));
+  int element_type = 0;
+  const std::vector<int64_t> out_shape = Dims(calls, out_info, &element_type);
+  EXPECT_EQ(element_type, ort::kElementFloat);
+  EXPECT_EQ(out_shape, run["output"]["shape"].get<std::vector<int64_t>>());
+  void* data = nullptr;
+  calls.Ok(ORT(GetTensorMutableData)(out, &data));
+  const auto* floats = static_cast<const float*>(data);
+  ExpectClose(std::vector<float>(floats, floats + out_shape[0] * out_shape[1]),
+              run["output"]["values"].get<std::vector<float>>());
+
+  // A failing call: its status carries the runtime's message.
+  ort::OrtSession* missing = nullptr;
+  ort::OrtStatus* status = ORT(CreateSession)(env, "/nonexistent.onnx", options, &missing);
+  ASSERT_NE(status, nullptr);
+  EXPECT_THAT(std::string(ORT(GetErrorMessage)(status)), HasSubstr("nonexistent.onnx"));
+  ORT(ReleaseStatus)(status);
+
+  ORT(ReleaseTensorTypeAndShapeInfo)(out_info);
+  ORT(ReleaseValue)(out);
+  ORT(ReleaseValue)(in);
+  ORT(ReleaseMemoryInfo)(cpu);
+  ORT(ReleaseSession)(session);
+  ORT(ReleaseSessionOptions)(options);
+  ORT(ReleaseEnv)(env);
+}
+#undef ORT
+
+TEST(OrtModelTest, SignatureAndOutputsMatchThePythonRuntime) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  const nlohmann::json reference = Reference();
+  for (const char* file : {"linear.onnx", "fixed_batch.onnx"}) {
+    SCOPED_TRACE(file);
+    const nlohmann::json& want = reference[file];
+    for (bool arena : {true, false}) {
+      absl::StatusOr<std::unique_ptr<OrtModel>> model =
+          OrtModel::Create(runtime, kData + file, {.intra_op_threads = 1, .arena = arena});
+      ASSERT_TRUE(model.ok()) << model.status();
+      ExpectSpecs((*model)->inputs(), want["inputs"]);
+      ExpectSpecs((*model)->outputs(), want["outputs"]);
+      for (const nlohmann::json& run : want["runs"]) {
+        const std::vector<float> values = run["input"]["values"].get<std::vector<float>>();
+        absl::StatusOr<OrtFloatTensor> out = (*model)->Run(
+            (*model)->inputs()[0].name, run["input"]["shape"], values, (*model)->outputs()[0].name);
+        ASSERT_TRUE(out.ok()) << out.status();
+        EXPECT_EQ(out->shape, run["output"]["shape"].get<std::vector<int64_t>>());
+        ExpectClose(out->values, run["output"]["values"].get<std::vector<float>>());
+      }
+    }
+  }
+}
+
+TEST(OrtModelTest, MissingOrCorruptModelFailsNamingTheFile) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  const std::string corrupt = ::testing::TempDir() + "/corrupt.onnx";
+  std::ofstream(corrupt) << "this is not an ONNX model";
+  for (const std::string& path : {std::string("/nonexistent/model.onnx"), corrupt}) {
+    absl::StatusOr<std::unique_ptr<OrtModel>> model = OrtModel::Create(runtime, path, {});
+    ASSERT_FALSE(model.ok()) << path;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(model.status().message(), HasSubstr("'" + path + "'"));
+  }
+}
+
+TEST(OrtModelTest, AnInputOfTheWrongShapeIsInvalidArgument) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(runtime, kData + "linear.onnx", {});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<float> values(5, 1.0f);
+  absl::StatusOr<OrtFloatTensor> out = (*model)->Run("features", {1, 5}, values, "embedding");
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("features"));
+  absl::StatusOr<OrtFloatTensor> unknown =
+      (*model)->Run("nope", {1, 4}, {values.data(), 4}, "embedding");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("nope"));
+}
+
+}  // namespace
+}  // namespace adaptd

@@ -2,6 +2,7 @@
 
 #include <civetweb.h>
 
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,21 @@ void Send(mg_connection* connection, const Reply& reply) {
   mg_write(connection, reply.body.data(), reply.body.size());
 }
 
+// An error civetweb answers itself (a malformed request line or header, a missing length),
+// answered as the front end's own errors are: JSON naming the code and the reason.
+int SendLibraryError(mg_connection* connection, int status, const char* message) {
+  // A request line civetweb could not read leaves no HTTP version to answer in: its own
+  // plain-text page answers that.
+  const char* version = mg_get_request_info(connection)->http_version;
+  if (version == nullptr ||
+      (std::strcmp(version, "1.0") != 0 && std::strcmp(version, "1.1") != 0)) {
+    return 1;
+  }
+  Send(connection, ErrorReply(status, absl::Status(CodeOfHttpStatus(status),
+                                                   absl::StrCat("HTTP request: ", message))));
+  return 0;  // handled: no page of civetweb's own
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
@@ -65,6 +81,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
                             nullptr};
   // clang-format on
   mg_callbacks callbacks = {};
+  callbacks.http_error = &SendLibraryError;
   mg_init_data init = {&callbacks, server.get(), settings};
   char error_text[256] = {};
   mg_error_data error = {nullptr, error_text, sizeof(error_text)};

@@ -37,6 +37,26 @@ int HttpStatusOf(absl::StatusCode code) {
   }
 }
 
+absl::StatusCode CodeOfHttpStatus(int http_status) {
+  switch (http_status) {
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 408:
+      return absl::StatusCode::kDeadlineExceeded;
+    case 413:
+      return absl::StatusCode::kResourceExhausted;
+    case 500:
+      return absl::StatusCode::kInternal;
+    case 501:
+      return absl::StatusCode::kUnimplemented;
+    case 503:
+      return absl::StatusCode::kUnavailable;
+    default:  // the rest of 4xx: the request is malformed
+      return http_status >= 400 && http_status < 500 ? absl::StatusCode::kInvalidArgument
+                                                     : absl::StatusCode::kUnknown;
+  }
+}
+
 std::string ErrorBody(const absl::Status& status) {
   nlohmann::json body = {{"code", CodeName(status.code())},
                          {"message", std::string(status.message())}};

@@ -23,6 +23,10 @@ struct Reply {
 // 200 for OK; 400, 401, 403, 404, 409, 429, 499, 500, 501, 503, 504 for the others.
 int HttpStatusOf(absl::StatusCode code);
 
+// The canonical code an HTTP error status stands for, for the errors the HTTP library answers
+// itself (a malformed request: 400, 411, 414, 431; 413; 408; 500; 503).
+absl::StatusCode CodeOfHttpStatus(int http_status);
+
 // {"code": "<CANONICAL_NAME>", "message": "<the status's message>"}.
 std::string ErrorBody(const absl::Status& status);
 

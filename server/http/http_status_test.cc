@@ -32,6 +32,19 @@ TEST(HttpStatus, EachCodeMapsAsTheDesignSays) {
   }
 }
 
+TEST(HttpStatus, TheLibrarysOwnErrorsHaveTheirCodes) {
+  using C = absl::StatusCode;
+  EXPECT_EQ(CodeOfHttpStatus(400), C::kInvalidArgument);
+  EXPECT_EQ(CodeOfHttpStatus(411), C::kInvalidArgument);
+  EXPECT_EQ(CodeOfHttpStatus(431), C::kInvalidArgument);
+  EXPECT_EQ(CodeOfHttpStatus(404), C::kNotFound);
+  EXPECT_EQ(CodeOfHttpStatus(408), C::kDeadlineExceeded);
+  EXPECT_EQ(CodeOfHttpStatus(413), C::kResourceExhausted);
+  EXPECT_EQ(CodeOfHttpStatus(500), C::kInternal);
+  EXPECT_EQ(CodeOfHttpStatus(503), C::kUnavailable);
+  EXPECT_EQ(CodeOfHttpStatus(502), C::kUnknown);
+}
+
 TEST(HttpStatus, ErrorBodyNamesTheCodeAndKeepsTheMessage) {
   const Reply reply = ErrorReply(absl::InvalidArgumentError("spec.dim: must be at least 1"));
   EXPECT_EQ(reply.status, 400);

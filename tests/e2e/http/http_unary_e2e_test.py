@@ -14,6 +14,7 @@ Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated 
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -262,6 +263,25 @@ class HttpUnaryTest(unittest.TestCase):
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND_S)
         self.assertNotEqual(second.returncode, 0)
         self.assertIn("cannot serve HTTP on " + address, second.stderr)
+
+    def test_malformed_http_is_answered_in_json(self):
+        # A request line that parses, with headers that do not; a request line that does not
+        # parse is answered by civetweb's plain-text page (it has no version to answer in).
+        for raw in (b"POST /v1/Ping HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+                    b"POST /v1/Ping HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n"):
+            with self.subTest(raw), socket.create_connection(
+                    ("127.0.0.1", self.http_port), timeout=BOUND_S) as s:
+                s.sendall(raw)
+                answer = b""
+                while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                    got = s.recv(4096)
+                    if not got:
+                        break
+                    answer += got
+                head, _, body = answer.partition(b"\r\n\r\n")
+                self.assertRegex(head.split(b"\r\n")[0], rb"^HTTP/1\.[01] 4[0-9][0-9] ")
+                self.assertIn(b"Content-Type: application/json", head)
+                self.assertEqual(json.loads(body)["code"], "INVALID_ARGUMENT", body)
 
     def test_probes(self):
         for path in ("/healthz", "/readyz"):

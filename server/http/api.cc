@@ -165,6 +165,23 @@ constexpr Method kMethods[] = {
 // The streaming RPCs, served over HTTP in later slices (docs/HTTP.md, "Slices").
 constexpr absl::string_view kLaterSlices[] = {"Adapt", "Forget", "PredictStream", "ExportStore",
                                               "ImportStore"};
+// The members' own calls: gRPC between members only.
+constexpr absl::string_view kMembersOnly[] = {"ClusterQuota", "ClusterBase"};
+
+template <typename List>
+bool Lists(const List& list, absl::string_view method) {
+  for (absl::string_view m : list) {
+    if (m == method) return true;
+  }
+  return false;
+}
+
+const Method* Find(absl::string_view method) {
+  for (const Method& m : kMethods) {
+    if (method == m.name) return &m;
+  }
+  return nullptr;
+}
 
 std::string MethodNames() {
   std::string names;
@@ -190,23 +207,32 @@ Reply Api::Serve(const Request& request) const {
                    MethodNames(), "), and GET /healthz and /readyz")));
 }
 
+MethodKind Api::KindOf(absl::string_view method) {
+  if (Find(method) != nullptr) return MethodKind::kServed;
+  if (Lists(kLaterSlices, method)) return MethodKind::kLaterSlice;
+  if (Lists(kMembersOnly, method)) return MethodKind::kMembersOnly;
+  return MethodKind::kUnknown;
+}
+
 Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
-  const Method* found = nullptr;
-  for (const Method& m : kMethods) {
-    if (method == m.name) found = &m;
+  switch (KindOf(method)) {
+    case MethodKind::kServed:
+      break;
+    case MethodKind::kLaterSlice:
+      return ErrorReply(absl::UnimplementedError(
+          absl::StrCat("/v1/", method,
+                       ": a streaming call, not served over HTTP yet (docs/HTTP.md, "
+                       "\"Slices\"); call it over gRPC")));
+    case MethodKind::kMembersOnly:
+      return ErrorReply(absl::NotFoundError(
+          absl::StrCat("/v1/", method,
+                       ": the cluster members' own call, served between members over gRPC "
+                       "only")));
+    case MethodKind::kUnknown:
+      return ErrorReply(absl::NotFoundError(absl::StrCat(
+          "/v1/", method, ": no such method over HTTP; the methods are ", MethodNames())));
   }
-  if (found == nullptr) {
-    for (absl::string_view later : kLaterSlices) {
-      if (method == later) {
-        return ErrorReply(absl::UnimplementedError(
-            absl::StrCat("/v1/", method,
-                         ": a streaming call, not served over HTTP yet (docs/HTTP.md, "
-                         "\"Slices\"); call it over gRPC")));
-      }
-    }
-    return ErrorReply(absl::NotFoundError(absl::StrCat(
-        "/v1/", method, ": no such method over HTTP; the methods are ", MethodNames())));
-  }
+  const Method* found = Find(method);
   if (request.method != "POST") {
     Reply reply = ErrorReply(405, absl::InvalidArgumentError(absl::StrCat(
                                       "/v1/", method, ": method ", request.method,

@@ -28,8 +28,18 @@ struct Request {
   std::optional<std::string> timeout_ms;     // kTimeoutHeader
 };
 
+// What the front end does with a method of adapt.v1.Adaptation named in `/v1/<Method>`.
+enum class MethodKind {
+  kServed,       // a public unary call
+  kLaterSlice,   // a streaming call: 501 until its slice is built
+  kMembersOnly,  // a cluster member's own call: 404
+  kUnknown,      // no such method: 404
+};
+
 class Api {
  public:
+  static MethodKind KindOf(absl::string_view method);
+
   explicit Api(Service* service) : service_(service) {}
 
   // Serves `request` on the caller's thread, waiting for the service's answer.

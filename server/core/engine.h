@@ -90,6 +90,10 @@ class Engine {
 
   // Adapt and Forget: a WriteSession (write_session.h) over the directory.
   std::unique_ptr<WriteSession> StartWrite(TxnKind kind);
+  // Feedback on served predictions (docs/FEEDBACK.md): one write session of kind Adapt.
+  absl::StatusOr<adapt::v1::FeedbackResponse> Feedback(const adapt::v1::FeedbackRequest& request) {
+    return StartWrite(TxnKind::kAdapt)->Feedback(request);
+  }
 
   // Predict and PredictBatch: the Predictor (predictor.h) over the directory.
   absl::StatusOr<adapt::v1::PredictResponse> Predict(

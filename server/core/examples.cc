@@ -6,6 +6,33 @@
 
 namespace adaptd {
 
+absl::Status CheckLabel(const std::string& label, absl::string_view field) {
+  if (label.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": empty"));
+  if (label.size() > kMaxLabelBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", label.size(), " bytes, at most ", kMaxLabelBytes));
+  }
+  if (!IsValidUtf8(label)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": not valid UTF-8"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTargetVector(const google::protobuf::RepeatedField<float>& values, int64_t m,
+                               absl::string_view field) {
+  if (values.size() != m) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", values.size(), " values, expected ", m));
+  }
+  for (int j = 0; j < values.size(); ++j) {
+    if (!std::isfinite(values[j])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".values[", j, "]: not a finite number"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ExampleBatch> EncodeExamples(
     const google::protobuf::RepeatedPtrField<adapt::v1::Example>& examples,
     const adapt::v1::OutputSpec& output, const Encoder& encoder, int64_t expected_dim,
@@ -26,33 +53,16 @@ absl::StatusOr<ExampleBatch> EncodeExamples(
         return absl::InvalidArgumentError(
             absl::StrCat("examples[", i, "].label: required by a label store"));
       }
-      const std::string& label = example.label();
-      if (label.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: empty"));
-      }
-      if (label.size() > kMaxLabelBytes) {
-        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: ", label.size(),
-                                                       " bytes, at most ", kMaxLabelBytes));
-      }
-      if (!IsValidUtf8(label)) {
-        return absl::InvalidArgumentError(absl::StrCat("examples[", i, "].label: not valid UTF-8"));
-      }
+      absl::Status checked = CheckLabel(example.label(), absl::StrCat("examples[", i, "].label"));
+      if (!checked.ok()) return checked;
     } else {
       if (example.target_case() != adapt::v1::Example::kVector) {
         return absl::InvalidArgumentError(
             absl::StrCat("examples[", i, "].vector: required by a vector:", m, " store"));
       }
-      const auto& values = example.vector().values();
-      if (values.size() != m) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("examples[", i, "].vector: ", values.size(), " values, expected ", m));
-      }
-      for (int j = 0; j < values.size(); ++j) {
-        if (!std::isfinite(values[j])) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("examples[", i, "].vector.values[", j, "]: not a finite number"));
-        }
-      }
+      absl::Status checked =
+          CheckTargetVector(example.vector().values(), m, absl::StrCat("examples[", i, "].vector"));
+      if (!checked.ok()) return checked;
     }
   }
   auto encoded = encoder.Encode(inputs, expected_dim, max_dim,

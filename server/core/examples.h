@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "adapt/v1/adapt.pb.h"
 #include "google/protobuf/repeated_field.h"
 #include "server/base/utf8.h"
@@ -15,6 +16,13 @@
 namespace adaptd {
 
 inline constexpr size_t kMaxLabelBytes = 256;
+
+// A label target: 1 to kMaxLabelBytes bytes of UTF-8; INVALID_ARGUMENT naming `field`.
+absl::Status CheckLabel(const std::string& label, absl::string_view field);
+// A vector target of a vector:m store: exactly m finite floats; INVALID_ARGUMENT naming
+// `field` (or `field`.values[j]).
+absl::Status CheckTargetVector(const google::protobuf::RepeatedField<float>& values, int64_t m,
+                               absl::string_view field);
 
 // Validates every example's target against `output` and encodes the inputs with `encoder`.
 // `expected_dim` is the store's dimension (0 while unfixed). Errors are InvalidArgument naming

@@ -20,6 +20,7 @@ absl::StatusOr<PredictTarget> Predictor::ValidatePredict(
         absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
   }
   ASSIGN_OR_RETURN(target.encoder, targets_->EncoderOf(*target.store));
+  target.remembered = targets_->RememberedOf(request.tenant(), request.store(), *target.store);
   target.top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
   return target;
 }
@@ -38,7 +39,9 @@ absl::StatusOr<adapt::v1::PredictResponse> Predictor::Predict(
     metrics_->RecordPredict(request.tenant(), KindName(store.spec().kind()),
                             static_cast<double>(p.rows));
   }
-  return ToPredictResponse(p);
+  adapt::v1::PredictResponse response = ToPredictResponse(p);
+  RememberServed(target, batch.keys, batch.dim, &response);
+  return response;
 }
 
 std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request) {
@@ -67,6 +70,25 @@ adapt::v1::PredictResponse ToPredictResponse(const Predictions& p) {
     if (!p.confidence.empty()) out->set_confidence(p.confidence[r]);
   }
   return response;
+}
+
+void RememberServed(const PredictTarget& target, const std::vector<float>& keys, int64_t dim,
+                    adapt::v1::PredictResponse* response) {
+  if (target.remembered == nullptr) return;
+  const absl::Time now = absl::Now();
+  for (int r = 0; r < response->predictions_size(); ++r) {
+    adapt::v1::Prediction* prediction = response->mutable_predictions(r);
+    RememberedPrediction served;
+    served.served = now;
+    served.version = response->version();
+    served.key.assign(keys.begin() + r * dim, keys.begin() + (r + 1) * dim);
+    if (prediction->labels_size() > 0) {
+      served.label = prediction->labels(0).label();
+    } else {
+      served.vector.assign(prediction->vector().begin(), prediction->vector().end());
+    }
+    prediction->set_prediction_id(target.remembered->Remember(std::move(served)));
+  }
 }
 
 }  // namespace adaptd

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "kernels/backend.h"
+#include "server/core/remembered_predictions.h"
 #include "server/encoders/encoder.h"
 #include "server/metrics/metrics.h"
 #include "server/stores/store.h"
@@ -31,6 +32,11 @@ class ReadTargets {
                                                              const std::string& store) const = 0;
   // The store's encoder, checked against the fingerprint the store recorded.
   virtual absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const = 0;
+  // What tenant/store (`found`, as FindForRead gave it) remembers of what it serves, for
+  // Feedback (docs/FEEDBACK.md): null when its spec has no feedback window.
+  virtual std::shared_ptr<RememberedPredictions> RememberedOf(const std::string& tenant,
+                                                              const std::string& store,
+                                                              const Store& found) const = 0;
 };
 
 // A predict that passed validation: the store to read, its encoder, and how many labels.
@@ -38,6 +44,7 @@ struct PredictTarget {
   std::shared_ptr<Store> store;
   const Encoder* encoder = nullptr;
   int top_k = 1;
+  std::shared_ptr<RememberedPredictions> remembered;  // null: the store has no window
 };
 
 class Predictor {
@@ -68,6 +75,10 @@ class Predictor {
 
 std::vector<const adapt::v1::Input*> InputsOf(const adapt::v1::PredictRequest& request);
 adapt::v1::PredictResponse ToPredictResponse(const Predictions& predictions);
+// With `target.remembered`: remembers each of `response`'s predictions with its key (row r of
+// `keys`, rows × dim) and sets its prediction_id. Nothing otherwise.
+void RememberServed(const PredictTarget& target, const std::vector<float>& keys, int64_t dim,
+                    adapt::v1::PredictResponse* response);
 
 }  // namespace adaptd
 

@@ -21,6 +21,8 @@ struct Pending {
   EncodedBatch keys;
   std::shared_ptr<const LinearReadout> readout;
   std::vector<float> outputs;  // grouped stores: rows × columns
+  // Stores with a feedback window: the keys as encoded (a read-out may prepare them in place).
+  std::vector<float> served_keys;
 };
 
 // One batch on its way: each request's state, result, and whether it is still running.
@@ -160,7 +162,17 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Predictor::PredictBatch(
     run.live[i] = true;
   }
   EncodeGroups(run, max_dim_);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Pending& p = run.pending[i];
+    if (run.live[i] && p.target.remembered != nullptr) p.served_keys = p.keys.keys;
+  }
   ReadOut(run, backend_);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Pending& p = run.pending[i];
+    if (run.live[i] && run.results[i].ok()) {
+      RememberServed(p.target, p.served_keys, p.keys.dim, &*run.results[i]);
+    }
+  }
   if (metrics_ != nullptr) {
     for (size_t i = 0; i < requests.size(); ++i) {
       if (!run.live[i]) continue;

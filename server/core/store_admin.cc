@@ -11,6 +11,7 @@
 #include "server/base/status_macros.h"
 #include "server/config/defaults.h"
 #include "server/core/list_page.h"
+#include "server/core/remembered_predictions.h"
 #include "server/stores/faast_label_embedding.h"
 #include "server/stores/store_factory.h"
 #include "server/stores/store_kind.h"
@@ -93,6 +94,7 @@ absl::StatusOr<adapt::v1::StoreSpec> StoreAdmin::CompleteSpec(
   if (spec.output().kind() == adapt::v1::OutputSpec::KIND_UNSPECIFIED) {
     spec.mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
   }
+  RETURN_IF_ERROR(CheckFeedbackWindow(spec));
   if (!spec.base().empty()) {
     ASSIGN_OR_RETURN(*base, ResolveBase(request.tenant(), request.store(), &spec));
   }

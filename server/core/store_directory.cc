@@ -92,6 +92,20 @@ absl::StatusOr<const Encoder*> StoreDirectory::EncoderOf(const Store& store) con
   return encoders_->ForStore(store.spec());
 }
 
+std::shared_ptr<RememberedPredictions> StoreDirectory::RememberedOf(const std::string& tenant,
+                                                                    const std::string& store,
+                                                                    const Store& found) const {
+  const adapt::v1::StoreSpec& spec = found.spec();
+  if (spec.feedback().count() == 0) return nullptr;
+  absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Find(tenant, store);
+  if (!slot.ok()) return nullptr;  // deleted meanwhile: nothing to remember
+  return (*slot)->Remembered([&] {
+    const uint64_t incarnation =
+        durability_ != nullptr ? durability_->Incarnation(tenant, store) : 0;
+    return std::make_shared<RememberedPredictions>(incarnation, spec.feedback(), start_nonce_);
+  });
+}
+
 std::vector<std::string> StoreDirectory::TenantStoreNames(const std::string& tenant) const {
   std::vector<std::string> names;
   for (const auto& entry : registry_.List(tenant)) names.push_back(entry.first);

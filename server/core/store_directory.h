@@ -30,6 +30,7 @@
 #include "kernels/backend.h"
 #include "server/core/predictor.h"
 #include "server/core/registry.h"
+#include "server/core/remembered_predictions.h"
 #include "server/core/residency.h"
 #include "server/core/write_fence.h"
 #include "server/core/write_session.h"
@@ -78,6 +79,12 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const override;
+  // ReadTargets: the slot's remembered predictions, made at the first predict of a store
+  // whose spec has a feedback window, with the store's incarnation (0 when nothing is
+  // durable).
+  std::shared_ptr<RememberedPredictions> RememberedOf(const std::string& tenant,
+                                                      const std::string& store,
+                                                      const Store& found) const override;
   // tenant/store's slot without loading it; NotFound naming it.
   absl::StatusOr<std::shared_ptr<StoreSlot>> Slot(const std::string& tenant,
                                                   const std::string& store) const {
@@ -236,6 +243,8 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   const TenantQuotas* const quotas_;
   const AutoCompile auto_compile_;
   std::unique_ptr<Durability> durability_;  // null: nothing is durable
+  // Drawn as the directory is made: prediction ids served before a restart name another.
+  const uint64_t start_nonce_ = DrawNonce();
   Registry registry_;
   absl::Mutex pin_mu_;  // pin changes, one at a time, so the pinned total holds
   WriteFences fences_;  // keys "tenant/store"; closed while the store moves

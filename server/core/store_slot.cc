@@ -275,4 +275,15 @@ void StoreSlot::Retire() {
   hook_ = nullptr;
 }
 
+std::shared_ptr<RememberedPredictions> StoreSlot::Remembered(const RememberedMaker& make) {
+  absl::MutexLock lock(&remembered_mu_);
+  if (remembered_ == nullptr) remembered_ = make();
+  return remembered_;
+}
+
+std::shared_ptr<RememberedPredictions> StoreSlot::RememberedIfAny() const {
+  absl::MutexLock lock(&remembered_mu_);
+  return remembered_;
+}
+
 }  // namespace adaptd

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/core/remembered_predictions.h"
 #include "server/core/warm_store.h"
 #include "server/stores/store.h"
 
@@ -121,6 +122,15 @@ class StoreSlot {
   void FinishEvict(bool evicted, adapt::v1::StoreInfo info,
                    std::shared_ptr<WarmStore> warm = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The predictions the store served and remembers for Feedback (docs/FEEDBACK.md), in
+  // memory only and kept across the store's tiers: made by `make` at the first call, the
+  // same ones after. RememberedIfAny never makes them (null before).
+  using RememberedMaker = std::function<std::shared_ptr<RememberedPredictions>()>;
+  std::shared_ptr<RememberedPredictions> Remembered(const RememberedMaker& make)
+      ABSL_LOCKS_EXCLUDED(remembered_mu_);
+  std::shared_ptr<RememberedPredictions> RememberedIfAny() const
+      ABSL_LOCKS_EXCLUDED(remembered_mu_);
+
  private:
   const std::string tenant_, name_;
   const adapt::v1::StoreKind kind_;
@@ -153,6 +163,8 @@ class StoreSlot {
            : warm_ != nullptr ? adapt::v1::TIER_WARM
                               : adapt::v1::TIER_COLD;
   }
+  mutable absl::Mutex remembered_mu_;
+  std::shared_ptr<RememberedPredictions> remembered_ ABSL_GUARDED_BY(remembered_mu_);
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> store_bytes_{0};
   std::atomic<bool> pinned_{false};

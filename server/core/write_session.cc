@@ -83,15 +83,7 @@ absl::Status WriteSession::Add(
                                      tenant.empty() ? "tenant" : "store",
                                      ": required in the first message of the stream")));
     }
-    ASSIGN_OR_RETURN(WriteTargets::Target target, context_.targets->FindForWrite(tenant, store));
-    store_ = std::move(target.store);
-    slot_ = std::move(target.slot);
-    tenant_ = tenant;
-    store_name_ = store;
-    // The store's fence as the call began: if another server takes the store over meanwhile,
-    // the commit fails (UNAVAILABLE) rather than write past it.
-    if (context_.durability != nullptr) fence_ = context_.durability->CurrentFence(tenant, store);
-    txn_ = store_->Begin(kind_);
+    RETURN_IF_ERROR(Open(tenant, store));
   } else if ((!tenant.empty() && tenant != tenant_) || (!store.empty() && store != store_name_)) {
     return Prefixed(messages_, absl::InvalidArgumentError(
                                    absl::StrCat("store: a stream writes to one store; got ", tenant,
@@ -120,22 +112,41 @@ absl::Status WriteSession::Add(
           ? EncodeExamples(**fresh, spec.output(), **encoder, store_->dim(), context_.max_dim)
           : EncodeSequence(sequence, **encoder, store_->dim(), context_.max_dim);
   if (!batch.ok()) return Prefixed(messages_, batch.status());
-  if (!spec.output().label_encoder().empty()) {  // label-embedding mode: labels → targets
-    auto label_encoder = context_.encoders->LabelEncoderForStore(spec);
-    if (!label_encoder.ok()) return Prefixed(messages_, label_encoder.status());
-    RETURN_IF_ERROR(Prefixed(messages_, EmbedLabelTargets(**label_encoder, *store_, &*batch)));
-  }
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
   batch->restart_sequence = restart_sequence;
-  RETURN_IF_ERROR(Prefixed(messages_, txn_->Add(*batch)));
   std::vector<const std::string*> ids;
   for (const auto& example : **fresh) ids.push_back(&example.id());
   for (const std::string& id : sequence_ids) ids.push_back(&id);
-  Remember(*batch, std::move(ids));
+  RETURN_IF_ERROR(Prefixed(messages_, StageEncoded(*std::move(batch), std::move(ids))));
   if (context_.metrics != nullptr) {
     context_.metrics->RecordBatch(kind_ == TxnKind::kAdapt ? "Adapt" : "Forget",
                                   static_cast<double>(examples.size() + sequence.size()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status WriteSession::StageEncoded(ExampleBatch batch, std::vector<const std::string*> ids) {
+  const adapt::v1::StoreSpec spec = store_->spec();
+  if (!spec.output().label_encoder().empty()) {  // label-embedding mode: labels → targets
+    auto label_encoder = context_.encoders->LabelEncoderForStore(spec);
+    if (!label_encoder.ok()) return label_encoder.status();
+    RETURN_IF_ERROR(EmbedLabelTargets(**label_encoder, *store_, &batch));
+  }
+  RETURN_IF_ERROR(txn_->Add(batch));
+  Remember(batch, std::move(ids));
+  return absl::OkStatus();
+}
+
+absl::Status WriteSession::Open(const std::string& tenant, const std::string& store) {
+  ASSIGN_OR_RETURN(WriteTargets::Target target, context_.targets->FindForWrite(tenant, store));
+  store_ = std::move(target.store);
+  slot_ = std::move(target.slot);
+  tenant_ = tenant;
+  store_name_ = store;
+  // The store's fence as the call began: if another server takes the store over meanwhile,
+  // the commit fails (UNAVAILABLE) rather than write past it.
+  if (context_.durability != nullptr) fence_ = context_.durability->CurrentFence(tenant, store);
+  txn_ = store_->Begin(kind_);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
+#include "server/core/remembered_predictions.h"
 #include "server/core/store_slot.h"
 #include "server/core/write_fence.h"
 #include "server/durability/durability.h"
@@ -46,6 +47,11 @@ class WriteTargets {
   // Whether `slot` is still tenant/store's (not deleted or replaced during the call).
   virtual bool StillHolds(const std::string& tenant, const std::string& store,
                           const StoreSlot& slot) const = 0;
+  // What tenant/store (`found`) remembers of the predictions it served: null when its spec has
+  // no feedback window (ReadTargets has the same).
+  virtual std::shared_ptr<RememberedPredictions> RememberedOf(const std::string& tenant,
+                                                              const std::string& store,
+                                                              const Store& found) const = 0;
   // What follows a commit: metrics, the slot's size, automatic compiles.
   virtual void AfterCommit(StoreSlot& slot, const std::shared_ptr<Store>& store,
                            const CommitResult& result, TxnKind kind) = 0;
@@ -61,7 +67,8 @@ struct WriteContext {
   int64_t max_dim = 0;
 };
 
-// One Adapt or Forget call: messages are staged as they arrive, and Finish commits them all
+// One Adapt or Forget call (or one Feedback call, which is an Adapt of remembered keys):
+// messages are staged as they arrive, and Finish commits them all
 // at once. Belongs to one thread at a time.
 class WriteSession {
  public:
@@ -78,6 +85,13 @@ class WriteSession {
   // call reads `accepted` as the count forgotten).
   absl::StatusOr<adapt::v1::AdaptResponse> Finish();
 
+  // One whole Feedback call (write_session_feedback.cc, docs/FEEDBACK.md), on a fresh session
+  // of kind kAdapt: every item validated first, ids the store applied skipped, the others'
+  // keys found among the predictions it remembers (NOT_FOUND naming the window otherwise),
+  // then staged and committed as Adapt commits the same examples. Nothing is applied unless
+  // every item is.
+  absl::StatusOr<adapt::v1::FeedbackResponse> Feedback(const adapt::v1::FeedbackRequest& request);
+
   WriteSession(const WriteContext& context, TxnKind kind) : context_(context), kind_(kind) {}
 
  private:
@@ -89,6 +103,18 @@ class WriteSession {
   std::shared_ptr<Store> store_;
   std::unique_ptr<Txn> txn_;
   Fence fence_;  // the store's fence when the call began
+  // Resolves tenant/store and begins its transaction (the call's first message).
+  absl::Status Open(const std::string& tenant, const std::string& store);
+  // The batch of `request`'s items not applied before, their ids, and how many of them the
+  // served prediction had right.
+  struct FeedbackBatch {
+    ExampleBatch batch;
+    std::vector<const std::string*> ids;
+    uint64_t served_correct = 0;
+  };
+  absl::StatusOr<FeedbackBatch> StageableFeedback(const adapt::v1::FeedbackRequest& request);
+  // Stages `batch` as Add stages one message of examples.
+  absl::Status StageEncoded(ExampleBatch batch, std::vector<const std::string*> ids);
   // What the durability records at Finish: the encoded batches and
   // the example ids they apply; examples whose id was applied before are skipped and counted.
   absl::StatusOr<const google::protobuf::RepeatedPtrField<adapt::v1::Example>*> SkipApplied(

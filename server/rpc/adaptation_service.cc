@@ -131,6 +131,12 @@ grpc::ServerUnaryReactor* AdaptationService::Predict(grpc::CallbackServerContext
   return StoreCall<&adaptd::Service::Predict>(context, "Predict", Access::kRead, request, call);
 }
 
+grpc::ServerUnaryReactor* AdaptationService::Feedback(grpc::CallbackServerContext* context,
+                                                      const Raw* request, Raw* response) {
+  auto* call = new UnaryCall<adapt::v1::FeedbackRequest, adapt::v1::FeedbackResponse>(response);
+  return StoreCall<&adaptd::Service::Feedback>(context, "Feedback", Access::kWrite, request, call);
+}
+
 grpc::ServerUnaryReactor* AdaptationService::Compile(grpc::CallbackServerContext* context,
                                                      const Raw* request, Raw* response) {
   auto* call = new UnaryCall<adapt::v1::CompileRequest, adapt::v1::CompileResponse>(response);

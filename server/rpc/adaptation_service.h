@@ -34,7 +34,8 @@ using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
                                             Adaptation::WithRawCallbackMethod_DrainMember<
                                                 Adaptation::WithRawCallbackMethod_ClusterQuota<
                                                     Adaptation::WithRawCallbackMethod_ClusterBase<
-                                                        Adaptation::Service>>>>>>>>>>>>>>>>>>;
+                                                        Adaptation::WithRawCallbackMethod_Feedback<
+                                                            Adaptation::Service>>>>>>>>>>>>>>>>>>>;
 }  // namespace internal
 
 class AdaptationService final : public internal::RawAdaptationService {
@@ -61,6 +62,8 @@ class AdaptationService final : public internal::RawAdaptationService {
   grpc::ServerUnaryReactor* Predict(grpc::CallbackServerContext* context, const Raw* request,
                                     Raw* response) override;
   grpc::ServerBidiReactor<Raw, Raw>* PredictStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Feedback(grpc::CallbackServerContext* context, const Raw* request,
+                                     Raw* response) override;
   grpc::ServerWriteReactor<Raw>* ExportStore(grpc::CallbackServerContext* context,
                                              const Raw* request) override;
   grpc::ServerReadReactor<Raw>* ImportStore(grpc::CallbackServerContext* context,

@@ -59,6 +59,29 @@ absl::Status CallStillWanted(const CallInfo& call) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// A write's task in its store's lane: `commit` runs only if the task ran and the call is still
+// wanted; `done` hears its status, or why it did not run.
+std::function<void(const absl::Status&)> LaneCommit(CallInfo call,
+                                                    std::function<absl::Status()> commit,
+                                                    Service::Done done) {
+  return [call = std::move(call), commit = std::move(commit),
+          done = std::move(done)](const absl::Status& wanted) {
+    if (!wanted.ok()) {
+      done(wanted);
+      return;
+    }
+    if (absl::Status still = CallStillWanted(call); !still.ok()) {
+      done(still);
+      return;
+    }
+    done(commit());
+  };
+}
+
+}  // namespace
+
 // --- Admission ------------------------------------------------------------------------------
 
 absl::Status Service::Admit(const CallInfo& call, absl::string_view tenant,
@@ -270,6 +293,17 @@ void Service::Predict(const CallInfo& call, const adapt::v1::PredictRequest& req
   if (absl::Status queued = o_.scheduler->Submit(std::move(task)); !queued.ok()) done(queued);
 }
 
+void Service::Feedback(const CallInfo& call, const adapt::v1::FeedbackRequest& request,
+                       adapt::v1::FeedbackResponse* response, Done done) {
+  // In the store's lane: feedback and commits to one store apply in arrival order.
+  Task task = CallTask(call, request.tenant());
+  task.lane = absl::StrCat(request.tenant(), "/", request.store());
+  task.run = LaneCommit(
+      call, [this, &request, response] { return Into(o_.engine->Feedback(request), response); },
+      done);
+  if (absl::Status queued = o_.scheduler->Submit(std::move(task)); !queued.ok()) done(queued);
+}
+
 void Service::Compile(const CallInfo& /*call*/, const adapt::v1::CompileRequest& request,
                       adapt::v1::CompileResponse* response, Done done) {
   // The compile pool, not the scheduler, runs the work; the call finishes from there.
@@ -360,19 +394,14 @@ void Service::Write<Request, Response>::Commit(Response* response, Done done) {
   // Commits run in the store's lane: commits to one store apply in arrival order.
   Task task = CallTask(call_, tenant_);
   task.lane = lane_;
-  task.run = [this, response, done](const absl::Status& wanted) {
-    if (!wanted.ok()) {
-      done(wanted);
-      return;
-    }
-    if (absl::Status still = CallStillWanted(call_); !still.ok()) {
-      done(still);
-      return;
-    }
-    absl::StatusOr<adapt::v1::AdaptResponse> result = session_->Finish();
-    if (result.ok()) Fill(*result, response);
-    done(result.status());
-  };
+  task.run = LaneCommit(
+      call_,
+      [this, response] {
+        absl::StatusOr<adapt::v1::AdaptResponse> result = session_->Finish();
+        if (result.ok()) Fill(*result, response);
+        return result.status();
+      },
+      done);
   if (absl::Status queued = service_->o_.scheduler->Submit(std::move(task)); !queued.ok()) {
     done(queued);
   }

@@ -93,6 +93,10 @@ class Service {
   // Batchable: the scheduler answers it with other predicts.
   void Predict(const CallInfo& call, const adapt::v1::PredictRequest& request,
                adapt::v1::PredictResponse* response, Done done);
+  // Feedback on served predictions (docs/FEEDBACK.md): a write, in the store's lane as an
+  // Adapt's commit.
+  void Feedback(const CallInfo& call, const adapt::v1::FeedbackRequest& request,
+                adapt::v1::FeedbackResponse* response, Done done);
   // Runs on the compile pool.
   void Compile(const CallInfo& call, const adapt::v1::CompileRequest& request,
                adapt::v1::CompileResponse* response, Done done);

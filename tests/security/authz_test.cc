@@ -106,6 +106,41 @@ class AuthzTest : public ::testing::Test {
     return writer->Finish();
   }
 
+  // A prediction id of tenant/`store`, a faast store with a feedback window made, taught and
+  // read by the admin (docs/FEEDBACK.md).
+  static std::string ServedPredictionId(const std::string& tenant, const std::string& store) {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant(tenant);
+    create.set_store(store);
+    *create.mutable_spec() = Faast();
+    create.mutable_spec()->mutable_feedback()->set_count(10);
+    adapt::v1::StoreInfo info;
+    EXPECT_TRUE(stub().CreateStore(TokenContext(kAdmin).get(), create, &info).ok());
+    auto context = TokenContext(kAdmin);
+    adapt::v1::AdaptResponse adapted;
+    auto writer = stub().Adapt(context.get(), &adapted);
+    adapt::v1::AdaptRequest m;
+    m.set_tenant(tenant);
+    m.set_store(store);
+    *m.add_examples() = Example(1.0f, 0.5f, "a");
+    *m.add_examples() = Example(0.5f, 1.0f, "b");
+    writer->Write(m);
+    writer->WritesDone();
+    EXPECT_TRUE(writer->Finish().ok());
+    adapt::v1::CompileRequest compile;
+    compile.set_tenant(tenant);
+    compile.set_store(store);
+    adapt::v1::CompileResponse compiled;
+    EXPECT_TRUE(stub().Compile(TokenContext(kAdmin).get(), compile, &compiled).ok());
+    adapt::v1::PredictRequest predict;
+    predict.set_tenant(tenant);
+    predict.set_store(store);
+    *predict.add_inputs() = Example(1.0f, 0.0f, "a").input();
+    adapt::v1::PredictResponse predicted;
+    EXPECT_TRUE(stub().Predict(TokenContext(kAdmin).get(), predict, &predicted).ok());
+    return predicted.predictions_size() > 0 ? predicted.predictions(0).prediction_id() : "";
+  }
+
   static std::map<std::string, Rpc> AllRpcs() {
     static std::atomic<int> counter{0};
     std::map<std::string, Rpc> rpcs;
@@ -172,6 +207,24 @@ class AuthzTest : public ::testing::Test {
       writer->Write(m);
       writer->WritesDone();
       return writer->Finish();
+    };
+    rpcs["Feedback"] = [](const std::string& token, const std::string& tenant) {
+      // Where the call is to succeed, on a store of its own with a served prediction; a
+      // refused call names "s", which must stay as it was.
+      const bool allowed = token == kAdmin || (token == kAlpha && tenant == "alpha") ||
+                           (token == kBeta && tenant == "beta");
+      adapt::v1::FeedbackRequest request;
+      request.set_tenant(tenant);
+      request.set_store("s");
+      adapt::v1::FeedbackItem* item = request.add_items();
+      item->set_prediction_id("p1.8000000000000001.0000000000000001.1");
+      item->set_label("a");
+      if (allowed) {
+        request.set_store("feedback" + std::to_string(counter++));
+        item->set_prediction_id(ServedPredictionId(tenant, request.store()));
+      }
+      adapt::v1::FeedbackResponse response;
+      return stub().Feedback(TokenContext(token).get(), request, &response);
     };
     rpcs["Predict"] = [](const std::string& token, const std::string& tenant) {
       adapt::v1::PredictRequest request;

@@ -25,6 +25,8 @@ inline constexpr uint32_t kMaxDim = 8192;          // largest key dimension of a
 inline constexpr char kDevice[] = "cpu";           // compute backend
 inline constexpr char kBlasCore[] = "auto";        // OpenBLAS kernels (docs/BLAS.md)
 inline constexpr uint32_t kTextEncoderDim = 1024;  // dimension of the default `text` encoder
+inline constexpr uint32_t kOnnxMaxBatch = 64;      // rows per run of an onnx encoder's model
+inline constexpr uint32_t kOnnxThreads = 0;        // threads per run; 0: ONNX Runtime's default
 
 // Scheduler (docs/SCHEDULER.md).
 inline constexpr uint32_t kMaxBatchSize = 32;           // predicts run as one batch, at most

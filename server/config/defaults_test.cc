@@ -69,6 +69,8 @@ std::vector<Default> AllDefaults() {
       {"--handoff-interval-ms", "handoff_interval_ms", n(d::kHandoffIntervalMs)},
       {"--blas-core", "", d::kBlasCore},
       {"", "metrics_top_tenants", n(d::kMetricsTopTenants)},
+      {"", "max_batch", n(d::kOnnxMaxBatch)},
+      {"", "threads", n(d::kOnnxThreads)},
   };
 }
 

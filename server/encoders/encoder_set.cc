@@ -10,6 +10,7 @@
 #include "server/encoders/fingerprint.h"
 #include "server/encoders/hashed_ngrams_encoder.h"
 #include "server/encoders/identity_encoder.h"
+#include "server/encoders/onnx/onnx_encoder.h"
 #include "server/encoders/random_features_encoder.h"
 #include "server/stores/store_kind.h"
 
@@ -17,7 +18,7 @@ namespace adaptd {
 namespace {
 
 constexpr const char* kKnownTypes =
-    "identity, hashed_ngrams, random_features, fasttext, sentence_bert";
+    "identity, hashed_ngrams, random_features, fasttext, sentence_bert, onnx";
 
 template <typename T>
 absl::StatusOr<std::unique_ptr<Encoder>> Upcast(absl::StatusOr<std::unique_ptr<T>> made) {
@@ -35,6 +36,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> MakeEncoder(const adapt::v1::EncoderCon
   if (type == "random_features") return Upcast(RandomFeaturesEncoder::Create(config, field));
   if (type == "fasttext") return Upcast(FastTextEncoder::Create(config, field));
   if (type == "sentence_bert") return MakeSentenceBertEncoder(config, field, backend);
+  if (type == "onnx") return Upcast(OnnxEncoder::Create(config, field));
   return absl::InvalidArgumentError(
       absl::StrCat(field, ".type: unknown encoder type '", type, "' (known: ", kKnownTypes, ")"));
 }

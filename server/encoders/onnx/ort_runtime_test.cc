@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/encoders/onnx/onnx_test_util.h"
 #include "server/encoders/onnx/ort_session.h"
 
 namespace adaptd {
@@ -21,12 +22,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kData = std::string(ADAPTD_ENCODERS_TESTDATA) + "/onnx/";
+using onnx_test::Reference;
 
-nlohmann::json Reference() {
-  std::ifstream in(kData + "reference.json");
-  return nlohmann::json::parse(in);
-}
+const std::string kData = onnx_test::Data("");
 
 const OrtRuntime* Runtime() {
   absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load(ADAPTD_ONNXRUNTIME_LIBRARY);

@@ -1,0 +1,212 @@
+#include "server/encoders/onnx/onnx_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/config/defaults.h"
+#include "server/encoders/fingerprint.h"
+
+namespace adaptd {
+namespace {
+
+// The tensor `wanted` names, or the only one when `wanted` is empty.
+absl::StatusOr<const OrtTensorSpec*> PickTensor(const std::vector<OrtTensorSpec>& specs,
+                                                const std::string& wanted, const char* kind,
+                                                const std::string& context) {
+  std::vector<std::string> names;
+  for (const OrtTensorSpec& spec : specs) {
+    if (spec.name == wanted || (wanted.empty() && specs.size() == 1)) return &spec;
+    names.push_back(spec.name);
+  }
+  const std::string listed = absl::StrCat(" (", kind, "s: ", absl::StrJoin(names, ", "), ")");
+  if (wanted.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, " has ", specs.size(), " ", kind, "s; name one with ", kind, "_tensor", listed));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(context, " has no ", kind, " tensor '", wanted, "'", listed));
+}
+
+// A float tensor [batch, n] with n fixed; n, or the error naming the tensor.
+absl::StatusOr<int64_t> RowWidth(const OrtTensorSpec& spec, const std::string& context) {
+  const bool matrix = spec.dims.size() == 2 && spec.dims[1] > 0;
+  if (spec.element_type != ort::kElementFloat || !matrix) {
+    std::vector<std::string> dims;
+    for (int64_t d : spec.dims) dims.push_back(d < 0 ? "?" : absl::StrCat(d));
+    return absl::FailedPreconditionError(absl::StrCat(
+        context, " tensor '", spec.name, "' is element type ", spec.element_type, " of shape [",
+        absl::StrJoin(dims, ", "), "]; the vector input needs float32 [batch, n] with n fixed"));
+  }
+  return spec.dims[1];
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
+    const adapt::v1::EncoderConfig& config, const std::string& field) {
+  if (config.input() != "vector") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".input: '", config.input(),
+                     "' is not an input the onnx encoder takes yet (\"vector\"; docs/ONNX.md)"));
+  }
+  const std::string& path = config.model_path();
+  if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".model_path: empty"));
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ".model_path: '", path, "' is not a readable file"));
+  }
+  const uint32_t max_batch = config.has_max_batch() ? config.max_batch() : defaults::kOnnxMaxBatch;
+  if (max_batch == 0) return absl::InvalidArgumentError(absl::StrCat(field, ".max_batch: 0"));
+
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load("");
+  if (!runtime.ok()) {
+    return absl::Status(runtime.status().code(),
+                        absl::StrCat(field, " (onnx): ", runtime.status().message()));
+  }
+  auto encoder = std::unique_ptr<OnnxEncoder>(new OnnxEncoder());
+  absl::StatusOr<std::unique_ptr<OrtModel>> model = OrtModel::Create(
+      *runtime, path, {.intra_op_threads = static_cast<int>(config.threads()), .arena = true});
+  if (!model.ok()) {
+    return absl::Status(model.status().code(), absl::StrCat(field, ": ", model.status().message()));
+  }
+  encoder->model_ = *std::move(model);
+  encoder->max_batch_ = max_batch;
+  if (auto s = encoder->BindTensors(config); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
+  }
+  if (config.dim() != 0 && config.dim() != encoder->info_.dim()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".dim: ", config.dim(),
+                                                   " differs from the model's dimension ",
+                                                   encoder->info_.dim(), " (leave it 0)"));
+  }
+  if (auto s = encoder->SetFingerprint(config); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
+  }
+  // Warm-up: the first request should not pay for kernel selection and arena growth.
+  std::vector<float> zeros(static_cast<size_t>(encoder->max_batch_ * encoder->width_), 0.0f);
+  std::vector<float> keys;
+  if (auto s = encoder->RunRows(zeros, 0, encoder->max_batch_, &keys); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": warm-up run of '", path, "' failed: ", s.message()));
+  }
+  return encoder;
+}
+
+absl::Status OnnxEncoder::BindTensors(const adapt::v1::EncoderConfig& config) {
+  const std::string context = absl::StrCat("ONNX model '", model_->path(), "'");
+  absl::StatusOr<const OrtTensorSpec*> input =
+      PickTensor(model_->inputs(), config.input_tensor(), "input", context);
+  if (!input.ok()) return input.status();
+  if (model_->inputs().size() != 1) {
+    return absl::FailedPreconditionError(absl::StrCat(context, " has ", model_->inputs().size(),
+                                                      " inputs; the vector input takes one"));
+  }
+  absl::StatusOr<const OrtTensorSpec*> output =
+      PickTensor(model_->outputs(), config.output_tensor(), "output", context);
+  if (!output.ok()) return output.status();
+  absl::StatusOr<int64_t> width = RowWidth(**input, context + " input");
+  if (!width.ok()) return width.status();
+  absl::StatusOr<int64_t> dim = RowWidth(**output, context + " output");
+  if (!dim.ok()) return dim.status();
+  const int64_t batch = (*input)->dims[0];
+  if (batch == 1) {
+    max_batch_ = 1;
+  } else if (batch > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(context, " input tensor '", (*input)->name, "' has a fixed batch of ", batch,
+                     "; the onnx encoder runs dynamic batches or a batch of 1"));
+  }
+  input_tensor_ = (*input)->name;
+  output_tensor_ = (*output)->name;
+  width_ = *width;
+  info_.set_name(config.name());
+  info_.set_type("onnx");
+  info_.set_input_kind("vector");
+  info_.set_dim(static_cast<uint32_t>(*dim));
+  info_.set_normalize(config.normalize());
+  return absl::OkStatus();
+}
+
+absl::Status OnnxEncoder::SetFingerprint(const adapt::v1::EncoderConfig& config) {
+  // Threads and batch sizes do not change a key, so they stay out.
+  Fnv1a64 hash;
+  hash.Add(absl::StrCat("onnx/v1\ninput=vector\ninput_tensor=", input_tensor_, "\noutput_tensor=",
+                        output_tensor_, "\nnormalize=", config.normalize() ? 1 : 0, "\nmodel="));
+  if (auto s = HashFile(model_->path(), &hash); !s.ok()) return s;
+  info_.set_fingerprint(FormatFingerprint("onnx", hash.value()));
+  return absl::OkStatus();
+}
+
+absl::Status OnnxEncoder::RunRows(const std::vector<float>& packed, int64_t begin, int64_t rows,
+                                  std::vector<float>* out) const {
+  const std::span<const float> values(packed.data() + begin * width_,
+                                      static_cast<size_t>(rows * width_));
+  absl::StatusOr<OrtFloatTensor> result =
+      model_->Run(input_tensor_, {rows, width_}, values, output_tensor_);
+  if (!result.ok()) return result.status();
+  const std::vector<int64_t> want = {rows, static_cast<int64_t>(info_.dim())};
+  if (result->shape != want) {
+    return absl::InternalError(absl::StrCat("ONNX model '", model_->path(), "' output '",
+                                            output_tensor_, "' has ", result->values.size(),
+                                            " values for ", rows, " rows of ", info_.dim()));
+  }
+  out->insert(out->end(), result->values.begin(), result->values.end());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EncodedBatch> OnnxEncoder::Encode(const std::vector<const adapt::v1::Input*>& inputs,
+                                                 int64_t expected_dim, int64_t /*max_dim*/,
+                                                 const FieldNamer& field) const {
+  if (expected_dim > 0 && expected_dim != info_.dim()) {
+    return absl::FailedPreconditionError(absl::StrCat("the store's dimension ", expected_dim,
+                                                      " differs from encoder '", info_.name(),
+                                                      "' dimension ", info_.dim()));
+  }
+  std::vector<float> packed;
+  packed.reserve(inputs.size() * static_cast<size_t>(width_));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const adapt::v1::Input& input = *inputs[i];
+    if (input.value_case() != adapt::v1::Input::kVector) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(i), ": encoder '", info_.name(), "' takes a vector"));
+    }
+    const auto& values = input.vector().values();
+    if (values.size() != width_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(i), ".vector: ", values.size(), " values; encoder '", info_.name(),
+                       "' takes ", width_, " (the model's input '", input_tensor_, "')"));
+    }
+    for (int j = 0; j < values.size(); ++j) {
+      if (!std::isfinite(values[j])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field(i), ".vector.values[", j, "]: not a finite number"));
+      }
+    }
+    packed.insert(packed.end(), values.begin(), values.end());
+  }
+  EncodedBatch out;
+  out.rows = static_cast<int64_t>(inputs.size());
+  out.dim = info_.dim();
+  out.keys.reserve(static_cast<size_t>(out.rows * out.dim));
+  for (int64_t begin = 0; begin < out.rows; begin += max_batch_) {
+    const int64_t rows = std::min(max_batch_, out.rows - begin);
+    if (auto s = RunRows(packed, begin, rows, &out.keys); !s.ok()) return s;
+  }
+  if (info_.normalize()) {
+    for (int64_t r = 0; r < out.rows; ++r) {
+      float* row = out.keys.data() + r * out.dim;
+      double norm2 = 0;
+      for (int64_t j = 0; j < out.dim; ++j) norm2 += static_cast<double>(row[j]) * row[j];
+      if (norm2 == 0) continue;
+      const double scale = 1.0 / std::sqrt(norm2);
+      for (int64_t j = 0; j < out.dim; ++j) row[j] = static_cast<float>(row[j] * scale);
+    }
+  }
+  return out;
+}
+
+}  // namespace adaptd

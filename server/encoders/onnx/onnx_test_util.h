@@ -1,0 +1,40 @@
+// Test helpers of the onnx encoder tests: the models of testdata/onnx, their reference
+// answers from the Python onnxruntime, and the runtime .ci/dev fetches, named to OnnxEncoder
+// through ADAPTD_ONNXRUNTIME_LIBRARY (set by the test binaries' CMake).
+#ifndef ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_
+#define ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "adapt/v1/config.pb.h"
+#include "nlohmann/json.hpp"
+#include "server/encoders/onnx/ort_runtime.h"
+
+namespace adaptd::onnx_test {
+
+inline std::string Data(const std::string& file) {
+  return std::string(ADAPTD_ENCODERS_TESTDATA) + "/onnx/" + file;
+}
+
+inline nlohmann::json Reference() {
+  std::ifstream in(Data("reference.json"));
+  return nlohmann::json::parse(in);
+}
+
+// Points OnnxEncoder (which loads the runtime by the environment) at the test's library.
+inline void UseTestRuntime() { ::setenv(kOnnxRuntimeLibraryEnv, ADAPTD_ONNXRUNTIME_LIBRARY, 1); }
+
+inline adapt::v1::EncoderConfig OnnxConfig(const std::string& name, const std::string& file) {
+  adapt::v1::EncoderConfig config;
+  config.set_name(name);
+  config.set_type("onnx");
+  config.set_input("vector");
+  config.set_model_path(Data(file));
+  return config;
+}
+
+}  // namespace adaptd::onnx_test
+
+#endif  // ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_

@@ -82,6 +82,14 @@ TEST(OrtRuntimeTest, AMissingLibraryIsOneLineSayingHowToGetIt) {
   EXPECT_THAT(message, Not(HasSubstr("\n")));
 }
 
+TEST(OrtRuntimeTest, ALibraryWithoutTheEntryPointIsRefused) {
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load("libm.so.6");
+  ASSERT_FALSE(runtime.ok());
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(runtime.status().message(),
+              HasSubstr("ONNX Runtime's library 'libm.so.6' has no OrtGetApiBase"));
+}
+
 // Calls each declared slot directly, recording its name; the set must be every declared slot.
 class SlotCalls {
  public:

@@ -18,6 +18,8 @@ void AddStoreCommands(CLI::App& app, Action* action);
 void AddAdaptCommands(CLI::App& app, Action* action);
 // predict
 void AddPredictCommand(CLI::App& app, Action* action);
+// feedback
+void AddFeedbackCommand(CLI::App& app, Action* action);
 // compile, export, import, encoders, cluster status | drain
 void AddOtherCommands(CLI::App& app, Action* action);
 // hash-token

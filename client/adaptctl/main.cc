@@ -61,6 +61,7 @@ int Run(int argc, char** argv) {
   adaptctl::AddAdaptCommands(app, &action);
   adaptctl::AddOtherCommands(app, &action);
   adaptctl::AddPredictCommand(app, &action);
+  adaptctl::AddFeedbackCommand(app, &action);
   adaptctl::AddSecurityCommands(app, &action);
   adaptctl::AddBenchCommand(app, &action);
 

@@ -27,7 +27,8 @@ struct PredictOptions {
 // Label columns label,score,label_2,score_2,... or vector columns y0..y{m-1}.
 struct OutputLayout {
   bool labels = true;
-  int width = 0;  // top-k for labels, m for vectors
+  int width = 0;     // top-k for labels, m for vectors
+  bool ids = false;  // a prediction_id column (stores with a feedback window)
 };
 
 OutputLayout ChooseLayout(const OutputSpec& output, int top_k,
@@ -55,6 +56,7 @@ absl::StatusOr<OutputTable> MakeOutput(const Table& input, const ColumnSelection
                                        const std::vector<Prediction>& predictions) {
   OutputTable table;
   if (selection.id >= 0) table.columns.push_back("id");
+  if (layout.ids) table.columns.push_back("prediction_id");
   for (int k = 0; k < layout.width; ++k) {
     if (!layout.labels) {
       table.columns.push_back(absl::StrCat("y", k));
@@ -70,6 +72,7 @@ absl::StatusOr<OutputTable> MakeOutput(const Table& input, const ColumnSelection
     const Prediction& prediction = predictions[row];
     std::vector<Cell>& cells = table.rows.emplace_back();
     if (selection.id >= 0) cells.emplace_back(input.rows[row][selection.id]);
+    if (layout.ids) cells.emplace_back(prediction.prediction_id());
     if (!layout.labels && prediction.vector_size() != layout.width) {
       return absl::DataLossError(absl::StrCat("prediction ", row, " has ", prediction.vector_size(),
                                               " values, expected ", layout.width));
@@ -135,7 +138,8 @@ absl::Status RunPredict(const PredictOptions& options, const GlobalOptions& glob
     }
   }
 
-  const OutputLayout layout = ChooseLayout(info->spec().output(), options.top_k, predictions);
+  OutputLayout layout = ChooseLayout(info->spec().output(), options.top_k, predictions);
+  layout.ids = info->spec().feedback().count() > 0;
   absl::StatusOr<OutputTable> output = MakeOutput(*table, *selection, layout, predictions);
   if (!output.ok()) return output.status();
   absl::Status written = WriteTable(options.output, *output);

@@ -29,6 +29,8 @@ struct CreateOptions {
   std::vector<std::string> labels;
   std::string labels_file;
   std::string base;
+  uint32_t feedback_window = 0;
+  uint32_t feedback_age_s = 0;
 };
 
 absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& globals) {
@@ -49,6 +51,10 @@ absl::Status RunCreate(const CreateOptions& options, const GlobalOptions& global
   if (!settings.ok()) return UsageError(settings.message());
   spec.set_pinned(options.pinned);
   spec.set_base(options.base);
+  if (options.feedback_window > 0) {
+    spec.mutable_feedback()->set_count(options.feedback_window);
+    spec.mutable_feedback()->set_max_age_s(options.feedback_age_s);
+  }
   spec.mutable_output()->set_label_encoder(options.label_encoder);
   for (const std::string& name : options.labels) spec.mutable_output()->add_labels(name);
   if (!options.labels_file.empty()) {
@@ -161,6 +167,17 @@ void AddCreate(CLI::App& store, Action* action) {
                    "Start from this store's published read-out (faast with ridge > 0: the ridge "
                    "pulls towards it; falcon: its first state); STORE means one of this tenant")
       ->type_name("[TENANT/]STORE");
+  CLI::Option* window =
+      create
+          ->add_option("--feedback-window", options->feedback_window,
+                       "Remember the last N served predictions for `feedback` (docs/FEEDBACK.md); "
+                       "predict then prints their prediction_id")
+          ->type_name("N");
+  create
+      ->add_option("--feedback-age", options->feedback_age_s,
+                   "With --feedback-window: forget predictions older than this many seconds")
+      ->type_name("SECONDS")
+      ->needs(window);
   create->add_flag("--pinned", options->pinned,
                    "Keep the store loaded: never evicted under the server's memory budget");
   create->callback([options, action] {

@@ -377,6 +377,15 @@ absl::StatusOr<PredictResponse> Client::Predict(const PredictRequest& request) {
   return Reply(status, std::move(response));
 }
 
+absl::StatusOr<adapt::v1::FeedbackResponse> Client::Feedback(
+    const adapt::v1::FeedbackRequest& request) {
+  grpc::ClientContext context;
+  Prepare(context, options_.unary_timeout);
+  adapt::v1::FeedbackResponse response;
+  const grpc::Status status = stub_->Feedback(&context, request, &response);
+  return Reply(status, std::move(response));
+}
+
 std::unique_ptr<PredictStreamCall> Client::OpenPredictStream() {
   std::unique_ptr<PredictStreamCall> call(new PredictStreamCall());
   Prepare(call->context_, options_.stream_timeout);

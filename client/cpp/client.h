@@ -181,6 +181,9 @@ class Client {
 
   absl::StatusOr<adapt::v1::CompileResponse> Compile(const adapt::v1::CompileRequest& request);
   absl::StatusOr<adapt::v1::PredictResponse> Predict(const adapt::v1::PredictRequest& request);
+  // Feedback on served predictions (docs/FEEDBACK.md): prediction ids with their true labels
+  // or targets; resending the same request applies it once.
+  absl::StatusOr<adapt::v1::FeedbackResponse> Feedback(const adapt::v1::FeedbackRequest& request);
   // One response per request, in order, over one bidirectional stream.
   absl::StatusOr<std::vector<adapt::v1::PredictResponse>> PredictStream(
       absl::Span<const adapt::v1::PredictRequest> requests);

@@ -51,6 +51,15 @@ class FakeService final : public adapt::v1::Adaptation::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status Feedback(grpc::ServerContext* context, const adapt::v1::FeedbackRequest* request,
+                        adapt::v1::FeedbackResponse* response) override {
+    Record(context);
+    if (!error_.ok()) return error_;
+    response->set_accepted(request->items_size());
+    response->set_version(request->items(0).prediction_id().size());
+    return grpc::Status::OK;
+  }
+
   grpc::Status ExportStore(grpc::ServerContext* context,
                            const adapt::v1::ExportStoreRequest* /*request*/,
                            grpc::ServerWriter<adapt::v1::StoreChunk>* writer) override {
@@ -257,6 +266,27 @@ TEST_F(ClientTest, MapsStatusCodeAndMessage) {
   absl::StatusOr<adapt::v1::StoreInfo> info = client->GetStore("acme", "s1");
   EXPECT_EQ(info.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(info.status().message(), "store acme/s1 not found");
+}
+
+TEST_F(ClientTest, FeedbackSendsTheItemsWithTheUnaryDeadline) {
+  ClientOptions options;
+  options.unary_timeout = absl::Seconds(12);
+  std::unique_ptr<Client> client = MakeClient(options);
+  adapt::v1::FeedbackRequest request;
+  request.set_tenant("acme");
+  request.set_store("s1");
+  request.add_items()->set_prediction_id("p1.8000000000000001.0000000000000002.3");
+  request.add_items()->set_prediction_id("p1.8000000000000001.0000000000000002.4");
+  const auto before = std::chrono::system_clock::now();
+  absl::StatusOr<adapt::v1::FeedbackResponse> response = client->Feedback(request);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->accepted(), 2u);
+  EXPECT_EQ(response->version(), request.items(0).prediction_id().size());
+  EXPECT_GT(std::chrono::duration<double>(service_.deadline() - before).count(), 11.0);
+  service_.set_error(grpc::Status(grpc::StatusCode::NOT_FOUND, "items[0].prediction_id: gone"));
+  response = client->Feedback(request);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(response.status().message(), "items[0].prediction_id: gone");
 }
 
 TEST(FromGrpcStatusTest, EveryCodeMapsOneToOne) {

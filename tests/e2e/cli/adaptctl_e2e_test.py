@@ -355,6 +355,53 @@ class AdaptctlEndToEnd(unittest.TestCase):
         self.fails(1, "INVALID_ARGUMENT", "store", "create", "acme/zs-bad", "--kind", "faast",
                    "--encoder", "text", "--label", "refund")
 
+    def test_feedback_loop(self):
+        """predict prints prediction ids; feedback teaches their true labels as adapt would."""
+        train, test = self.make_classification_files("fb_", seed=11)
+        header = ["id"] + ["x%d" % j for j in range(DIM)] + ["label"]
+        for store in ("acme/fb", "acme/fbtwin"):
+            info = self.ok("store", "create", store, "--kind", "faast", "--output", "labels",
+                           "--set", "dim=%d" % DIM, "--feedback-window", "1000")
+            self.assertEqual(info["spec"]["feedback"]["count"], 1000)
+            self.ok("adapt", store, "--input", self.path("fb_train.csv"))
+            self.ok("compile", store)
+        self.ok("predict", "acme/fb", "--input", self.path("fb_test.csv"), "--output",
+                self.path("fb_pred.csv"))
+        predictions = read_csv(self.path("fb_pred.csv"))
+        self.assertEqual(list(predictions[0]), ["id", "prediction_id", "label", "score"])
+        self.assertEqual(len({p["prediction_id"] for p in predictions}), len(test))
+        write_csv(self.path("fb_truth.csv"), ["prediction_id", "label"],
+                  [[p["prediction_id"], row[-1]] for p, row in zip(predictions, test)])
+        fed = self.ok("feedback", "acme/fb", "--input", self.path("fb_truth.csv"), "--batch",
+                      "20")
+        self.assertEqual(fed["accepted"], len(test))
+        self.assertEqual(fed["duplicates"], 0)
+        self.assertEqual(fed["served_correct"],
+                         sum(p["label"] == row[-1] for p, row in zip(predictions, test)))
+        again = self.ok("feedback", "acme/fb", "--input", self.path("fb_truth.csv"))
+        self.assertEqual(again["duplicates"], len(test))
+        # The twin learns the same examples by adapt: the same store.
+        write_csv(self.path("fb_test_noid.csv"), header[1:], [row[1:] for row in test])
+        self.ok("adapt", "acme/fbtwin", "--input", self.path("fb_test_noid.csv"))
+        for store in ("acme/fb", "acme/fbtwin"):
+            self.ok("compile", store)
+            self.assertEqual(self.ok("store", "get", store)["examples"], len(train) + len(test))
+        self.ok("predict", "acme/fb", "--input", self.path("fb_train.csv"), "--output",
+                self.path("fb_after.csv"))
+        self.ok("predict", "acme/fbtwin", "--input", self.path("fb_train.csv"), "--output",
+                self.path("fb_twin.csv"))
+        for a, b in zip(read_csv(self.path("fb_after.csv")), read_csv(self.path("fb_twin.csv"))):
+            self.assertEqual(a["label"], b["label"])
+            self.assertTrue(math.isclose(float(a["score"]), float(b["score"]), rel_tol=1e-5,
+                                         abs_tol=1e-6))
+        # An id the store never served: NOT_FOUND naming the window, nothing applied.
+        write_csv(self.path("fb_unknown.csv"), ["prediction_id", "label"],
+                  [[predictions[0]["prediction_id"] + "0000", LABELS[0]]])
+        stderr = self.fails(1, "NOT_FOUND", "feedback", "acme/fb", "--input",
+                            self.path("fb_unknown.csv"))
+        self.assertIn("feedback window", stderr)
+        self.assertEqual(self.ok("store", "get", "acme/fb")["examples"], len(train) + len(test))
+
     def test_next_store_sequences(self):
         cycle = [[1 if j == i else 0 for j in range(4)] for i in range(4)]  # e0 -> e1 -> e2 -> e3
         header = ["f%d" % j for j in range(4)]

@@ -123,8 +123,10 @@ def forget_result(response: Any) -> Dict[str, Any]:
 
 def create_store_request(tenant: str, store: str, kind: str, encoder: str, output: str,
                          dim: int, label_encoder: str, labels: Iterable[Any], base: str,
-                         params: Dict[str, Any]) -> Any:
+                         params: Dict[str, Any], feedback_window: int = 0) -> Any:
     spec = _convert.build_spec(kind, encoder, output, dim, params)
+    if feedback_window:
+        spec.feedback.count = feedback_window
     spec.output.label_encoder = label_encoder
     spec.output.labels.extend(str(name) for name in labels)
     spec.base = base
@@ -142,6 +144,32 @@ def compile_request(tenant: str, store: str, refresh_base: bool,
 def compile_result(response: Any) -> Dict[str, Any]:
     stats = _convert.message_to_dict(response.faast) if response.HasField("faast") else {}
     return {"version": response.version, "stats": stats}
+
+
+def feedback_request(tenant: str, store: str, items: Iterable[Any]) -> Any:
+    """items: (prediction_id, truth) pairs, truth a label, a sequence of floats (vector
+    stores) or None (the served prediction was right); or bare prediction ids."""
+    request = pb.FeedbackRequest(tenant=tenant, store=store)
+    for entry in items:
+        prediction_id, truth = (entry, None) if isinstance(entry, str) else entry
+        item = request.items.add(prediction_id=prediction_id)
+        if isinstance(truth, str):
+            item.label = truth
+        elif truth is not None:
+            item.vector.values.extend(float(v) for v in truth)
+    return request
+
+
+def feedback_result(response: Any) -> Dict[str, Any]:
+    return {"accepted": response.accepted, "version": response.version,
+            "duplicates": response.duplicates, "evaluated": response.evaluated,
+            "correct": response.correct, "served_correct": response.served_correct}
+
+
+def prediction_ids(response: Any) -> List[str]:
+    """The prediction ids of a PredictResponse (empty strings for a store without a feedback
+    window)."""
+    return [p.prediction_id for p in response.predictions]
 
 
 def predict_request(tenant: str, store: str, inputs: Any, top_k: int) -> Any:

@@ -131,9 +131,11 @@ class Client:
     async def create_store(self, tenant: str, store: str, kind: str = "faast",
                            encoder: str = "identity", output: str = "labels", dim: int = 0,
                            label_encoder: str = "", labels: Iterable[Any] = (),
-                           base: str = "", **params: Any) -> Dict[str, Any]:
+                           base: str = "", feedback_window: int = 0,
+                           **params: Any) -> Dict[str, Any]:
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
-                                              label_encoder, labels, base, params)
+                                              label_encoder, labels, base, params,
+                                              feedback_window)
         return _convert.store_info_to_dict(await self._call("CreateStore", request))
 
     async def get_store(self, tenant: str, store: str) -> Dict[str, Any]:
@@ -216,6 +218,15 @@ class Client:
     async def predict(self, tenant: str, store: str, inputs: Any,
                       top_k: int = 1) -> Predictions:
         return _calls.predictions(await self.predict_raw(tenant, store, inputs, top_k))
+
+    async def predict_with_ids(self, tenant: str, store: str, inputs: Any,
+                               top_k: int = 1) -> Tuple[Predictions, List[str]]:
+        response = await self.predict_raw(tenant, store, inputs, top_k)
+        return _calls.predictions(response), _calls.prediction_ids(response)
+
+    async def feedback(self, tenant: str, store: str, items: Iterable[Any]) -> Dict[str, Any]:
+        request = _calls.feedback_request(tenant, store, items)
+        return _calls.feedback_result(await self._call("Feedback", request))
 
     async def predict_stream(self, tenant: str, store: str,
                              batches: Union[Iterable[Any], AsyncIterator[Any]], top_k: int = 1,

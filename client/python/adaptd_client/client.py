@@ -143,7 +143,7 @@ class Client:
     def create_store(self, tenant: str, store: str, kind: str = "faast",
                      encoder: str = "identity", output: str = "labels", dim: int = 0,
                      label_encoder: str = "", labels: Iterable[Any] = (), base: str = "",
-                     **params: Any) -> Dict[str, Any]:
+                     feedback_window: int = 0, **params: Any) -> Dict[str, Any]:
         """Creates tenant/store and returns its info (see get_store).
 
         kind: "faast", "falcon" or "fwpkm"; output: "labels", "vector:M" or "next"; dim: the key
@@ -151,13 +151,15 @@ class Client:
         that embeds the label names, which the store then learns as targets; labels: label
         names declared at creation (with label_encoder; with prior_examples > 0 the store answers
         zero-shot at once); base: "TENANT/STORE" (or "STORE" of this tenant) to start from, a
-        faast store with ridge > 0 or a falcon store (docs/BASE_STORES.md); params: fields of
+        faast store with ridge > 0 or a falcon store (docs/BASE_STORES.md); feedback_window:
+        remember the last N served predictions for feedback (docs/FEEDBACK.md); params: fields of
         the kind's parameter message (e.g. ridge=1.0,
         rcond=1e-6, prior_examples=16 for faast; enums by short name, e.g. variant="1a",
         key_norm="l2" for falcon).
         """
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
-                                              label_encoder, labels, base, params)
+                                              label_encoder, labels, base, params,
+                                              feedback_window)
         return _convert.store_info_to_dict(self._call("CreateStore", request))
 
     def get_store(self, tenant: str, store: str) -> Dict[str, Any]:
@@ -289,6 +291,21 @@ class Client:
         top_k). Vector stores: a float32 numpy array rows × M.
         """
         return _calls.predictions(self.predict_raw(tenant, store, inputs, top_k))
+
+    def predict_with_ids(self, tenant: str, store: str, inputs: Any,
+                         top_k: int = 1) -> Tuple[Predictions, List[str]]:
+        """As predict, with each prediction's id for feedback (a store with a feedback window,
+        docs/FEEDBACK.md)."""
+        response = self.predict_raw(tenant, store, inputs, top_k)
+        return _calls.predictions(response), _calls.prediction_ids(response)
+
+    def feedback(self, tenant: str, store: str, items: Iterable[Any]) -> Dict[str, Any]:
+        """Teaches the store the true labels (or targets) of predictions it served: items are
+        (prediction_id, label) pairs, (prediction_id, None) or a bare id to confirm the served
+        one. Applied once however often it is resent. Returns {accepted, version, duplicates,
+        evaluated, correct, served_correct}."""
+        request = _calls.feedback_request(tenant, store, items)
+        return _calls.feedback_result(self._call("Feedback", request))
 
     def predict_stream(self, tenant: str, store: str, batches: Iterable[Any], top_k: int = 1,
                        raw: bool = False, timeout: Optional[float] = None) -> Iterator[Any]:

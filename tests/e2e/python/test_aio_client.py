@@ -177,6 +177,24 @@ class AioClient(unittest.TestCase):
         self.assertEqual((error.code_name, error.method), ("NOT_FOUND", "GetStore"))
         self.assertTrue(error.message)
 
+    def test_feedback_equals_the_sync_client(self):
+        async def main():
+            async with aio.Client(SERVER.address) as client:
+                await client.create_store(TENANT, "fb", feedback_window=100, ridge=1.0,
+                                          **MANUAL)
+                await client.adapt(TENANT, "fb", self.x[:100], labels=self.y[:100])
+                await client.compile(TENANT, "fb")
+                _, ids = await client.predict_with_ids(TENANT, "fb", self.x[100:120])
+                first = await client.feedback(TENANT, "fb", zip(ids, self.y[100:120]))
+                again = await client.feedback(TENANT, "fb", zip(ids, self.y[100:120]))
+                return ids, first, again
+
+        ids, first, again = self.run_async(main())
+        self.assertEqual(len(set(ids)), 20)
+        self.assertEqual((first["accepted"], first["duplicates"]), (20, 0))
+        self.assertEqual((again["accepted"], again["duplicates"]), (20, 20))
+        self.assertEqual(self.sync.get_store(TENANT, "fb")["examples"], 120)
+
     def test_lost_adapt_answer_is_applied_once(self):
         proxy = FaultProxy(SERVER.address)
         self.sync.create_store(TENANT, "aio-retry", ridge=1.0, **MANUAL)

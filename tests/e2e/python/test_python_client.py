@@ -238,6 +238,30 @@ class PythonClientEndToEnd(unittest.TestCase):
         error = np.max(np.abs(scores_f - scores_n)) / np.max(np.abs(scores_n))
         self.assertLess(error, 1e-5)
 
+    def test_feedback_by_prediction_id_equals_adapt(self):
+        self.make_label_store("feedback", feedback_window=1000)
+        self.make_label_store("feedback-twin")
+        served, ids = self.client.predict_with_ids(TENANT, "feedback", self.x_more)
+        self.assertEqual(len(set(ids)), len(self.x_more))
+        result = self.client.feedback(TENANT, "feedback", zip(ids, self.y_more))
+        self.assertEqual((result["accepted"], result["duplicates"]), (len(self.x_more), 0))
+        self.assertEqual(result["served_correct"],
+                         sum(row[0][0] == y for row, y in zip(served, self.y_more)))
+        again = self.client.feedback(TENANT, "feedback", zip(ids, self.y_more))
+        self.assertEqual(again["duplicates"], len(self.x_more))
+        self.client.adapt(TENANT, "feedback-twin", self.x_more, labels=self.y_more)
+        for name in ("feedback", "feedback-twin"):
+            self.client.compile(TENANT, name)
+        labels_f, scores_f = self.client.predict_scores(TENANT, "feedback", self.x_test)
+        labels_t, scores_t = self.client.predict_scores(TENANT, "feedback-twin", self.x_test)
+        self.assertEqual(labels_f, labels_t)
+        np.testing.assert_allclose(scores_f, scores_t, rtol=1e-5, atol=1e-6)
+        error = self.assert_code("NOT_FOUND", self.client.feedback, TENANT, "feedback",
+                                 [ids[0] + "0000"])
+        self.assertIn("feedback window", error.message)
+        self.assert_code("FAILED_PRECONDITION", self.client.feedback, TENANT, "feedback-twin",
+                         [ids[0]])
+
     def test_errors(self):
         self.make_label_store("errors")
         error = self.assert_code("NOT_FOUND", self.client.get_store, TENANT, "no-such-store")

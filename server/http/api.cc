@@ -153,6 +153,8 @@ constexpr Method kMethods[] = {
                        Access::kWrite>},
     {"Predict", &Unary<pb::PredictRequest, pb::PredictResponse, &Service::Predict, Check::kRoute,
                        Access::kRead>},
+    {"Feedback", &Unary<pb::FeedbackRequest, pb::FeedbackResponse, &Service::Feedback,
+                        Check::kRoute, Access::kWrite>},
     {"ListEncoders", &Unary<pb::ListEncodersRequest, pb::ListEncodersResponse,
                             &Service::ListEncoders, Check::kNone>},
     {"ClusterStatus", &Unary<pb::ClusterStatusRequest, pb::ClusterStatusResponse,

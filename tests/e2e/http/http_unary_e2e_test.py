@@ -195,6 +195,43 @@ class HttpUnaryTest(unittest.TestCase):
                                         token=ADMIN_TOKEN)
         self.assertEqual(answer["code"], "FAILED_PRECONDITION")
 
+    def test_feedback_over_http_learns_as_over_grpc(self):
+        # Two stores with a feedback window, each served one predict and told the truth of it:
+        # one over gRPC, one over HTTP. The answers and the stores they leave are the same.
+        ids = {}
+        for store in ("fb-grpc", "fb-http"):
+            request = self.create(store)
+            request.spec.feedback.count = 16
+            self.assertIsNone(self.grpc_call("CreateStore", request)[1])
+            self.adapt(store)
+            self.assertIsNone(self.grpc_call(
+                "Compile", pb.CompileRequest(tenant=TENANT, store=store))[1])
+            served, error = self.grpc_call("Predict", self.predict_request(store))
+            self.assertIsNone(error)
+            ids[store] = [p.prediction_id for p in served.predictions]
+            self.assertTrue(all(ids[store]), served)
+
+        def feedback(store):
+            request = pb.FeedbackRequest(tenant=TENANT, store=store)
+            for prediction_id, label in zip(ids[store], ("a", "c")):
+                request.items.add(prediction_id=prediction_id, label=label)
+            return request
+        answer = self.assert_same("Feedback", feedback("fb-grpc"), feedback("fb-http"))
+        self.assertEqual(answer["accepted"], "2")
+        got = {s.store: s for s in self.state().stores if s.store.startswith("fb-")}
+        self.assertEqual(got["fb-grpc"].examples, got["fb-http"].examples)
+        self.assertEqual(got["fb-grpc"].version, got["fb-http"].version)
+        # A malformed id, and another store's id: the same refusals, the second naming the
+        # window.
+        malformed = pb.FeedbackRequest(tenant=TENANT, store="fb-http")
+        malformed.items.add(prediction_id="no-such-id", label="a")
+        refused = self.assert_same_error("Feedback", malformed, 400)
+        self.assertIn("items[0].prediction_id", refused["message"])
+        unknown = pb.FeedbackRequest(tenant=TENANT, store="fb-http")
+        unknown.items.add(prediction_id=ids["fb-grpc"][0], label="a")
+        refused = self.assert_same_error("Feedback", unknown, 404)
+        self.assertIn("window", refused["message"])
+
     def test_conflict_and_tokens_match_grpc(self):
         self.assertIsNone(self.grpc_call("CreateStore", self.create("dup"))[1])
         self.assert_same_error("CreateStore", self.create("dup"), 409)

@@ -46,10 +46,13 @@ class EngineFeedbackTest : public ::testing::Test {
   }
 
   // A new Engine on the same directory, as after a crash.
-  void Start() {
+  // `budget`: the memory budget, `quota`: every tenant's memory quota (0: none).
+  void Start(uint64_t budget = 0, uint64_t quota = 0) {
     engine_.reset();
     adapt::v1::ServerConfig config = DefaultConfig();
     config.set_data_dir(dir_);
+    config.set_memory_budget_bytes(budget);
+    if (quota > 0) config.mutable_default_quota()->set_max_memory_bytes(quota);
     auto engine = Engine::Create(config, backend_.get(), nullptr);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
@@ -347,6 +350,54 @@ TEST_F(EngineFeedbackTest, TheWindowIsCheckedAtCreation) {
   EXPECT_EQ(created->spec().feedback().count(), 5u);
   Start();
   EXPECT_EQ(Info("w").spec().feedback().max_age_s(), 60u);
+}
+
+TEST_F(EngineFeedbackTest, UnderTheBudgetFullWindowsAreTrimmedBeforeAnyStoreIsEvicted) {
+  Start(/*budget=*/256 << 10);
+  // "quiet" is used first, so it is the least recently used store when the budget is passed.
+  ServedIds("quiet", 100, 3);
+  std::vector<std::string> noisy = ServedIds("noisy", 100000, 3);
+  // 3,000 remembered predictions of ~110 bytes each: more than the whole budget.
+  for (int call = 0; call < 30; ++call) {
+    auto predicted = Predict("noisy", call * 100, 100);
+    ASSERT_TRUE(predicted.ok()) << predicted.status();
+    for (const std::string& id : IdsOf(*predicted)) noisy.push_back(id);
+  }
+  // The residency thread drops the oldest remembered predictions (bounded wait).
+  absl::Status dropped;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  do {
+    dropped = Feedback("noisy", {noisy[0]}, 0).status();
+    if (!dropped.ok()) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  } while (absl::Now() < deadline);
+  ASSERT_EQ(dropped.code(), absl::StatusCode::kNotFound) << dropped;
+  EXPECT_NE(dropped.message().find("dropped under memory pressure"), std::string::npos) << dropped;
+  EXPECT_NE(dropped.message().find("feedback window keeps its last 100000"), std::string::npos);
+  // No store was evicted for them (the least recently used stores' remembered predictions go
+  // first, "quiet"'s too), and the newest predictions are still remembered.
+  EXPECT_EQ(Info("quiet").tier(), adapt::v1::TIER_HOT);
+  EXPECT_EQ(Info("noisy").tier(), adapt::v1::TIER_HOT);
+  EXPECT_TRUE(Feedback("noisy", {noisy.back()}, 0).ok());
+}
+
+TEST_F(EngineFeedbackTest, ATenantAtItsQuotaDropsItsRememberedPredictionsBeforeAWriteIsRefused) {
+  Start(/*budget=*/0, /*quota=*/64 << 10);
+  std::vector<std::string> ids = ServedIds("s", 100000, 3);
+  ASSERT_LT(Info("s").memory_bytes(), 32u << 10);
+  // 1,000 remembered predictions of ~110 bytes: the store and they pass the quota.
+  for (int call = 0; call < 10; ++call) {
+    auto predicted = Predict("s", call * 100, 100);
+    ASSERT_TRUE(predicted.ok()) << predicted.status();  // predictions are never refused
+    for (const std::string& id : IdsOf(*predicted)) ids.push_back(id);
+  }
+  // The write passes: the tenant's own oldest remembered predictions went first.
+  auto adapted = Adapt("s", 200, 3);
+  ASSERT_TRUE(adapted.ok()) << adapted.status();
+  auto dropped = Feedback("s", {ids[0]}, 0);
+  ASSERT_EQ(dropped.status().code(), absl::StatusCode::kNotFound) << dropped.status();
+  EXPECT_NE(dropped.status().message().find("dropped under memory pressure"), std::string::npos);
+  EXPECT_TRUE(Feedback("s", {ids.back()}, 0).ok());
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ namespace adaptd {
 absl::StatusOr<PredictTarget> Predictor::ValidatePredict(
     const adapt::v1::PredictRequest& request) const {
   PredictTarget target;
-  ASSIGN_OR_RETURN(target.store, targets_->FindForRead(request.tenant(), request.store()));
+  ASSIGN_OR_RETURN(target.store,
+                   targets_->FindForRead(request.tenant(), request.store(), &target.remembered));
   if (request.inputs().empty()) {
     return absl::InvalidArgumentError("inputs: at least one input is required");
   }
@@ -20,7 +21,6 @@ absl::StatusOr<PredictTarget> Predictor::ValidatePredict(
         absl::StrCat("top_k: at most ", kMaxTopK, ", got ", request.top_k()));
   }
   ASSIGN_OR_RETURN(target.encoder, targets_->EncoderOf(*target.store));
-  target.remembered = targets_->RememberedOf(request.tenant(), request.store(), *target.store);
   target.top_k = static_cast<int>(std::max<uint32_t>(1, request.top_k()));
   return target;
 }

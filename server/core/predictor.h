@@ -28,15 +28,13 @@ class ReadTargets {
   virtual ~ReadTargets() = default;
   // What a predict reads of tenant/store: the hot store, or its warm form (loaded first when
   // cold; the whole store for kinds without one). NotFound naming it.
-  virtual absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
-                                                             const std::string& store) const = 0;
+  // `remembered` (nullable) is set to what the store remembers of what it serves, for
+  // Feedback (docs/FEEDBACK.md): null when its spec has no feedback window.
+  virtual absl::StatusOr<std::shared_ptr<Store>> FindForRead(
+      const std::string& tenant, const std::string& store,
+      std::shared_ptr<RememberedPredictions>* remembered = nullptr) const = 0;
   // The store's encoder, checked against the fingerprint the store recorded.
   virtual absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const = 0;
-  // What tenant/store (`found`, as FindForRead gave it) remembers of what it serves, for
-  // Feedback (docs/FEEDBACK.md): null when its spec has no feedback window.
-  virtual std::shared_ptr<RememberedPredictions> RememberedOf(const std::string& tenant,
-                                                              const std::string& store,
-                                                              const Store& found) const = 0;
 };
 
 // A predict that passed validation: the store to read, its encoder, and how many labels.

@@ -76,12 +76,13 @@ absl::Status CheckFeedbackWindow(const adapt::v1::StoreSpec& spec) {
 
 RememberedPredictions::RememberedPredictions(uint64_t incarnation,
                                              const adapt::v1::FeedbackWindow& window,
-                                             uint64_t nonce)
+                                             uint64_t nonce, BytesHook on_bytes)
     : incarnation_(incarnation),
       nonce_(nonce),
       count_(std::max<uint32_t>(1, window.count())),
       max_age_(window.max_age_s() == 0 ? absl::InfiniteDuration()
-                                       : absl::Seconds(window.max_age_s())) {}
+                                       : absl::Seconds(window.max_age_s())),
+      on_bytes_(std::move(on_bytes)) {}
 
 uint64_t RememberedPredictions::BytesOf(const RememberedPrediction& p) {
   return kEntryBytes + sizeof(float) * (p.key.capacity() + p.vector.capacity()) +
@@ -91,18 +92,41 @@ uint64_t RememberedPredictions::BytesOf(const RememberedPrediction& p) {
 std::string RememberedPredictions::Remember(RememberedPrediction served) {
   served.sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
   const std::string id = FormatPredictionId({incarnation_, nonce_, served.sequence});
-  absl::MutexLock lock(&mu_);
-  DropExpiredLocked(served.served);
-  while (entries_.size() >= count_) {
-    bytes_ -= BytesOf(entries_.front());
-    entries_.pop_front();
+  int64_t delta = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    const uint64_t before = bytes_;
+    DropExpiredLocked(served.served);
+    while (entries_.size() >= count_) {
+      bytes_ -= BytesOf(entries_.front());
+      entries_.pop_front();
+    }
+    bytes_ += BytesOf(served);
+    delta = static_cast<int64_t>(bytes_) - static_cast<int64_t>(before);
+    // Sequences are drawn before the lock: a push that lost the race goes in its place.
+    auto at = entries_.end();
+    while (at != entries_.begin() && std::prev(at)->sequence > served.sequence) --at;
+    entries_.insert(at, std::move(served));
   }
-  bytes_ += BytesOf(served);
-  // Sequences are drawn before the lock: a push that lost the race goes in its place.
-  auto at = entries_.end();
-  while (at != entries_.begin() && std::prev(at)->sequence > served.sequence) --at;
-  entries_.insert(at, std::move(served));
+  if (on_bytes_ && delta != 0) on_bytes_(delta);
   return id;
+}
+
+uint64_t RememberedPredictions::Shed(uint64_t wanted) {
+  uint64_t freed = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    while (freed < wanted && !entries_.empty()) {
+      const uint64_t bytes = BytesOf(entries_.front());
+      freed += bytes;
+      bytes_ -= bytes;
+      shed_through_ = std::max(shed_through_, entries_.front().sequence);
+      ++shed_;
+      entries_.pop_front();
+    }
+  }
+  if (on_bytes_ && freed > 0) on_bytes_(-static_cast<int64_t>(freed));
+  return freed;
 }
 
 void RememberedPredictions::DropExpiredLocked(absl::Time now) {
@@ -136,6 +160,9 @@ absl::StatusOr<RememberedPrediction> RememberedPredictions::Find(const Predictio
       entries_.begin(), entries_.end(), id.sequence,
       [](const RememberedPrediction& p, uint64_t sequence) { return p.sequence < sequence; });
   if (it == entries_.end() || it->sequence != id.sequence) {
+    if (id.sequence <= shed_through_) {
+      return NotRemembered(field, "dropped under memory pressure, or past the window");
+    }
     return NotRemembered(field, "past the window, or never served by this store");
   }
   if (now - it->served > max_age_) return NotRemembered(field, "older than the window");
@@ -150,6 +177,11 @@ size_t RememberedPredictions::size() const {
 uint64_t RememberedPredictions::bytes() const {
   absl::MutexLock lock(&mu_);
   return bytes_;
+}
+
+uint64_t RememberedPredictions::shed() const {
+  absl::MutexLock lock(&mu_);
+  return shed_;
 }
 
 }  // namespace adaptd

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,9 +59,13 @@ struct RememberedPrediction {
 
 class RememberedPredictions {
  public:
-  // `window.count` must be at least 1; `nonce` is the server's start nonce.
+  // Hears each change of bytes() (positive: grew), after the change, without the lock held.
+  using BytesHook = std::function<void(int64_t delta)>;
+
+  // `window.count` must be at least 1; `nonce` is the server's start nonce; `on_bytes` may
+  // be null.
   RememberedPredictions(uint64_t incarnation, const adapt::v1::FeedbackWindow& window,
-                        uint64_t nonce);
+                        uint64_t nonce, BytesHook on_bytes = nullptr);
 
   // Keeps `served` (its sequence is drawn here), dropping the oldest past the window; returns
   // its id.
@@ -72,9 +77,15 @@ class RememberedPredictions {
   absl::StatusOr<RememberedPrediction> Find(const PredictionId& id, absl::Time now,
                                             absl::string_view field) const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Memory pressure: drops the oldest until at least `wanted` bytes are freed (or none is
+  // left); returns the bytes freed. Find names the reason for the ids so dropped.
+  uint64_t Shed(uint64_t wanted) ABSL_LOCKS_EXCLUDED(mu_);
+
   // How many are remembered, and the bytes they hold (keys, served outputs and entries).
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t bytes() const ABSL_LOCKS_EXCLUDED(mu_);
+  // How many Shed dropped, in all.
+  uint64_t shed() const ABSL_LOCKS_EXCLUDED(mu_);
 
   uint64_t incarnation() const { return incarnation_; }
   uint64_t nonce() const { return nonce_; }
@@ -88,9 +99,13 @@ class RememberedPredictions {
   const uint64_t nonce_;
   const size_t count_;
   const absl::Duration max_age_;  // InfiniteDuration: no age bound
+  const BytesHook on_bytes_;
   mutable absl::Mutex mu_;
   std::deque<RememberedPrediction> entries_ ABSL_GUARDED_BY(mu_);  // by sequence, oldest first
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t shed_ ABSL_GUARDED_BY(mu_) = 0;
+  // The highest sequence Shed dropped (0: none).
+  uint64_t shed_through_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace adaptd

@@ -63,6 +63,34 @@ TEST(RememberedPredictionsTest, FindsWhatItRemembered) {
   EXPECT_GT(ring.bytes(), 2 * sizeof(float));
 }
 
+TEST(RememberedPredictionsTest, ShedDropsTheOldestFirstAndNamesThePressure) {
+  int64_t heard = 0;
+  RememberedPredictions ring(7, Window(100), 99, [&](int64_t delta) { heard += delta; });
+  const absl::Time now = absl::Now();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10; ++i) ids.push_back(ring.Remember(Served(i, now)));
+  EXPECT_EQ(heard, static_cast<int64_t>(ring.bytes()));
+  const uint64_t one = ring.bytes() / 10;  // every entry holds as much
+  EXPECT_EQ(ring.Shed(1), one);            // one entry frees at least a byte
+  EXPECT_EQ(ring.size(), 9u);
+  EXPECT_EQ(heard, static_cast<int64_t>(ring.bytes()));
+  auto dropped = ring.Find(*ParsePredictionId(ids[0], "id"), now, "items[0].prediction_id");
+  ASSERT_EQ(dropped.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(dropped.status().message().find("dropped under memory pressure"), std::string::npos)
+      << dropped.status();
+  EXPECT_NE(dropped.status().message().find("feedback window keeps its last 100"),
+            std::string::npos);
+  EXPECT_TRUE(ring.Find(*ParsePredictionId(ids[1], "id"), now, "id").ok());
+  EXPECT_EQ(ring.Shed(3 * one), 3 * one);
+  EXPECT_EQ(ring.size(), 6u);
+  EXPECT_EQ(ring.Shed(UINT64_MAX), 6 * one);
+  EXPECT_EQ(ring.size(), 0u);
+  EXPECT_EQ(ring.bytes(), 0u);
+  EXPECT_EQ(heard, 0);
+  EXPECT_EQ(ring.shed(), 10u);
+  EXPECT_EQ(ring.Shed(1), 0u);
+}
+
 TEST(RememberedPredictionsTest, IdsAreNeverServedTwiceAcrossStoresOfOneServer) {
   RememberedPredictions a(1, Window(1000), 5);
   RememberedPredictions b(1, Window(1000), 5);  // the same incarnation and nonce

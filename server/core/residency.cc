@@ -116,7 +116,9 @@ uint64_t Residency::EvictNow() {
     seen.reserve(listed.size());
     for (auto& weak : listed) {
       std::shared_ptr<StoreSlot> slot = weak.lock();
-      if (slot == nullptr || !slot->resident() || !seen.insert(slot.get()).second) continue;
+      // A cold store's slot may still hold remembered predictions (kept across tiers).
+      const bool holds = slot != nullptr && (slot->resident() || slot->remembered_bytes() > 0);
+      if (!holds || !seen.insert(slot.get()).second) continue;
       live.push_back(std::move(slot));
       kept.push_back(std::move(weak));
     }
@@ -147,12 +149,20 @@ uint64_t Residency::EvictNow() {
     live.clear();
     std::sort(by_use.begin(), by_use.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Remembered predictions go before any store (docs/FEEDBACK.md, "Memory bounds"): cheap to
+    // lose (feedback sends the input with Adapt instead), oldest stores' first.
+    for (const auto& [used, slot] : by_use) {
+      if (total <= target) break;
+      if (slot->remembered_bytes() == 0) continue;
+      slot->ShedRemembered(total - target);
+      total = Total(/*release=*/false);
+    }
     // Each eviction takes a store one tier down (hot → warm → cold): a second pass takes the
     // stores the first left warm further down, oldest first, while still over the target.
     for (int pass = 0; pass < 2 && total > target; ++pass) {
       for (const auto& [used, slot] : by_use) {
         if (total <= target) break;
-        if (slot->noted_bytes() == 0 || slot->pinned()) continue;
+        if (slot->noted_bytes() <= slot->remembered_bytes() || slot->pinned()) continue;
         if (evict_(slot)) total = Total(/*release=*/false);
       }
     }

@@ -5,10 +5,12 @@
 // so a load or a commit costs a few atomic operations whatever the number of stores. Only
 // when the total passes the budget does the background thread run a round: it sorts the
 // loaded stores by last use and evicts, oldest first, until the total is `headroom` bytes
-// under the budget, so that the next rounds are as many loads away. Eviction itself (the store
-// written if it changed, then dropped) is the engine's callback, which refuses a store in use
-// or pinned; while the total stays over the budget the thread looks again after a growing
-// pause (5 ms to 1 s).
+// under the budget, so that the next rounds are as many loads away. The stores' remembered
+// predictions (StoreSlot::remembered_bytes, docs/FEEDBACK.md) count in the total and go
+// first: a round over the budget drops them, oldest stores' first, before it evicts a store.
+// Eviction itself (the store written if it changed, then dropped) is the engine's callback, which
+// refuses a store in use or pinned; while the total stays over the budget the thread looks again
+// after a growing pause (5 ms to 1 s).
 //
 // Thread-safety: every method may be called concurrently. The callbacks run on the residency
 // thread (or on the caller's, for EvictNow) without the residency's lock.

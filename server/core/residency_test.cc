@@ -1,8 +1,10 @@
 // Residency: over the budget, the least recently used stores go first, a store someone holds
 // is passed over for the next one, and nothing is evicted while the total fits; memory no
-// store counts is part of the total and is released before a store is evicted.
+// store counts is part of the total and is released before a store is evicted; remembered
+// predictions count in the total and go before any store.
 #include "server/core/residency.h"
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -165,6 +167,81 @@ TEST_F(ResidencyTest, NoRoundRunsUnderTheBudgetAndARoundFreesTheHeadroom) {
   // oldest first.
   EXPECT_EQ(residency->EvictNow(), 2 * each);
   EXPECT_EQ(evicted_, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+// The ring a store with a feedback window of `count` keeps, counted in `slot` as the engine
+// counts it (StoreDirectory::RememberedIn).
+std::shared_ptr<RememberedPredictions> RingOf(const std::shared_ptr<StoreSlot>& slot,
+                                              uint32_t count) {
+  StoreSlot* counted = slot.get();
+  return slot->Remembered([&] {
+    adapt::v1::FeedbackWindow window;
+    window.set_count(count);
+    return std::make_shared<RememberedPredictions>(
+        1, window, 2, [counted](int64_t delta) { counted->AddRememberedBytes(delta); });
+  });
+}
+
+void Fill(RememberedPredictions& ring, int n, int dim) {
+  for (int i = 0; i < n; ++i) {
+    RememberedPrediction served;
+    served.served = absl::Now();
+    served.key.assign(dim, 0.5f);
+    ring.Remember(std::move(served));
+  }
+}
+
+TEST_F(ResidencyTest, RememberedPredictionsGoBeforeAnyStore) {
+  auto a = Slot("a"), b = Slot("b");
+  const uint64_t each = a->loaded_bytes();
+  auto residency = Make(2 * each + 10000);
+  residency->Stop();  // rounds on this thread only
+  for (auto& s : {a, b}) residency->Loaded(s);
+  std::shared_ptr<RememberedPredictions> ring = RingOf(a, 1000);
+  Fill(*ring, 1000, 16);
+  ASSERT_EQ(a->remembered_bytes(), ring->bytes());
+  ASSERT_EQ(a->noted_bytes(), a->store_bytes() + ring->bytes());
+  ASSERT_GT(residency->ResidentBytes(), 2 * each + 10000);  // the ring alone is over the budget
+  EXPECT_LE(residency->EvictNow(), 2 * each + 10000);
+  EXPECT_TRUE(evicted_.empty());
+  EXPECT_NE(a->loaded(), nullptr);
+  EXPECT_NE(b->loaded(), nullptr);
+  EXPECT_GT(ring->size(), 0u);  // only as many as the budget needed
+  EXPECT_LT(ring->size(), 1000u);
+  EXPECT_EQ(a->remembered_bytes(), ring->bytes());
+  EXPECT_EQ(residency->ResidentBytes(), 2 * each + ring->bytes());
+}
+
+TEST_F(ResidencyTest, TenThousandStoresWithFullWindowsStayWithinTheBudget) {
+  constexpr int kStores = 10000, kWindow = 10, kDim = 32;
+  constexpr uint64_t kBudget = 4 << 20;
+  auto residency = Make(kBudget);
+  residency->Stop();  // rounds on this thread only, after each hundred stores' windows fill
+  std::vector<std::shared_ptr<StoreSlot>> slots;
+  std::vector<std::shared_ptr<RememberedPredictions>> rings;
+  uint64_t served_bytes = 0;  // what the full windows would hold unbounded
+  for (int i = 0; i < kStores; ++i) {
+    adapt::v1::StoreInfo info;
+    info.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FALCON);
+    info.mutable_spec()->mutable_feedback()->set_count(kWindow);
+    // Cold slots (no loader is called): the rings stay with a slot in every tier.
+    slots.push_back(std::make_shared<StoreSlot>("t", "s" + std::to_string(i), info, nullptr));
+    residency->Loaded(slots.back());
+    rings.push_back(RingOf(slots.back(), kWindow));
+    Fill(*rings.back(), kWindow, kDim);
+    served_bytes += rings.back()->bytes();
+    if (i % 100 == 99) {
+      ASSERT_LE(residency->EvictNow(), kBudget) << "after " << i + 1 << " stores";
+    }
+  }
+  EXPECT_GT(served_bytes, 5 * kBudget);  // unbounded, the windows would pass the budget
+  uint64_t held = 0;
+  for (const auto& ring : rings) held += ring->bytes();
+  EXPECT_EQ(residency->ResidentBytes(), held);  // every remembered byte is counted
+  EXPECT_LE(held, kBudget);
+  EXPECT_GT(held, kBudget / 2);  // and only what the budget needed was dropped
+  EXPECT_TRUE(evicted_.empty());
+  EXPECT_EQ(slots[0]->feedback_window(), static_cast<uint32_t>(kWindow));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // store_directory_tiers.cc.
 #include "server/core/store_directory.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/base/names.h"
@@ -63,14 +65,15 @@ absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Find(const std::string& t
   return Lookup(tenant, store, /*read=*/false);
 }
 
-absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::FindForRead(const std::string& tenant,
-                                                                   const std::string& store) const {
-  return Lookup(tenant, store, /*read=*/true);
+absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::FindForRead(
+    const std::string& tenant, const std::string& store,
+    std::shared_ptr<RememberedPredictions>* remembered) const {
+  return Lookup(tenant, store, /*read=*/true, remembered);
 }
 
-absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Lookup(const std::string& tenant,
-                                                              const std::string& store,
-                                                              bool read) const {
+absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Lookup(
+    const std::string& tenant, const std::string& store, bool read,
+    std::shared_ptr<RememberedPredictions>* remembered) const {
   RETURN_IF_ERROR(ValidateStoreNames(tenant, store));
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot, registry_.Find(tenant, store));
   bool loaded = false;
@@ -85,6 +88,9 @@ absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Lookup(const std::string&
     residency_->Loaded(slot);
   }
   RETURN_IF_ERROR(StoreFailure(*found));  // a store that failed to recover serves nothing
+  if (remembered != nullptr) {
+    *remembered = slot->feedback_window() == 0 ? nullptr : RememberedIn(tenant, store, slot);
+  }
   return found;
 }
 
@@ -94,16 +100,34 @@ absl::StatusOr<const Encoder*> StoreDirectory::EncoderOf(const Store& store) con
 
 std::shared_ptr<RememberedPredictions> StoreDirectory::RememberedOf(const std::string& tenant,
                                                                     const std::string& store,
-                                                                    const Store& found) const {
-  const adapt::v1::StoreSpec& spec = found.spec();
-  if (spec.feedback().count() == 0) return nullptr;
+                                                                    const Store& /*found*/) const {
   absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Find(tenant, store);
   if (!slot.ok()) return nullptr;  // deleted meanwhile: nothing to remember
-  return (*slot)->Remembered([&] {
+  if ((*slot)->feedback_window() == 0) return nullptr;
+  return RememberedIn(tenant, store, *slot);
+}
+
+std::shared_ptr<RememberedPredictions> StoreDirectory::RememberedIn(
+    const std::string& tenant, const std::string& store,
+    const std::shared_ptr<StoreSlot>& slot) const {
+  return slot->Remembered([&] {
     const uint64_t incarnation =
         durability_ != nullptr ? durability_->Incarnation(tenant, store) : 0;
-    return std::make_shared<RememberedPredictions>(incarnation, spec.feedback(), start_nonce_);
+    // The ring lives as long as the slot or a call that holds it: it counts its bytes in the
+    // slot while the slot lives.
+    std::weak_ptr<StoreSlot> counted = slot;
+    return std::make_shared<RememberedPredictions>(
+        incarnation, slot->spec().feedback(), start_nonce_, [this, counted](int64_t delta) {
+          if (std::shared_ptr<StoreSlot> live = counted.lock()) live->AddRememberedBytes(delta);
+          if (delta > 0) RememberedGrew();
+        });
   });
+}
+
+void StoreDirectory::RememberedGrew() const {
+  if (residency_ != nullptr && residency_->ResidentBytes() > residency_->budget_bytes()) {
+    residency_->Grew();
+  }
 }
 
 std::vector<std::string> StoreDirectory::TenantStoreNames(const std::string& tenant) const {
@@ -119,7 +143,9 @@ std::map<std::string, uint64_t> StoreDirectory::MemoryByTenant() const {
     if (tenant == last) continue;
     last = tenant;
     uint64_t sum = 0;
-    for (const auto& entry : registry_.List(tenant)) sum += entry.second->loaded_bytes();
+    for (const auto& entry : registry_.List(tenant)) {
+      sum += entry.second->loaded_bytes() + entry.second->remembered_bytes();
+    }
     used[tenant] = sum;
   }
   return used;
@@ -158,16 +184,35 @@ absl::Status StoreDirectory::CheckQuota(const std::string& tenant, const Store* 
   const auto stores = registry_.List(tenant);
   if (adding != nullptr) RETURN_IF_ERROR(quotas_->CheckStores(tenant, stores.size()));
   if (!quotas_->limits_memory()) return absl::OkStatus();
-  // What each store holds when loaded, so a quota does not depend on what is resident.
-  uint64_t used = 0;
-  for (const auto& entry : stores) used += entry.second->loaded_bytes();
+  // What each store holds when loaded, so a quota does not depend on what is resident, and
+  // what its remembered predictions hold.
+  uint64_t stored = 0, remembered = 0;
+  for (const auto& entry : stores) {
+    stored += entry.second->loaded_bytes();
+    remembered += entry.second->remembered_bytes();
+  }
   uint64_t added = 0;
   if (adding != nullptr) {
     adapt::v1::StoreInfo info;
     adding->Describe(&info);
     added = info.memory_bytes();
   }
-  return quotas_->CheckMemory(tenant, used, added);
+  absl::Status checked = quotas_->CheckMemory(tenant, stored + remembered, added);
+  if (checked.ok() || remembered == 0) return checked;
+  // Over the quota with remembered predictions: they go first (the tenant's own, oldest first
+  // in each store), as much as the quota needs, before the change is refused.
+  const uint64_t limit = quotas_->LimitsOf(tenant).max_memory_bytes;
+  uint64_t wanted = stored + remembered + added > limit && limit > 0
+                        ? stored + remembered + added - limit
+                        : remembered;
+  for (const auto& entry : stores) {
+    if (wanted == 0) break;
+    const uint64_t freed = entry.second->ShedRemembered(wanted);
+    wanted -= std::min(wanted, freed);
+  }
+  remembered = 0;
+  for (const auto& entry : stores) remembered += entry.second->remembered_bytes();
+  return quotas_->CheckMemory(tenant, stored + remembered, added);
 }
 
 absl::StatusOr<WriteTargets::Target> StoreDirectory::FindForWrite(const std::string& tenant,

@@ -73,15 +73,18 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   absl::StatusOr<std::shared_ptr<Store>> Find(const std::string& tenant,
                                               const std::string& store) const;
   // ReadTargets: the hot store, or its warm form (a WarmStore, loaded first when cold; the
-  // whole store for kinds without one).
-  absl::StatusOr<std::shared_ptr<Store>> FindForRead(const std::string& tenant,
-                                                     const std::string& store) const override;
+  // whole store for kinds without one), and what it remembers (RememberedOf): a store
+  // without a feedback window answers null from a flag on its slot, copying nothing.
+  absl::StatusOr<std::shared_ptr<Store>> FindForRead(
+      const std::string& tenant, const std::string& store,
+      std::shared_ptr<RememberedPredictions>* remembered = nullptr) const override;
   // The store's encoder, checked against the fingerprint the store recorded
   // (FailedPrecondition naming both when it changed or is no longer hosted).
   absl::StatusOr<const Encoder*> EncoderOf(const Store& store) const override;
-  // ReadTargets: the slot's remembered predictions, made at the first predict of a store
+  // WriteTargets: the slot's remembered predictions, made at the first predict of a store
   // whose spec has a feedback window, with the store's incarnation (0 when nothing is
-  // durable).
+  // durable); their bytes are counted in the slot's (StoreSlot::AddRememberedBytes), so in
+  // the memory budget and the tenant's quota.
   std::shared_ptr<RememberedPredictions> RememberedOf(const std::string& tenant,
                                                       const std::string& store,
                                                       const Store& found) const override;
@@ -187,8 +190,15 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   StoreDirectory(kernels::Backend* backend, Metrics* metrics, const EncoderSet* encoders,
                  const TenantQuotas* quotas, AutoCompile auto_compile);
 
-  absl::StatusOr<std::shared_ptr<Store>> Lookup(const std::string& tenant, const std::string& store,
-                                                bool read) const;
+  absl::StatusOr<std::shared_ptr<Store>> Lookup(
+      const std::string& tenant, const std::string& store, bool read,
+      std::shared_ptr<RememberedPredictions>* remembered = nullptr) const;
+  // `slot`'s remembered predictions, made at the first call (its spec has a window).
+  std::shared_ptr<RememberedPredictions> RememberedIn(const std::string& tenant,
+                                                      const std::string& store,
+                                                      const std::shared_ptr<StoreSlot>& slot) const;
+  // The remembered predictions grew: over the budget, residency runs a round.
+  void RememberedGrew() const;
   // The rest of WriteTargets.
   absl::StatusOr<Target> FindForWrite(const std::string& tenant, const std::string& store) override;
   bool StillHolds(const std::string& tenant, const std::string& store,

@@ -32,6 +32,7 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, std::shared_ptr<Store
       store_(std::move(store)),
       loader_(std::move(loader)),
       warm_loader_(std::move(warm_loader)) {
+  NoteSpec(store_->spec());
   NoteBytes(MemoryOf(*store_));
   last_use_ = absl::GetCurrentTimeNanos();
 }
@@ -43,7 +44,9 @@ StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreInfo 
       kind_(info.spec().kind()),
       info_(std::make_shared<const adapt::v1::StoreInfo>(std::move(info))),
       loader_(std::move(loader)),
-      warm_loader_(std::move(warm_loader)) {}
+      warm_loader_(std::move(warm_loader)) {
+  NoteSpec(info_->spec());
+}
 
 StoreSlot::StoreSlot(std::string tenant, std::string name, adapt::v1::StoreKind kind,
                      std::string stored_info, Loader loader, WarmLoader warm_loader)
@@ -71,13 +74,20 @@ StoreSlot::~StoreSlot() {
 
 void StoreSlot::NoteBytes(uint64_t bytes, uint64_t beside) {
   absl::MutexLock lock(&tally_mu_);
-  const uint64_t now = bytes + beside;
+  const uint64_t now = bytes + beside + remembered_bytes_.load(std::memory_order_relaxed);
   const uint64_t before = bytes_.exchange(now, std::memory_order_relaxed);
   store_bytes_.store(bytes, std::memory_order_relaxed);
   if (tally_ != nullptr) {
     tally_->fetch_add(static_cast<int64_t>(now) - static_cast<int64_t>(before),
                       std::memory_order_relaxed);
   }
+}
+
+void StoreSlot::AddRememberedBytes(int64_t delta) {
+  absl::MutexLock lock(&tally_mu_);
+  remembered_bytes_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed);
+  bytes_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed);
+  if (tally_ != nullptr) tally_->fetch_add(delta, std::memory_order_relaxed);
 }
 
 void StoreSlot::CountIn(const std::shared_ptr<ByteTally>& tally) {
@@ -132,6 +142,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
       loading_ = false;
       warm_ = *std::move(read);
       info_ = warm_->info();  // the description it was read with, held once
+      NoteSpec(info_->spec());
       std::string().swap(packed_info_);
       NoteBytes(warm_->bytes());
       if (hook_) hook_(from, adapt::v1::TIER_WARM, warm_->bytes());
@@ -145,6 +156,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreSlot::LoadLocked(bool warm, bool* lo
   loading_ = false;
   if (!loaded.ok()) return loaded.status();
   store_ = *loaded;
+  NoteSpec(store_->spec());
   const uint64_t warm_bytes = warm_ != nullptr ? warm_->bytes() : 0;
   warm_.reset();
   info_.reset();
@@ -284,6 +296,11 @@ std::shared_ptr<RememberedPredictions> StoreSlot::Remembered(const RememberedMak
 std::shared_ptr<RememberedPredictions> StoreSlot::RememberedIfAny() const {
   absl::MutexLock lock(&remembered_mu_);
   return remembered_;
+}
+
+uint64_t StoreSlot::ShedRemembered(uint64_t wanted) {
+  std::shared_ptr<RememberedPredictions> remembered = RememberedIfAny();
+  return remembered != nullptr ? remembered->Shed(wanted) : 0;
 }
 
 }  // namespace adaptd

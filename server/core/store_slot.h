@@ -80,9 +80,9 @@ class StoreSlot {
   adapt::v1::StoreInfo Describe() const ABSL_LOCKS_EXCLUDED(mu_);
   // What the whole store holds when hot: its memory_bytes now, or when it was last described.
   uint64_t loaded_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
-  // What the slot holds now (hot: the store's memory_bytes; warm: the read-out's; cold: 0),
-  // as last noted (at creation, load, eviction and each commit): cheap, for the residency
-  // thread's rounds.
+  // What the slot holds now (hot: the store's memory_bytes; warm: the read-out's; cold: 0;
+  // and in every tier the remembered predictions' bytes), as last noted (at creation, load,
+  // eviction and each commit): cheap, for the residency thread's rounds.
   uint64_t noted_bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // `bytes` the store holds and `beside` what is kept for it elsewhere (the journal's
   // remembered ids): noted_bytes() is their sum, store_bytes() the store's part alone. The
@@ -130,6 +130,17 @@ class StoreSlot {
       ABSL_LOCKS_EXCLUDED(remembered_mu_);
   std::shared_ptr<RememberedPredictions> RememberedIfAny() const
       ABSL_LOCKS_EXCLUDED(remembered_mu_);
+  // The spec's feedback window count (0: none), known without copying the spec once the
+  // slot has held the store or its description (at creation, or the first load after a
+  // start): a predict on a store without a window reads this and nothing more.
+  uint32_t feedback_window() const { return feedback_window_.load(std::memory_order_relaxed); }
+  // The bytes the remembered predictions hold (RememberedPredictions::BytesHook's changes,
+  // added here): part of noted_bytes() in every tier, never of store_bytes().
+  void AddRememberedBytes(int64_t delta) ABSL_LOCKS_EXCLUDED(tally_mu_);
+  uint64_t remembered_bytes() const { return remembered_bytes_.load(std::memory_order_relaxed); }
+  // Memory pressure: drops the oldest remembered predictions until `wanted` bytes are freed
+  // (RememberedPredictions::Shed); returns the bytes freed (0 when none are remembered).
+  uint64_t ShedRemembered(uint64_t wanted) ABSL_LOCKS_EXCLUDED(remembered_mu_);
 
  private:
   const std::string tenant_, name_;
@@ -167,6 +178,11 @@ class StoreSlot {
   std::shared_ptr<RememberedPredictions> remembered_ ABSL_GUARDED_BY(remembered_mu_);
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> store_bytes_{0};
+  std::atomic<uint64_t> remembered_bytes_{0};
+  std::atomic<uint32_t> feedback_window_{0};
+  void NoteSpec(const adapt::v1::StoreSpec& spec) {
+    feedback_window_.store(spec.feedback().count(), std::memory_order_relaxed);
+  }
   std::atomic<bool> pinned_{false};
   std::atomic<int64_t> last_use_{0};
 };

@@ -1,6 +1,8 @@
 #include "server/http/api.h"
 
 #include <functional>
+#include <memory>
+#include <type_traits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -130,6 +132,96 @@ Reply Ping(Service& service, const char* name, const CallInfo& info, absl::strin
   return status.ok() ? Reply{200, "{}", {}} : ErrorReply(status);
 }
 
+// Where a message of a streamed write was, for the answers naming it.
+absl::Status At(const BodyMessage& message, const absl::Status& status) {
+  const std::string where =
+      message.line > 0 ? absl::StrCat("message ", message.index, " (line ", message.line, ")")
+                       : absl::StrCat("message ", message.index);
+  return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
+}
+
+template <typename Req, typename Resp>
+using Write = Service::Write<Req, Resp>;
+
+// Reads, checks and stages each message of the body in order, as a gRPC Adapt or Forget
+// stream's: its tenant authorized, the first message naming a store routes the call. A
+// refusal, or nullopt once every message is staged.
+template <typename Req, typename Resp>
+std::optional<Refusal> StageAll(Service& service, const CallInfo& info, WriteBody& body,
+                                Write<Req, Resp>& write) {
+  bool routed = false;
+  for (;;) {
+    BodyMessage message;
+    bool got = false;
+    if (std::optional<BodyRefusal> refused = body.Next(&message, &got)) {
+      return Refusal{refused->status, refused->http_status};
+    }
+    if (!got) return std::nullopt;
+    Req request;
+    if (absl::Status s = ParseJson(message.json, &request); !s.ok()) return Refused(At(message, s));
+    if (absl::Status s = service.Authorize(info, request.tenant()); !s.ok()) return Refused(s);
+    if (!routed && !request.tenant().empty() && !request.store().empty()) {
+      auto to = service.Route(info, request.tenant(), request.store(), Access::kWrite);
+      if (!to.ok()) return Refused(to.status());
+      if (*to != nullptr) return Misdirected(request.tenant(), request.store(), **to);
+      routed = true;
+    }
+    const absl::Status staged = Wait([&](Service::Done done) { write.Stage(request, done); });
+    if (!staged.ok()) return Refused(staged);  // the session's refusal names the message
+  }
+}
+
+// Adapt or Forget: the body's messages (newline-delimited JSON, or one JSON array) staged as
+// they arrive and committed once at its end, one transaction as a gRPC stream; a refusal
+// commits nothing. A refusal before the body's end closes the connection, the rest unread.
+template <typename Req, typename Resp>
+Reply Streamed(Service& service, const char* name, const CallInfo& info, const BodyReader& read,
+               const WriteLimits& limits) {
+  const absl::Time start = absl::Now();
+  WriteBody body(read, limits);
+  std::optional<Refusal> refused;
+  AdmittedCall admitted;
+  Resp response;
+  if (absl::Status s = service.Admit(info, "", &admitted); !s.ok()) refused = Refused(s);
+  if (!refused.has_value()) {
+    std::unique_ptr<Write<Req, Resp>> write;
+    if constexpr (std::is_same_v<Req, pb::AdaptRequest>) {
+      write = service.StartAdapt(info);
+    } else {
+      write = service.StartForget(info);
+    }
+    refused = StageAll(service, info, body, *write);
+    if (!refused.has_value()) {
+      const absl::Status committed =
+          Wait([&](Service::Done done) { write->Commit(&response, done); });
+      if (!committed.ok()) refused = Refused(committed);
+    }
+  }
+  service.Record(name, refused.has_value() ? refused->status : absl::OkStatus(), start);
+  if (refused.has_value()) {
+    Reply reply = ErrorReply(refused->http_status, refused->status);
+    if (!body.ended()) reply.headers.emplace_back("Connection", "close");
+    return reply;
+  }
+  absl::StatusOr<std::string> json = PrintJson(response);
+  if (!json.ok()) return ErrorReply(json.status());
+  return Reply{200, *std::move(json), {}};
+}
+
+using StreamedHandler = Reply (*)(Service&, const char*, const CallInfo&, const BodyReader&,
+                                  const WriteLimits&);
+
+struct StreamedMethod {
+  const char* name;
+  StreamedHandler handler;
+};
+
+// The client-streaming writes, their body read as it arrives.
+constexpr StreamedMethod kStreamedMethods[] = {
+    {"Adapt", &Streamed<pb::AdaptRequest, pb::AdaptResponse>},
+    {"Forget", &Streamed<pb::ForgetRequest, pb::ForgetResponse>},
+};
+
 using Handler = Reply (*)(Service&, const char*, const CallInfo&, absl::string_view);
 
 struct Method {
@@ -165,8 +257,7 @@ constexpr Method kMethods[] = {
 };
 
 // The streaming RPCs, served over HTTP in later slices (docs/HTTP.md, "Slices").
-constexpr absl::string_view kLaterSlices[] = {"Adapt", "Forget", "PredictStream", "ExportStore",
-                                              "ImportStore"};
+constexpr absl::string_view kLaterSlices[] = {"PredictStream", "ExportStore", "ImportStore"};
 // The members' own calls: gRPC between members only.
 constexpr absl::string_view kMembersOnly[] = {"ClusterQuota", "ClusterBase"};
 
@@ -178,8 +269,9 @@ bool Lists(const List& list, absl::string_view method) {
   return false;
 }
 
-const Method* Find(absl::string_view method) {
-  for (const Method& m : kMethods) {
+template <typename Table>
+auto Find(const Table& table, absl::string_view method) -> decltype(&table[0]) {
+  for (const auto& m : table) {
     if (method == m.name) return &m;
   }
   return nullptr;
@@ -188,7 +280,18 @@ const Method* Find(absl::string_view method) {
 std::string MethodNames() {
   std::string names;
   for (const Method& m : kMethods) absl::StrAppend(&names, names.empty() ? "" : ", ", m.name);
+  for (const StreamedMethod& m : kStreamedMethods) absl::StrAppend(&names, ", ", m.name);
   return names;
+}
+
+// A body already read whole, handed out as a BodyReader would.
+BodyReader ReaderOf(absl::string_view body) {
+  return [body](char* buffer, size_t size) mutable {
+    const size_t n = std::min(size, body.size());
+    std::copy(body.begin(), body.begin() + n, buffer);
+    body.remove_prefix(n);
+    return static_cast<int>(n);
+  };
 }
 
 Reply Json(int status, std::string body) { return Reply{status, std::move(body), {}}; }
@@ -210,15 +313,18 @@ Reply Api::Serve(const Request& request) const {
 }
 
 MethodKind Api::KindOf(absl::string_view method) {
-  if (Find(method) != nullptr) return MethodKind::kServed;
+  if (Find(kMethods, method) != nullptr) return MethodKind::kServed;
+  if (Find(kStreamedMethods, method) != nullptr) return MethodKind::kStreamed;
   if (Lists(kLaterSlices, method)) return MethodKind::kLaterSlice;
   if (Lists(kMembersOnly, method)) return MethodKind::kMembersOnly;
   return MethodKind::kUnknown;
 }
 
 Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
-  switch (KindOf(method)) {
+  const MethodKind kind = KindOf(method);
+  switch (kind) {
     case MethodKind::kServed:
+    case MethodKind::kStreamed:
       break;
     case MethodKind::kLaterSlice:
       return ErrorReply(absl::UnimplementedError(
@@ -234,7 +340,6 @@ Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
       return ErrorReply(absl::NotFoundError(absl::StrCat(
           "/v1/", method, ": no such method over HTTP; the methods are ", MethodNames())));
   }
-  const Method* found = Find(method);
   if (request.method != "POST") {
     Reply reply = ErrorReply(405, absl::InvalidArgumentError(absl::StrCat(
                                       "/v1/", method, ": method ", request.method,
@@ -244,7 +349,19 @@ Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
   }
   absl::StatusOr<CallInfo> info = CallInfoOf(request);
   if (!info.ok()) return ErrorReply(info.status());
+  if (kind == MethodKind::kStreamed) {
+    const StreamedMethod* streamed = Find(kStreamedMethods, method);
+    return streamed->handler(*service_, streamed->name, *info,
+                             request.read_body ? request.read_body : ReaderOf(request.body),
+                             limits_);
+  }
+  const Method* found = Find(kMethods, method);
   return found->handler(*service_, found->name, *info, request.body);
+}
+
+bool Api::ReadsOwnBody(absl::string_view verb, absl::string_view path) {
+  return verb == "POST" && absl::StartsWith(path, "/v1/") &&
+         KindOf(path.substr(4)) == MethodKind::kStreamed;
 }
 
 absl::StatusOr<CallInfo> Api::CallInfoOf(const Request& request) const {

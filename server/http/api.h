@@ -1,9 +1,10 @@
 // Api: the HTTP/JSON front end's calls over the service layer (docs/HTTP.md), apart from the
 // HTTP library: one request (method, path, the headers it reads, body) in, one Reply out. Each
 // public unary RPC is `POST /v1/<Method>` with the request and the response in protobuf's JSON
-// mapping; `/healthz` and `/readyz` answer probes. Serve runs on the HTTP library's connection
-// thread and waits there for the service's callback. The members' own calls (ClusterQuota,
-// ClusterBase) are not served. Thread-safe.
+// mapping; Adapt and Forget read their body's messages (newline-delimited JSON or one array)
+// as they arrive and commit them as one transaction; `/healthz` and `/readyz` answer probes.
+// Serve runs on the HTTP library's connection thread and waits there for the service's
+// callback. The members' own calls (ClusterQuota, ClusterBase) are not served. Thread-safe.
 #ifndef ADAPTD_SERVER_HTTP_API_H_
 #define ADAPTD_SERVER_HTTP_API_H_
 
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "server/http/http_status.h"
+#include "server/http/write_body.h"
 #include "server/service/service.h"
 
 namespace adaptd::http {
@@ -21,9 +23,10 @@ namespace adaptd::http {
 inline constexpr char kTimeoutHeader[] = "Adaptd-Timeout-Ms";
 
 struct Request {
-  std::string method;  // "POST", "GET", ...
-  std::string path;    // "/v1/GetStore"
-  std::string body;
+  std::string method;    // "POST", "GET", ...
+  std::string path;      // "/v1/GetStore"
+  std::string body;      // empty for a call that reads its own body (Api::ReadsOwnBody)
+  BodyReader read_body;  // set for a call that reads its own body, as it arrives
   std::optional<std::string> authorization;  // `Authorization: Bearer <token>`, as gRPC's
   std::optional<std::string> timeout_ms;     // kTimeoutHeader
 };
@@ -31,6 +34,7 @@ struct Request {
 // What the front end does with a method of adapt.v1.Adaptation named in `/v1/<Method>`.
 enum class MethodKind {
   kServed,       // a public unary call
+  kStreamed,     // Adapt, Forget: the body's messages read as they arrive, one transaction
   kLaterSlice,   // a streaming call: 501 until its slice is built
   kMembersOnly,  // a cluster member's own call: 404
   kUnknown,      // no such method: 404
@@ -40,7 +44,11 @@ class Api {
  public:
   static MethodKind KindOf(absl::string_view method);
 
-  explicit Api(Service* service) : service_(service) {}
+  explicit Api(Service* service, WriteLimits limits = {}) : service_(service), limits_(limits) {}
+
+  // Whether the call reads its body itself, as it arrives (POST /v1/Adapt, /v1/Forget): the
+  // server then sets `Request::read_body` instead of reading `body` whole.
+  static bool ReadsOwnBody(absl::string_view verb, absl::string_view path);
 
   // Serves `request` on the caller's thread, waiting for the service's answer.
   Reply Serve(const Request& request) const;
@@ -58,6 +66,7 @@ class Api {
   absl::StatusOr<CallInfo> CallInfoOf(const Request& request) const;
 
   Service* service_;
+  const WriteLimits limits_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> cancelled_{false};
 };

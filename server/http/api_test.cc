@@ -1,5 +1,6 @@
 // Every RPC of adapt.v1.Adaptation has its place in the HTTP front end: a public unary call is
-// served, a streaming call waits for its slice, a members' call is not exposed. An RPC added to
+// served, Adapt and Forget are streamed, another streaming call waits for its slice, a members'
+// call is not exposed. An RPC added to
 // the proto without a row in server/http/api.cc fails here.
 #include "server/http/api.h"
 
@@ -18,7 +19,9 @@ TEST(HttpApi, EveryRpcHasItsPlace) {
   for (int i = 0; i < service->method_count(); ++i) {
     const google::protobuf::MethodDescriptor* method = service->method(i);
     const MethodKind kind = Api::KindOf(method->name());
-    if (method->client_streaming() || method->server_streaming()) {
+    if (method->name() == "Adapt" || method->name() == "Forget") {
+      EXPECT_EQ(kind, MethodKind::kStreamed) << method->name();
+    } else if (method->client_streaming() || method->server_streaming()) {
       EXPECT_EQ(kind, MethodKind::kLaterSlice) << method->name();
     } else {
       EXPECT_TRUE(kind == MethodKind::kServed || kind == MethodKind::kMembersOnly)
@@ -28,6 +31,10 @@ TEST(HttpApi, EveryRpcHasItsPlace) {
   EXPECT_EQ(Api::KindOf("ClusterQuota"), MethodKind::kMembersOnly);
   EXPECT_EQ(Api::KindOf("Predict"), MethodKind::kServed);
   EXPECT_EQ(Api::KindOf("predict"), MethodKind::kUnknown);
+  EXPECT_TRUE(Api::ReadsOwnBody("POST", "/v1/Adapt"));
+  EXPECT_TRUE(Api::ReadsOwnBody("POST", "/v1/Forget"));
+  EXPECT_FALSE(Api::ReadsOwnBody("GET", "/v1/Adapt"));
+  EXPECT_FALSE(Api::ReadsOwnBody("POST", "/v1/Predict"));
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ int SendLibraryError(mg_connection* connection, int status, const char* message)
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                               Service* service) {
   mg_init_library(0);
-  std::unique_ptr<HttpServer> server(new HttpServer(service, options.max_body_bytes));
+  std::unique_ptr<HttpServer> server(new HttpServer(service, options));
   const std::string threads = absl::StrCat(options.threads);
   // The headers and the body leave in two writes: without tcp_nodelay, Nagle's algorithm holds
   // the body back until the client's delayed ACK (about 40 ms a call).
@@ -123,7 +123,20 @@ int HttpServer::Serve(mg_connection* connection) const {
   request.timeout_ms = Header(connection, kTimeoutHeader);
   bool failed = false;
   Reply reply;
-  if (ReadBody(connection, max_body_bytes_, &request.body, &failed)) {
+  if (Api::ReadsOwnBody(request.method, request.path)) {
+    if (info->content_length > 0 && static_cast<uint64_t>(info->content_length) > max_call_bytes_) {
+      reply = ErrorReply(413, absl::ResourceExhaustedError(absl::StrCat(
+                                  "request body: larger than ", max_call_bytes_,
+                                  " bytes, the server's limit on one Adapt or Forget call; "
+                                  "nothing was committed")));
+      reply.headers.emplace_back("Connection", "close");
+    } else {
+      request.read_body = [connection](char* buffer, size_t size) {
+        return mg_read(connection, buffer, size);
+      };
+      reply = api_.Serve(request);
+    }
+  } else if (ReadBody(connection, max_body_bytes_, &request.body, &failed)) {
     reply = api_.Serve(request);
   } else if (failed) {
     reply = ErrorReply(absl::InvalidArgumentError("request body: the connection failed"));

@@ -23,6 +23,9 @@ struct HttpServerOptions {
   std::string listen;  // HOST:PORT, a numeric host; port 0 picks a free one
   // A request body past this answers 413 and is not read further (--max-message-bytes).
   size_t max_body_bytes = size_t{64} << 20;
+  // The whole body of one Adapt or Forget, read as it arrives: past it, 413 and nothing
+  // committed.
+  size_t max_call_bytes = WriteLimits{}.max_call_bytes;
   // Connections served at once; each waits on its call.
   int threads = 64;
 };
@@ -44,13 +47,16 @@ class HttpServer {
   void Stop();
 
  private:
-  HttpServer(Service* service, size_t max_body_bytes)
-      : api_(service), max_body_bytes_(max_body_bytes) {}
+  explicit HttpServer(Service* service, const HttpServerOptions& options)
+      : api_(service, WriteLimits{options.max_body_bytes, options.max_call_bytes}),
+        max_body_bytes_(options.max_body_bytes),
+        max_call_bytes_(options.max_call_bytes) {}
   static int Handle(mg_connection* connection, void* self);
   int Serve(mg_connection* connection) const;
 
   Api api_;
   const size_t max_body_bytes_;
+  const size_t max_call_bytes_;
   mg_context* context_ = nullptr;
   std::string address_;
 };

@@ -1,5 +1,5 @@
-"""What the HTTP front end's end-to-end tests share: free ports, one HTTP call, waiting for a
-server's HTTP listener."""
+"""What the HTTP front end's end-to-end tests share: free ports, one HTTP call, raw bytes sent
+and the answer read, waiting for a server's HTTP listener."""
 
 import http.client
 import json
@@ -31,6 +31,21 @@ def call(port, verb, path, body=None, token=None, headers=None):
         return response.status, json.loads(raw), dict(response.getheaders())
     finally:
         connection.close()
+
+
+def raw_call(port, raw):
+    """Sends `raw` bytes to 127.0.0.1:port and reads one answer whose body is a JSON object
+    (the connection may stay open): (the head, the body), as bytes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=BOUND_S) as s:
+        s.sendall(raw)
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            got = s.recv(4096)
+            if not got:
+                break
+            answer += got
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head, body
 
 
 def wait_ready(port, process, log):

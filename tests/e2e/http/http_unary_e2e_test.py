@@ -14,7 +14,6 @@ Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated 
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from google.protobuf import json_format
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import BOUND_S, call, free_port, wait_ready  # noqa: E402
+from http_e2e import BOUND_S, call, free_port, raw_call, wait_ready  # noqa: E402
 
 MAX_MESSAGE_BYTES = 1 << 20
 TOKENS = {"acme": "acme-secret-4c1e", "other": "other-secret-9b2a"}
@@ -272,8 +271,8 @@ class HttpUnaryTest(unittest.TestCase):
             ("a members' own call", "/v1/ClusterQuota", {}, {}, 404, "NOT_FOUND",
              ["ClusterQuota"]),
             ("an unknown path", "/v2/models", {}, {}, 404, "NOT_FOUND", ["/v2/models"]),
-            ("a streaming call", "/v1/Adapt", {"tenant": TENANT, "store": "kept"}, {}, 501,
-             "UNIMPLEMENTED", ["Adapt", "gRPC"]),
+            ("a streaming call", "/v1/PredictStream", {"tenant": TENANT, "store": "kept"}, {},
+             501, "UNIMPLEMENTED", ["PredictStream", "gRPC"]),
             ("an oversized body", "/v1/Predict", oversized, {}, 413, "RESOURCE_EXHAUSTED",
              [str(MAX_MESSAGE_BYTES), "--max-message-bytes"]),
             ("a malformed deadline", "/v1/DeleteStore", {"tenant": TENANT, "store": "kept"},
@@ -306,16 +305,8 @@ class HttpUnaryTest(unittest.TestCase):
         # parse is answered by civetweb's plain-text page (it has no version to answer in).
         for raw in (b"POST /v1/Ping HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
                     b"POST /v1/Ping HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n"):
-            with self.subTest(raw), socket.create_connection(
-                    ("127.0.0.1", self.http_port), timeout=BOUND_S) as s:
-                s.sendall(raw)
-                answer = b""
-                while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
-                    got = s.recv(4096)
-                    if not got:
-                        break
-                    answer += got
-                head, _, body = answer.partition(b"\r\n\r\n")
+            with self.subTest(raw):
+                head, body = raw_call(self.http_port, raw)
                 self.assertRegex(head.split(b"\r\n")[0], rb"^HTTP/1\.[01] 4[0-9][0-9] ")
                 self.assertIn(b"Content-Type: application/json", head)
                 self.assertEqual(json.loads(body)["code"], "INVALID_ARGUMENT", body)

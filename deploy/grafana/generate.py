@@ -124,6 +124,31 @@ ROWS = [
          [q('min by (aggregate) (adaptd_fwpkm_addressing_entropy_nats{%s})' % SEL,
             "{{aggregate}}")]),
     ]),
+    ("Feedback and served accuracy", [
+        ("Served against prequential accuracy by tenant",
+         "Label stores with a feedback window: the share of served predictions whose top-1 "
+         "label feedback confirmed (served), beside the prequential accuracy (before each "
+         "update), per tenant (bounded).", "percentunit",
+         [q('sum by (tenant) (rate(adaptd_served_predictions_correct_total{%s}[%s])) / '
+            'sum by (tenant) (rate(adaptd_served_predictions_evaluated_total{%s}[%s]))'
+            % (SEL, W, SEL, W), "{{tenant}} served"),
+          q('sum by (tenant) (rate(adaptd_prequential_correct_total{%s,output="labels"}[%s])) / '
+            'sum by (tenant) (rate(adaptd_prequential_evaluated_total{%s,output="labels"}[%s]))'
+            % (SEL, W, SEL, W), "{{tenant}} prequential")]),
+        ("Feedback items by result", "Feedback items per second: applied, or duplicate "
+         "(resent, skipped).", "short",
+         [q('sum by (result) (rate(adaptd_feedback_items_total{%s}[%s]))' % (SEL, W),
+            "{{result}}")]),
+        ("Feedback delay by tenant",
+         "Mean seconds from a prediction to its applied feedback, per tenant (bounded).", "s",
+         [q('sum by (tenant) (rate(adaptd_feedback_delay_seconds_total{%s}[%s])) / '
+            'sum by (tenant) (rate(adaptd_feedback_items_total{%s,result="applied"}[%s]))'
+            % (SEL, W, SEL, W), "{{tenant}}")]),
+        ("Remembered predictions' memory",
+         "Bytes the predictions remembered for feedback hold; dropped first under the memory "
+         "budget.", "bytes",
+         [q('sum(adaptd_remembered_prediction_bytes{%s})' % SEL, "remembered")]),
+    ]),
     ("Stores and memory", [
         ("Stores by kind", "Stores hosted.", "short",
          [q('sum by (kind) (adaptd_stores{%s})' % SEL, "{{kind}}")]),

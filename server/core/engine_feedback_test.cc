@@ -12,8 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
 #include "server/config/config.h"
 #include "server/core/engine.h"
+#include "server/metrics/metrics.h"
 
 namespace adaptd {
 namespace {
@@ -53,7 +55,7 @@ class EngineFeedbackTest : public ::testing::Test {
     config.set_data_dir(dir_);
     config.set_memory_budget_bytes(budget);
     if (quota > 0) config.mutable_default_quota()->set_max_memory_bytes(quota);
-    auto engine = Engine::Create(config, backend_.get(), nullptr);
+    auto engine = Engine::Create(config, backend_.get(), &metrics_);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
   }
@@ -160,6 +162,7 @@ class EngineFeedbackTest : public ::testing::Test {
 
   std::unique_ptr<kernels::Backend> backend_;
   std::string dir_;
+  Metrics metrics_;  // outlives every engine_
   std::unique_ptr<Engine> engine_;
 };
 
@@ -398,6 +401,35 @@ TEST_F(EngineFeedbackTest, ATenantAtItsQuotaDropsItsRememberedPredictionsBeforeA
   ASSERT_EQ(dropped.status().code(), absl::StatusCode::kNotFound) << dropped.status();
   EXPECT_NE(dropped.status().message().find("dropped under memory pressure"), std::string::npos);
   EXPECT_TRUE(Feedback("s", {ids.back()}, 0).ok());
+}
+
+TEST_F(EngineFeedbackTest, ServedAccuracyMetricsMoveAsFeedbackArrives) {
+  const auto scrape = [this] {
+    return prometheus::TextSerializer().Serialize(metrics_.collectable()->Collect());
+  };
+  const std::vector<std::string> ids = ServedIds("s", 100, 4);
+  std::string text = scrape();
+  EXPECT_EQ(text.find("adaptd_served_predictions_evaluated_total{"), std::string::npos);
+  auto applied = Feedback("s", {ids[0], ids[1], ids[2]}, 0);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  auto resent = Feedback("s", {ids[0]}, 0);
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  text = scrape();
+  const auto has = [&](const std::string& line) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  };
+  has(R"(adaptd_feedback_items_total{kind="falcon",result="applied",tenant="t"} 3)");
+  has(R"(adaptd_feedback_items_total{kind="falcon",result="duplicate",tenant="t"} 1)");
+  has(R"(adaptd_served_predictions_evaluated_total{kind="falcon",tenant="t"} 3)");
+  has(absl::StrCat(R"(adaptd_served_predictions_correct_total{kind="falcon",tenant="t"} )",
+                   applied->served_correct(), "\n"));
+  const size_t delay =
+      text.find(R"(adaptd_feedback_delay_seconds_total{kind="falcon",tenant="t"} )");
+  ASSERT_NE(delay, std::string::npos) << text;
+  EXPECT_NE(text.substr(delay + 62, 2), "0\n") << text.substr(delay, 80);   // some time passed
+  const size_t bytes = text.find("\nadaptd_remembered_prediction_bytes ");  // not # HELP's
+  ASSERT_NE(bytes, std::string::npos) << text;
+  EXPECT_GT(std::stod(text.substr(bytes + 36)), 4 * 4 * sizeof(float)) << text.substr(bytes, 60);
 }
 
 }  // namespace

@@ -119,6 +119,7 @@ std::shared_ptr<RememberedPredictions> StoreDirectory::RememberedIn(
     return std::make_shared<RememberedPredictions>(
         incarnation, slot->spec().feedback(), start_nonce_, [this, counted](int64_t delta) {
           if (std::shared_ptr<StoreSlot> live = counted.lock()) live->AddRememberedBytes(delta);
+          if (metrics_ != nullptr) metrics_->AddRememberedBytes(static_cast<double>(delta));
           if (delta > 0) RememberedGrew();
         });
   });

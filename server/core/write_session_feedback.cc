@@ -7,6 +7,7 @@
 #include "server/base/status_macros.h"
 #include "server/core/examples.h"
 #include "server/core/write_session.h"
+#include "server/stores/store_kind.h"
 
 namespace adaptd {
 namespace {
@@ -104,12 +105,14 @@ absl::StatusOr<WriteSession::FeedbackBatch> WriteSession::StageableFeedback(
       const bool confirmed = item.truth_case() != adapt::v1::FeedbackItem::kLabel;
       batch.labels.push_back(confirmed ? served.label : item.label());
       if (confirmed || item.label() == served.label) ++out.served_correct;
+      ++out.served_evaluated;
     } else if (item.truth_case() == adapt::v1::FeedbackItem::kVector) {
       batch.targets.insert(batch.targets.end(), item.vector().values().begin(),
                            item.vector().values().end());
     } else {
       batch.targets.insert(batch.targets.end(), served.vector.begin(), served.vector.end());
     }
+    out.delay_seconds_sum += absl::ToDoubleSeconds(now - served.served);
     out.ids.push_back(&item.prediction_id());
     ++batch.rows;
   }
@@ -141,6 +144,12 @@ absl::StatusOr<adapt::v1::FeedbackResponse> WriteSession::Feedback(
   response.set_evaluated(adapted.evaluated());
   response.set_correct(adapted.correct());
   response.set_served_correct(staged.served_correct);
+  if (context_.metrics != nullptr) {
+    context_.metrics->RecordFeedback(
+        tenant_, KindName(store_->spec().kind()), static_cast<double>(rows),
+        static_cast<double>(adapted.duplicates()), static_cast<double>(staged.served_evaluated),
+        static_cast<double>(staged.served_correct), staged.delay_seconds_sum);
+  }
   return response;
 }
 

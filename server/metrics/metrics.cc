@@ -166,6 +166,14 @@ void Metrics::RegisterCounters() {
            "Label stores: evaluated examples whose top-1 label was right before their update"},
           {&Metrics::prequential_loss_, "adaptd_prequential_loss_total",
            "Sum of prequential losses (labels: misses; vectors: squared error / M)"},
+          {&Metrics::feedback_items_, "adaptd_feedback_items_total",
+           "Feedback items, by tenant (bounded), store kind and result (applied, duplicate)"},
+          {&Metrics::served_evaluated_, "adaptd_served_predictions_evaluated_total",
+           "Label stores: served predictions whose true label feedback revealed"},
+          {&Metrics::served_correct_, "adaptd_served_predictions_correct_total",
+           "Label stores: of those, predictions whose served top-1 label was the true one"},
+          {&Metrics::feedback_delay_, "adaptd_feedback_delay_seconds_total",
+           "Sum of the seconds from each applied feedback item's prediction to its feedback"},
       });
 }
 
@@ -192,6 +200,8 @@ void Metrics::RegisterGauges() {
            "Stores hosted, by kind and tier (hot: in memory; cold: in the state database only)"},
           {&Metrics::memory_, "adaptd_memory_bytes",
            "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), by kind"},
+          {&Metrics::remembered_bytes_, "adaptd_remembered_prediction_bytes",
+           "Memory the predictions remembered for feedback hold (docs/FEEDBACK.md)"},
       });
 }
 
@@ -451,5 +461,22 @@ void Metrics::RecordAdapt(const std::string& tenant, const std::string& kind,
   TenantCounter(*prequential_loss_, labels).Increment(loss_sum);
   if (output == "labels") TenantCounter(*prequential_correct_, labels).Increment(correct);
 }
+
+void Metrics::RecordFeedback(const std::string& tenant, const std::string& kind, double applied,
+                             double duplicates, double served_evaluated, double served_correct,
+                             double delay_seconds_sum) {
+  absl::MutexLock lock(&tenant_mu_);
+  const std::string label = TenantLabel(tenant, applied + duplicates);
+  TenantCounter(*feedback_items_, {{"tenant", label}, {"kind", kind}, {"result", "applied"}})
+      .Increment(applied);
+  TenantCounter(*feedback_items_, {{"tenant", label}, {"kind", kind}, {"result", "duplicate"}})
+      .Increment(duplicates);
+  const prometheus::Labels labels{{"tenant", label}, {"kind", kind}};
+  TenantCounter(*served_evaluated_, labels).Increment(served_evaluated);
+  TenantCounter(*served_correct_, labels).Increment(served_correct);
+  TenantCounter(*feedback_delay_, labels).Increment(delay_seconds_sum);
+}
+
+void Metrics::AddRememberedBytes(double delta) { remembered_bytes_->Add({}).Increment(delta); }
 
 }  // namespace adaptd

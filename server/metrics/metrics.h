@@ -111,6 +111,14 @@ class Metrics {
   // "labels", "vector" or "next".
   void RecordAdapt(const std::string& tenant, const std::string& kind, const std::string& output,
                    double examples, double evaluated, double correct, double loss_sum);
+  // One committed Feedback (docs/FEEDBACK.md): items applied and skipped as resent; of the
+  // applied on a label store, how many were evaluated (all) and how many served the true
+  // label; and the sum of their serve-to-feedback delays.
+  void RecordFeedback(const std::string& tenant, const std::string& kind, double applied,
+                      double duplicates, double served_evaluated, double served_correct,
+                      double delay_seconds_sum);
+  // The bytes remembered predictions hold changed by `delta` (server-wide).
+  void AddRememberedBytes(double delta);
 
  private:
   class Collector;
@@ -182,6 +190,11 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* prequential_evaluated_ = nullptr;
   prometheus::Family<prometheus::Counter>* prequential_correct_ = nullptr;
   prometheus::Family<prometheus::Counter>* prequential_loss_ = nullptr;
+  prometheus::Family<prometheus::Counter>* feedback_items_ = nullptr;
+  prometheus::Family<prometheus::Counter>* served_evaluated_ = nullptr;
+  prometheus::Family<prometheus::Counter>* served_correct_ = nullptr;
+  prometheus::Family<prometheus::Counter>* feedback_delay_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* remembered_bytes_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);

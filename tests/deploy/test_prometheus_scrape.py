@@ -105,6 +105,16 @@ def drive(client, kinds, round_no):
         client.adapt(tenant, "s", x, labels=labels, batch=40)
         client.compile(tenant, "s")
         client.predict(tenant, "s", x[:16], top_k=2)
+    # Feedback on served predictions (docs/FEEDBACK.md), one item resent: the served-accuracy,
+    # feedback and remembered-memory series.
+    if round_no == 0:
+        client.create_store("vip", "fb", kind="faast", output="labels", feedback_window=1000)
+    client.adapt("vip", "fb", x, labels=labels, batch=40)
+    client.compile("vip", "fb")
+    _, ids = client.predict_with_ids("vip", "fb", x[:16])
+    time.sleep(0.05)  # a feedback delay above zero
+    client.feedback("vip", "fb", list(zip(ids, labels[:16])))
+    client.feedback("vip", "fb", [(ids[0], labels[0])])
     for kind, output in kinds.items():
         if kind == "faast":
             continue

@@ -84,6 +84,10 @@ RememberedPredictions::RememberedPredictions(uint64_t incarnation,
                                        : absl::Seconds(window.max_age_s())),
       on_bytes_(std::move(on_bytes)) {}
 
+RememberedPredictions::~RememberedPredictions() {
+  if (on_bytes_ && bytes_ > 0) on_bytes_(-static_cast<int64_t>(bytes_));
+}
+
 uint64_t RememberedPredictions::BytesOf(const RememberedPrediction& p) {
   return kEntryBytes + sizeof(float) * (p.key.capacity() + p.vector.capacity()) +
          p.label.capacity();

@@ -66,6 +66,10 @@ class RememberedPredictions {
   // be null.
   RememberedPredictions(uint64_t incarnation, const adapt::v1::FeedbackWindow& window,
                         uint64_t nonce, BytesHook on_bytes = nullptr);
+  // The hook hears the bytes still held go.
+  ~RememberedPredictions();
+  RememberedPredictions(const RememberedPredictions&) = delete;
+  RememberedPredictions& operator=(const RememberedPredictions&) = delete;
 
   // Keeps `served` (its sequence is drawn here), dropping the oldest past the window; returns
   // its id.

@@ -91,6 +91,16 @@ TEST(RememberedPredictionsTest, ShedDropsTheOldestFirstAndNamesThePressure) {
   EXPECT_EQ(ring.Shed(1), 0u);
 }
 
+TEST(RememberedPredictionsTest, TheHookHearsTheBytesGoWithTheRing) {
+  int64_t heard = 0;
+  {
+    RememberedPredictions ring(7, Window(100), 99, [&](int64_t delta) { heard += delta; });
+    for (int i = 0; i < 5; ++i) ring.Remember(Served(i, absl::Now()));
+    EXPECT_GT(heard, 0);
+  }
+  EXPECT_EQ(heard, 0);
+}
+
 TEST(RememberedPredictionsTest, IdsAreNeverServedTwiceAcrossStoresOfOneServer) {
   RememberedPredictions a(1, Window(1000), 5);
   RememberedPredictions b(1, Window(1000), 5);  // the same incarnation and nonce

@@ -117,6 +117,7 @@ std::optional<int> SetUpBlas(const std::string& mode, char** argv, std::string* 
 struct Flags {
   std::string config_path, listen, metrics_listen, http_listen, data_dir, device;
   uint64_t max_message_bytes = 0;
+  uint64_t max_call_bytes = 0;
   uint32_t worker_threads = 0, compile_threads = 0, max_dim = 0;
   adaptd::SchedulerFlags scheduler;
   adaptd::SecurityFlags security;
@@ -151,6 +152,10 @@ void AddServingFlags(CLI::App& app, Flags* f) {
                  WithDefault("Directory for the server's data", d::kDataDir));
   app.add_option("--max-message-bytes", f->max_message_bytes,
                  WithDefault("Largest gRPC message received or sent", d::kMaxMessageBytes));
+  app.add_option("--max-call-bytes", f->max_call_bytes,
+                 WithDefault("Largest body of one Adapt or Forget over HTTP; past it, 413 and "
+                             "nothing committed",
+                             d::kMaxCallBytes));
   app.add_option(
       "--workers,--worker-threads", f->worker_threads,
       WithDefault("Scheduler threads running requests; 0 = one per core", d::kWorkerThreads));
@@ -254,6 +259,7 @@ absl::StatusOr<adapt::v1::ServerConfig> BuildConfig(const Flags& f) {
   if (!f.http_listen.empty()) config.set_http_listen(f.http_listen == "off" ? "" : f.http_listen);
   if (!f.data_dir.empty()) config.set_data_dir(f.data_dir);
   if (f.max_message_bytes > 0) config.set_max_message_bytes(f.max_message_bytes);
+  if (f.max_call_bytes > 0) config.set_max_call_bytes(f.max_call_bytes);
   if (f.worker_threads > 0) config.set_worker_threads(f.worker_threads);
   adaptd::ApplySchedulerFlags(f.scheduler, &config);
   if (f.compile_threads > 0) config.set_compile_threads(f.compile_threads);

@@ -52,6 +52,7 @@ adapt::v1::ServerConfig DefaultConfig() {
   config.set_metrics_listen(defaults::kMetricsListen);
   config.set_data_dir(defaults::kDataDir);
   config.set_max_message_bytes(defaults::kMaxMessageBytes);
+  config.set_max_call_bytes(defaults::kMaxCallBytes);
   config.set_worker_threads(defaults::kWorkerThreads);
   config.set_compile_threads(defaults::kCompileThreads);
   config.set_max_dim(defaults::kMaxDim);
@@ -120,6 +121,10 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
     return absl::InvalidArgumentError(absl::StrCat("max_message_bytes: must be in [",
                                                    kMinMessageBytes, ", ", kMaxMessageBytes,
                                                    "], got ", config.max_message_bytes()));
+  }
+  if (config.max_call_bytes() < kMinMessageBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_call_bytes: must be at least ", kMinMessageBytes, ", got ", config.max_call_bytes()));
   }
   if (config.max_dim() == 0 || config.max_dim() > kMaxDimLimit) {
     return absl::InvalidArgumentError(

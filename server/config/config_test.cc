@@ -67,6 +67,11 @@ TEST(ConfigTest, ValidationNamesTheField) {
   config.set_max_message_bytes(10);
   EXPECT_EQ(ValidateConfig(config).message().substr(0, 18), "max_message_bytes:");
   config = DefaultConfig();
+  config.set_max_call_bytes(4095);
+  EXPECT_EQ(ValidateConfig(config).message().substr(0, 15), "max_call_bytes:");
+  config.set_max_call_bytes(4096);
+  EXPECT_TRUE(ValidateConfig(config).ok());
+  config = DefaultConfig();
   config.set_backend_threads(1025);
   EXPECT_EQ(ValidateConfig(config).message().substr(0, 16), "backend_threads:");
   config = DefaultConfig();

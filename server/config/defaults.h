@@ -19,6 +19,7 @@ inline constexpr char kDataDir[] = "./adaptd-data";  // the server's data direct
 
 // Limits and threads.
 inline constexpr uint64_t kMaxMessageBytes = uint64_t{64} << 20;  // largest gRPC message
+inline constexpr uint64_t kMaxCallBytes = uint64_t{1} << 30;      // one Adapt or Forget over HTTP
 inline constexpr uint32_t kWorkerThreads = 0;      // scheduler workers; 0: one per core
 inline constexpr uint32_t kCompileThreads = 1;     // threads running compiles
 inline constexpr uint32_t kMaxDim = 8192;          // largest key dimension of a store

@@ -48,6 +48,7 @@ std::vector<Default> AllDefaults() {
       {"--http-listen", "http_listen", d::kHttpListen},
       {"--data-dir", "data_dir", d::kDataDir},
       {"--max-message-bytes", "max_message_bytes", n(d::kMaxMessageBytes)},
+      {"--max-call-bytes", "max_call_bytes", n(d::kMaxCallBytes)},
       {"--workers", "worker_threads", n(d::kWorkerThreads)},
       {"--max-batch-size", "max_batch_size", n(d::kMaxBatchSize)},
       {"--max-queue-delay-us", "max_queue_delay_us", n(d::kMaxQueueDelayUs)},
@@ -438,6 +439,7 @@ TEST(Defaults, LayersApplyTheConstants) {
   EXPECT_EQ(config.http_listen(), "");
   EXPECT_EQ(config.data_dir(), defaults::kDataDir);
   EXPECT_EQ(config.max_message_bytes(), defaults::kMaxMessageBytes);
+  EXPECT_EQ(config.max_call_bytes(), defaults::kMaxCallBytes);
   EXPECT_EQ(config.worker_threads(), defaults::kWorkerThreads);
   EXPECT_EQ(config.compile_threads(), defaults::kCompileThreads);
   EXPECT_EQ(config.max_dim(), defaults::kMaxDim);

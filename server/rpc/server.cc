@@ -42,6 +42,7 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::Ser
   http::HttpServerOptions options;
   options.listen = config.http_listen();
   options.max_body_bytes = config.max_message_bytes();
+  options.max_call_bytes = config.max_call_bytes();
   return http::HttpServer::Start(options, service);
 }
 

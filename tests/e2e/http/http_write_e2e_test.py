@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_e2e import BOUND_S, call, free_port, raw_call, wait_ready  # noqa: E402
 
 MAX_MESSAGE_BYTES = 64 << 10
+MAX_CALL_BYTES = 128 << 10
 TOKENS = {"acme": "acme-secret-4c1e", "other": "other-secret-9b2a"}
 TENANT = "acme"
 DIM = 3
@@ -89,7 +90,8 @@ def send(port, path, body, token=TOKENS[TENANT], chunk=None):
 def start_server(data_dir, grpc_address, http_port, log, config_path=None):
     argv = [os.environ["ADAPTD_BIN"], "--listen", grpc_address,
             "--http-listen", "127.0.0.1:%d" % http_port, "--metrics-listen", "off",
-            "--max-message-bytes", str(MAX_MESSAGE_BYTES), "--data-dir", data_dir]
+            "--max-message-bytes", str(MAX_MESSAGE_BYTES), "--max-call-bytes",
+            str(MAX_CALL_BYTES), "--data-dir", data_dir]
     if config_path:
         argv += ["--config", config_path]
     server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
@@ -243,6 +245,8 @@ class HttpWriteTest(unittest.TestCase):
              ["message 2 (line 2)", str(MAX_MESSAGE_BYTES), "--max-message-bytes"]),
             ("an oversized array", json.dumps([json.loads(good), huge]).encode(), 413,
              "RESOURCE_EXHAUSTED", [str(MAX_MESSAGE_BYTES), "newline-delimited"]),
+            ("an oversized call", lines(good, *[more] * (MAX_CALL_BYTES // len(more) + 1)),
+             413, "RESOURCE_EXHAUSTED", [str(MAX_CALL_BYTES), "limit on one Adapt or Forget"]),
             ("another tenant's message", lines(good, other_tenant), 403, "PERMISSION_DENIED",
              []),
             ("another store's message", lines(good, other_store), 400, "INVALID_ARGUMENT",
@@ -266,7 +270,7 @@ class HttpWriteTest(unittest.TestCase):
         self.assertEqual((self.info("kept"), self.predict("kept")), before)
 
     def test_a_call_past_the_call_limit_is_413_unread(self):
-        # A length past the call limit (1 GiB) is refused before any of the body is sent.
+        # A length past the call limit is refused before any of the body is sent.
         head, body = raw_call(
             self.http_port,
             b"POST /v1/Adapt HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +

@@ -4,8 +4,8 @@
 
 Layers, lowest first. Folders of one layer are peers and may include each other.
   0  server/base
-  1  server/stores, encoders, persistence, metrics, quota, auth, config, scheduler, and the
-     cluster's pure part (server/cluster/membership.h, routing.h: the adaptd_cluster library)
+  1  server/stores, encoders, persistence, metrics, quota, auth, config, scheduler, etcd and
+     objstore (the clients of etcd and of object storage), and the cluster's pure part (server/cluster/membership.h, routing.h: the adaptd_cluster library)
   1.5 server/durability (the durability interface and its implementations, over persistence)
   2  server/core
   3  server/cluster (the rest: forwarding, member calls, hand-off, quotas and bases across members)
@@ -30,7 +30,7 @@ import sys
 LAYERS = {
     "base": 0,
     "stores": 1, "encoders": 1, "persistence": 1, "metrics": 1, "quota": 1, "auth": 1,
-    "config": 1, "scheduler": 1,
+    "config": 1, "scheduler": 1, "etcd": 1, "objstore": 1,
     "durability": 1.5,
     "core": 2,
     "cluster": 3,

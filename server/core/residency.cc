@@ -100,6 +100,10 @@ void Residency::Loop() {
   }
 }
 
+namespace {
+constexpr int kShedPasses = 8;  // passes over the remembered predictions in one round
+}  // namespace
+
 uint64_t Residency::EvictNow() {
   absl::MutexLock round(&round_mu_);
   // The list is taken whole, so loads go on adding to an empty one meanwhile.
@@ -150,12 +154,20 @@ uint64_t Residency::EvictNow() {
     std::sort(by_use.begin(), by_use.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     // Remembered predictions go before any store (docs/FEEDBACK.md, "Memory bounds"): cheap to
-    // lose (feedback sends the input with Adapt instead), oldest stores' first.
-    for (const auto& [used, slot] : by_use) {
-      if (total <= target) break;
-      if (slot->remembered_bytes() == 0) continue;
-      slot->ShedRemembered(total - target);
-      total = Total(/*release=*/false);
+    // lose (feedback sends the input with Adapt instead), oldest stores' first. Predictions
+    // served while a pass runs push more, so each shed takes a slack of 1/64 of the budget
+    // beyond the target, and passes go on while one freed something and the total is still
+    // over (up to kShedPasses), so a store leaves memory for them only if serving outruns
+    // every pass.
+    const uint64_t slack = budget_ / 64;
+    for (int pass = 0, freed = 1; pass < kShedPasses && freed > 0 && total > target; ++pass) {
+      freed = 0;
+      for (const auto& [used, slot] : by_use) {
+        if (total <= target) break;
+        if (slot->remembered_bytes() == 0) continue;
+        if (slot->ShedRemembered(total - target + slack) > 0) freed = 1;
+        total = Total(/*release=*/false);
+      }
     }
     // Each eviction takes a store one tier down (hot → warm → cold): a second pass takes the
     // stores the first left warm further down, oldest first, while still over the target.

@@ -145,9 +145,17 @@ ROWS = [
             'sum by (tenant) (rate(adaptd_feedback_items_total{%s,result="applied"}[%s]))'
             % (SEL, W, SEL, W), "{{tenant}}")]),
         ("Remembered predictions' memory",
-         "Bytes the predictions remembered for feedback hold; dropped first under the memory "
-         "budget.", "bytes",
-         [q('sum(adaptd_remembered_prediction_bytes{%s})' % SEL, "remembered")]),
+         "Bytes the predictions remembered for feedback hold, in all and per tenant (bounded); "
+         "dropped first under the memory budget and the tenant's quota.", "bytes",
+         [q('sum(adaptd_remembered_prediction_bytes{%s})' % SEL, "remembered"),
+          q('sum by (tenant) (adaptd_tenant_remembered_prediction_bytes{%s})' % SEL,
+            "{{tenant}}")]),
+        ("Remembered predictions dropped by reason",
+         "Remembered predictions dropped per second: window (a newer one took the place), age "
+         "(older than the window) and pressure (the memory budget or the tenant's quota). "
+         "Feedback on a dropped one is NOT_FOUND.", "short",
+         [q('sum by (reason) (rate(adaptd_remembered_predictions_dropped_total{%s}[%s]))'
+            % (SEL, W), "{{reason}}")]),
     ]),
     ("Stores and memory", [
         ("Stores by kind", "Stores hosted.", "short",

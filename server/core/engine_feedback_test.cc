@@ -144,6 +144,10 @@ class EngineFeedbackTest : public ::testing::Test {
     adapt::v1::StoreInfo info = Info(store);
     info.clear_store();
     info.clear_memory_bytes();
+    // What the server holds in memory of the served predictions, not the store's statistics.
+    info.clear_served_evaluated();
+    info.clear_served_correct();
+    info.clear_remembered_bytes();
     if (info.has_faast()) info.mutable_faast()->clear_compile_seconds();
     return info;
   }
@@ -366,14 +370,14 @@ TEST_F(EngineFeedbackTest, UnderTheBudgetFullWindowsAreTrimmedBeforeAnyStoreIsEv
     ASSERT_TRUE(predicted.ok()) << predicted.status();
     for (const std::string& id : IdsOf(*predicted)) noisy.push_back(id);
   }
-  // The residency thread drops the oldest remembered predictions (bounded wait).
-  absl::Status dropped;
+  // The residency thread drops the oldest remembered predictions (bounded wait): once the
+  // ring holds less than the budget it has dropped some, its oldest first. Waiting on the
+  // ring rather than on a feedback call, which would apply noisy[0] if it came first.
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  do {
-    dropped = Feedback("noisy", {noisy[0]}, 0).status();
-    if (!dropped.ok()) break;
+  while (Info("noisy").remembered_bytes() >= (256u << 10) && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(5));
-  } while (absl::Now() < deadline);
+  }
+  const absl::Status dropped = Feedback("noisy", {noisy[0]}, 0).status();
   ASSERT_EQ(dropped.code(), absl::StatusCode::kNotFound) << dropped;
   EXPECT_NE(dropped.message().find("dropped under memory pressure"), std::string::npos) << dropped;
   EXPECT_NE(dropped.message().find("feedback window keeps its last 100000"), std::string::npos);
@@ -430,6 +434,66 @@ TEST_F(EngineFeedbackTest, ServedAccuracyMetricsMoveAsFeedbackArrives) {
   const size_t bytes = text.find("\nadaptd_remembered_prediction_bytes ");  // not # HELP's
   ASSERT_NE(bytes, std::string::npos) << text;
   EXPECT_GT(std::stod(text.substr(bytes + 36)), 4 * 4 * sizeof(float)) << text.substr(bytes, 60);
+}
+
+TEST_F(EngineFeedbackTest, StoreInfoShowsServedAccuracyAndTheRememberedBytes) {
+  ASSERT_TRUE(Create("s", adapt::v1::STORE_KIND_FALCON, 100).ok());
+  ASSERT_TRUE(Adapt("s", 100, 6).ok());
+  const adapt::v1::StoreInfo before = Info("s");
+  EXPECT_EQ(before.remembered_bytes(), 0u);
+  auto predicted = Predict("s", 0, 4);
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  const std::vector<std::string> ids = IdsOf(*predicted);
+  const adapt::v1::StoreInfo served = Info("s");
+  EXPECT_GT(served.remembered_bytes(), 4 * kDim * sizeof(float));
+  EXPECT_EQ(served.memory_bytes(), before.memory_bytes() + served.remembered_bytes());
+  EXPECT_EQ(served.served_evaluated(), 0u);
+  auto applied = Feedback("s", {ids[0], ids[1], ids[2]}, 0);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  ASSERT_TRUE(Feedback("s", {ids[0]}, 0).ok());  // a resend is not evaluated again
+  // ids[3] with a label no prediction serves: evaluated, never correct.
+  adapt::v1::FeedbackRequest wrong;
+  wrong.set_tenant("t");
+  wrong.set_store("s");
+  wrong.add_items()->set_prediction_id(ids[3]);
+  wrong.mutable_items(0)->set_label("west");
+  auto missed = engine_->Feedback(wrong);
+  ASSERT_TRUE(missed.ok()) << missed.status();
+  EXPECT_EQ(missed->served_correct(), 0u);
+  const adapt::v1::StoreInfo after = Info("s");
+  EXPECT_EQ(after.served_evaluated(), 4u);
+  EXPECT_EQ(after.served_correct(), applied->served_correct());
+  // Memory only, like the remembered predictions: a restart starts them again.
+  Start();
+  EXPECT_EQ(Info("s").served_evaluated(), 0u);
+  EXPECT_EQ(Info("s").remembered_bytes(), 0u);
+}
+
+TEST_F(EngineFeedbackTest, RememberedBytesByTenantAndDropsByReasonAreCounted) {
+  const auto scrape = [this] {
+    return prometheus::TextSerializer().Serialize(metrics_.collectable()->Collect());
+  };
+  ServedIds("s", 2, 5);  // a window of 2: three pushed out
+  std::string text = scrape();
+  EXPECT_NE(
+      text.find(R"(adaptd_remembered_predictions_dropped_total{reason="window",tenant="t"} 3)"),
+      std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(R"(adaptd_remembered_predictions_dropped_total{reason="age")"),
+            std::string::npos);
+  EXPECT_NE(text.find(absl::StrCat(R"(adaptd_tenant_remembered_prediction_bytes{tenant="t"} )",
+                                   Info("s").remembered_bytes(), "\n")),
+            std::string::npos)
+      << text;
+  // A deleted store's remembered predictions leave the tenant's gauge.
+  adapt::v1::DeleteStoreRequest request;
+  request.set_tenant("t");
+  request.set_store("s");
+  ASSERT_TRUE(engine_->DeleteStore(request).ok());
+  text = scrape();
+  EXPECT_EQ(text.find(R"(adaptd_tenant_remembered_prediction_bytes{tenant="t"})"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -76,13 +76,14 @@ absl::Status CheckFeedbackWindow(const adapt::v1::StoreSpec& spec) {
 
 RememberedPredictions::RememberedPredictions(uint64_t incarnation,
                                              const adapt::v1::FeedbackWindow& window,
-                                             uint64_t nonce, BytesHook on_bytes)
+                                             uint64_t nonce, BytesHook on_bytes, DropsHook on_drops)
     : incarnation_(incarnation),
       nonce_(nonce),
       count_(std::max<uint32_t>(1, window.count())),
       max_age_(window.max_age_s() == 0 ? absl::InfiniteDuration()
                                        : absl::Seconds(window.max_age_s())),
-      on_bytes_(std::move(on_bytes)) {}
+      on_bytes_(std::move(on_bytes)),
+      on_drops_(std::move(on_drops)) {}
 
 RememberedPredictions::~RememberedPredictions() {
   if (on_bytes_ && bytes_ > 0) on_bytes_(-static_cast<int64_t>(bytes_));
@@ -97,13 +98,15 @@ std::string RememberedPredictions::Remember(RememberedPrediction served) {
   served.sequence = next_sequence.fetch_add(1, std::memory_order_relaxed);
   const std::string id = FormatPredictionId({incarnation_, nonce_, served.sequence});
   int64_t delta = 0;
+  RememberedDrops drops;
   {
     absl::MutexLock lock(&mu_);
     const uint64_t before = bytes_;
-    DropExpiredLocked(served.served);
+    drops.age = DropExpiredLocked(served.served);
     while (entries_.size() >= count_) {
       bytes_ -= BytesOf(entries_.front());
       entries_.pop_front();
+      ++drops.window;
     }
     bytes_ += BytesOf(served);
     delta = static_cast<int64_t>(bytes_) - static_cast<int64_t>(before);
@@ -113,11 +116,13 @@ std::string RememberedPredictions::Remember(RememberedPrediction served) {
     entries_.insert(at, std::move(served));
   }
   if (on_bytes_ && delta != 0) on_bytes_(delta);
+  if (on_drops_ && drops.any()) on_drops_(drops);
   return id;
 }
 
 uint64_t RememberedPredictions::Shed(uint64_t wanted) {
   uint64_t freed = 0;
+  RememberedDrops drops;
   {
     absl::MutexLock lock(&mu_);
     while (freed < wanted && !entries_.empty()) {
@@ -126,18 +131,23 @@ uint64_t RememberedPredictions::Shed(uint64_t wanted) {
       bytes_ -= bytes;
       shed_through_ = std::max(shed_through_, entries_.front().sequence);
       ++shed_;
+      ++drops.pressure;
       entries_.pop_front();
     }
   }
   if (on_bytes_ && freed > 0) on_bytes_(-static_cast<int64_t>(freed));
+  if (on_drops_ && drops.any()) on_drops_(drops);
   return freed;
 }
 
-void RememberedPredictions::DropExpiredLocked(absl::Time now) {
+uint64_t RememberedPredictions::DropExpiredLocked(absl::Time now) {
+  uint64_t dropped = 0;
   while (!entries_.empty() && now - entries_.front().served > max_age_) {
     bytes_ -= BytesOf(entries_.front());
     entries_.pop_front();
+    ++dropped;
   }
+  return dropped;
 }
 
 absl::Status RememberedPredictions::NotRemembered(absl::string_view field,
@@ -186,6 +196,20 @@ uint64_t RememberedPredictions::bytes() const {
 uint64_t RememberedPredictions::shed() const {
   absl::MutexLock lock(&mu_);
   return shed_;
+}
+
+// Evaluated is added before correct and read after it, so a reader never sees more correct
+// than evaluated.
+void RememberedPredictions::CountServed(uint64_t evaluated, uint64_t correct) {
+  served_evaluated_.fetch_add(evaluated);
+  served_correct_.fetch_add(correct);
+}
+
+ServedFigures RememberedPredictions::served() const {
+  ServedFigures figures;
+  figures.correct = served_correct_.load();
+  figures.evaluated = served_evaluated_.load();
+  return figures;
 }
 
 }  // namespace adaptd

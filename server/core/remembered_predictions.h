@@ -11,6 +11,7 @@
 #ifndef ADAPTD_SERVER_CORE_REMEMBERED_PREDICTIONS_H_
 #define ADAPTD_SERVER_CORE_REMEMBERED_PREDICTIONS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -57,15 +58,33 @@ struct RememberedPrediction {
   std::vector<float> vector;  // vector stores: the served vector
 };
 
+// Remembered predictions dropped, by why: the window's count made room for a newer one, the
+// window's age passed, or memory pressure (Shed).
+struct RememberedDrops {
+  uint64_t window = 0;
+  uint64_t age = 0;
+  uint64_t pressure = 0;
+  bool any() const { return window + age + pressure > 0; }
+};
+
+// A store's served accuracy as feedback reveals it (label stores): applied items, and of
+// those the ones whose served top-1 label was the true one.
+struct ServedFigures {
+  uint64_t evaluated = 0;
+  uint64_t correct = 0;
+};
+
 class RememberedPredictions {
  public:
   // Hears each change of bytes() (positive: grew), after the change, without the lock held.
   using BytesHook = std::function<void(int64_t delta)>;
+  // Hears each push's or Shed's drops (some), after them, without the lock held.
+  using DropsHook = std::function<void(const RememberedDrops& drops)>;
 
-  // `window.count` must be at least 1; `nonce` is the server's start nonce; `on_bytes` may
-  // be null.
+  // `window.count` must be at least 1; `nonce` is the server's start nonce; the hooks may be
+  // null.
   RememberedPredictions(uint64_t incarnation, const adapt::v1::FeedbackWindow& window,
-                        uint64_t nonce, BytesHook on_bytes = nullptr);
+                        uint64_t nonce, BytesHook on_bytes = nullptr, DropsHook on_drops = nullptr);
   // The hook hears the bytes still held go.
   ~RememberedPredictions();
   RememberedPredictions(const RememberedPredictions&) = delete;
@@ -91,12 +110,18 @@ class RememberedPredictions {
   // How many Shed dropped, in all.
   uint64_t shed() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Feedback applied durably on these predictions: `evaluated` label items, `correct` of them
+  // served right. Counted for the ring's life (StoreInfo.served_evaluated and served_correct).
+  void CountServed(uint64_t evaluated, uint64_t correct);
+  ServedFigures served() const;
+
   uint64_t incarnation() const { return incarnation_; }
   uint64_t nonce() const { return nonce_; }
 
  private:
   static uint64_t BytesOf(const RememberedPrediction& p);
-  void DropExpiredLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns how many it dropped.
+  uint64_t DropExpiredLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status NotRemembered(absl::string_view field, absl::string_view why) const;
 
   const uint64_t incarnation_;
@@ -104,6 +129,9 @@ class RememberedPredictions {
   const size_t count_;
   const absl::Duration max_age_;  // InfiniteDuration: no age bound
   const BytesHook on_bytes_;
+  const DropsHook on_drops_;
+  std::atomic<uint64_t> served_evaluated_{0};
+  std::atomic<uint64_t> served_correct_{0};
   mutable absl::Mutex mu_;
   std::deque<RememberedPrediction> entries_ ABSL_GUARDED_BY(mu_);  // by sequence, oldest first
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;

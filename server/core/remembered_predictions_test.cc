@@ -101,6 +101,37 @@ TEST(RememberedPredictionsTest, TheHookHearsTheBytesGoWithTheRing) {
   EXPECT_EQ(heard, 0);
 }
 
+TEST(RememberedPredictionsTest, TheDropsHookHearsEachDropByItsReason) {
+  RememberedDrops heard;
+  RememberedPredictions ring(7, Window(3, 60), 99, nullptr, [&](const RememberedDrops& drops) {
+    EXPECT_TRUE(drops.any());
+    heard.window += drops.window;
+    heard.age += drops.age;
+    heard.pressure += drops.pressure;
+  });
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 5; ++i) ring.Remember(Served(0.1f * i, start));
+  EXPECT_EQ(heard.window, 2u);  // a count of 3: the fourth and fifth pushed the first two out
+  EXPECT_EQ(heard.age, 0u);
+  ring.Remember(Served(0.9f, start + absl::Seconds(70)));  // the three left are too old
+  EXPECT_EQ(heard.age, 3u);
+  EXPECT_EQ(heard.window, 2u);
+  ring.Remember(Served(0.8f, start + absl::Seconds(71)));
+  const uint64_t two = ring.bytes();
+  EXPECT_EQ(ring.Shed(1), two / 2);  // one entry is enough: the oldest goes
+  EXPECT_EQ(heard.pressure, 1u);
+  EXPECT_EQ(heard.window + heard.age + heard.pressure + ring.size(), 7u);
+}
+
+TEST(RememberedPredictionsTest, CountsTheServedFiguresItIsGiven) {
+  RememberedPredictions ring(7, Window(3), 99);
+  EXPECT_EQ(ring.served().evaluated, 0u);
+  ring.CountServed(5, 3);
+  ring.CountServed(2, 2);
+  EXPECT_EQ(ring.served().evaluated, 7u);
+  EXPECT_EQ(ring.served().correct, 5u);
+}
+
 TEST(RememberedPredictionsTest, IdsAreNeverServedTwiceAcrossStoresOfOneServer) {
   RememberedPredictions a(1, Window(1000), 5);
   RememberedPredictions b(1, Window(1000), 5);  // the same incarnation and nonce

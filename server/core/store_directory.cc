@@ -116,12 +116,22 @@ std::shared_ptr<RememberedPredictions> StoreDirectory::RememberedIn(
     // The ring lives as long as the slot or a call that holds it: it counts its bytes in the
     // slot while the slot lives.
     std::weak_ptr<StoreSlot> counted = slot;
+    RememberedPredictions::DropsHook on_drops;
+    if (metrics_ != nullptr) {
+      on_drops = [this, tenant](const RememberedDrops& drops) {
+        metrics_->RecordRememberedDrops(tenant, static_cast<double>(drops.window),
+                                        static_cast<double>(drops.age),
+                                        static_cast<double>(drops.pressure));
+      };
+    }
     return std::make_shared<RememberedPredictions>(
-        incarnation, slot->spec().feedback(), start_nonce_, [this, counted](int64_t delta) {
+        incarnation, slot->spec().feedback(), start_nonce_,
+        [this, counted, tenant](int64_t delta) {
           if (std::shared_ptr<StoreSlot> live = counted.lock()) live->AddRememberedBytes(delta);
-          if (metrics_ != nullptr) metrics_->AddRememberedBytes(static_cast<double>(delta));
+          if (metrics_ != nullptr) metrics_->AddRememberedBytes(tenant, static_cast<double>(delta));
           if (delta > 0) RememberedGrew();
-        });
+        },
+        std::move(on_drops));
   });
 }
 
@@ -171,6 +181,14 @@ adapt::v1::StoreInfo StoreDirectory::Describe(const std::string& tenant, const s
   adapt::v1::StoreInfo info = slot.Describe();
   info.set_tenant(tenant);
   info.set_store(name);
+  // The remembered predictions stay in memory in every tier (docs/FEEDBACK.md).
+  if (std::shared_ptr<RememberedPredictions> remembered = slot.RememberedIfAny()) {
+    const ServedFigures served = remembered->served();
+    info.set_served_evaluated(served.evaluated);
+    info.set_served_correct(served.correct);
+    info.set_remembered_bytes(remembered->bytes());
+    info.set_memory_bytes(info.memory_bytes() + info.remembered_bytes());
+  }
   if (durability_ != nullptr) {
     info.set_checkpoint_error(durability_->CheckpointError(tenant, name));
     // A hot store's example ids, remembered beside it, are part of what it holds.

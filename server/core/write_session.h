@@ -111,8 +111,9 @@ class WriteSession {
     ExampleBatch batch;
     std::vector<const std::string*> ids;
     uint64_t served_correct = 0;
-    uint64_t served_evaluated = 0;  // label stores: the items staged
-    double delay_seconds_sum = 0;   // from each staged item's prediction to now
+    uint64_t served_evaluated = 0;                      // label stores: the items staged
+    double delay_seconds_sum = 0;                       // from each staged item's prediction to now
+    std::shared_ptr<RememberedPredictions> remembered;  // counts the served figures once durable
   };
   absl::StatusOr<FeedbackBatch> StageableFeedback(const adapt::v1::FeedbackRequest& request);
   // Stages `batch` as Add stages one message of examples.

@@ -84,6 +84,7 @@ absl::StatusOr<WriteSession::FeedbackBatch> WriteSession::StageableFeedback(
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
   const absl::Time now = absl::Now();
   FeedbackBatch out;
+  out.remembered = remembered;
   ExampleBatch& batch = out.batch;
   for (int i = 0; i < request.items_size(); ++i) {
     const adapt::v1::FeedbackItem& item = request.items(i);
@@ -144,6 +145,7 @@ absl::StatusOr<adapt::v1::FeedbackResponse> WriteSession::Feedback(
   response.set_evaluated(adapted.evaluated());
   response.set_correct(adapted.correct());
   response.set_served_correct(staged.served_correct);
+  staged.remembered->CountServed(staged.served_evaluated, staged.served_correct);
   if (context_.metrics != nullptr) {
     context_.metrics->RecordFeedback(
         tenant_, KindName(store_->spec().kind()), static_cast<double>(rows),

@@ -109,6 +109,7 @@ class Metrics::Collector : public prometheus::Collectable {
     absl::MutexLock lock(&mu_);
     if (metrics_ == nullptr) return {};
     metrics_->Refresh();
+    metrics_->RefreshTenantRemembered();
     return registry_->Collect();
   }
 
@@ -174,6 +175,10 @@ void Metrics::RegisterCounters() {
            "Label stores: of those, predictions whose served top-1 label was the true one"},
           {&Metrics::feedback_delay_, "adaptd_feedback_delay_seconds_total",
            "Sum of the seconds from each applied feedback item's prediction to its feedback"},
+          {&Metrics::remembered_dropped_, "adaptd_remembered_predictions_dropped_total",
+           "Predictions remembered for feedback and dropped, by tenant (bounded) and reason "
+           "(window: a newer one took the place; age: older than the window; pressure: the "
+           "memory budget or the tenant's quota)"},
       });
 }
 
@@ -202,6 +207,8 @@ void Metrics::RegisterGauges() {
            "Memory held by hot and warm stores (sum of StoreInfo.memory_bytes), by kind"},
           {&Metrics::remembered_bytes_, "adaptd_remembered_prediction_bytes",
            "Memory the predictions remembered for feedback hold (docs/FEEDBACK.md)"},
+          {&Metrics::tenant_remembered_bytes_, "adaptd_tenant_remembered_prediction_bytes",
+           "Memory the predictions remembered for feedback hold, by tenant (bounded), at scrape"},
       });
 }
 
@@ -477,6 +484,42 @@ void Metrics::RecordFeedback(const std::string& tenant, const std::string& kind,
   TenantCounter(*feedback_delay_, labels).Increment(delay_seconds_sum);
 }
 
-void Metrics::AddRememberedBytes(double delta) { remembered_bytes_->Add({}).Increment(delta); }
+void Metrics::AddRememberedBytes(const std::string& tenant, double delta) {
+  remembered_bytes_->Add({}).Increment(delta);
+  absl::MutexLock lock(&tenant_mu_);
+  int64_t& held = remembered_by_tenant_[tenant];
+  held += static_cast<int64_t>(delta);
+  if (held == 0) remembered_by_tenant_.erase(tenant);
+}
+
+void Metrics::RecordRememberedDrops(const std::string& tenant, double window, double age,
+                                    double pressure) {
+  absl::MutexLock lock(&tenant_mu_);
+  const std::string label = TenantLabel(tenant, 0);
+  for (const auto& [reason, count] :
+       {std::pair{"window", window}, std::pair{"age", age}, std::pair{"pressure", pressure}}) {
+    if (count > 0) {
+      TenantCounter(*remembered_dropped_, {{"tenant", label}, {"reason", reason}}).Increment(count);
+    }
+  }
+}
+
+void Metrics::RefreshTenantRemembered() {
+  absl::MutexLock lock(&tenant_mu_);
+  // Summed by label: tenants past the top K share "other", whose admission may have changed
+  // since the last scrape.
+  std::map<std::string, double> by_label;
+  for (const auto& [tenant, bytes] : remembered_by_tenant_) {
+    by_label[TenantLabel(tenant, 0)] += static_cast<double>(bytes);
+  }
+  for (const std::string& label : remembered_labels_) {
+    if (!by_label.contains(label)) RemoveIfPresent(*tenant_remembered_bytes_, {{"tenant", label}});
+  }
+  remembered_labels_.clear();
+  for (const auto& [label, bytes] : by_label) {
+    tenant_remembered_bytes_->Add({{"tenant", label}}).Set(bytes);
+    remembered_labels_.push_back(label);
+  }
+}
 
 }  // namespace adaptd

@@ -117,8 +117,12 @@ class Metrics {
   void RecordFeedback(const std::string& tenant, const std::string& kind, double applied,
                       double duplicates, double served_evaluated, double served_correct,
                       double delay_seconds_sum);
-  // The bytes remembered predictions hold changed by `delta` (server-wide).
-  void AddRememberedBytes(double delta);
+  // The bytes `tenant`'s remembered predictions hold changed by `delta`: the server-wide
+  // gauge at once, the per-tenant one (bounded) at the next scrape.
+  void AddRememberedBytes(const std::string& tenant, double delta);
+  // Remembered predictions of `tenant` dropped, by reason: the window's count, its age, or
+  // memory pressure (adaptd_remembered_predictions_dropped_total).
+  void RecordRememberedDrops(const std::string& tenant, double window, double age, double pressure);
 
  private:
   class Collector;
@@ -135,6 +139,8 @@ class Metrics {
   void RegisterKindGauges();
 
   void Refresh();
+  // adaptd_tenant_remembered_prediction_bytes from the per-tenant sums, at scrape.
+  void RefreshTenantRemembered() ABSL_LOCKS_EXCLUDED(tenant_mu_);
   // The label `tenant` is counted under, removing an evicted tenant's series.
   std::string TenantLabel(const std::string& tenant, double traffic)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(tenant_mu_);
@@ -195,9 +201,15 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* served_correct_ = nullptr;
   prometheus::Family<prometheus::Counter>* feedback_delay_ = nullptr;
   prometheus::Family<prometheus::Gauge>* remembered_bytes_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* tenant_remembered_bytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* remembered_dropped_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);
+  // What each tenant's remembered predictions hold (its raw name; none when 0), and the
+  // labels the per-tenant gauge had at the last scrape.
+  std::map<std::string, int64_t> remembered_by_tenant_ ABSL_GUARDED_BY(tenant_mu_);
+  std::vector<std::string> remembered_labels_ ABSL_GUARDED_BY(tenant_mu_);
   // The counters created for each tenant label, so an evicted tenant's can be removed.
   std::map<std::string,
            std::vector<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>>>

@@ -123,10 +123,14 @@ def forget_result(response: Any) -> Dict[str, Any]:
 
 def create_store_request(tenant: str, store: str, kind: str, encoder: str, output: str,
                          dim: int, label_encoder: str, labels: Iterable[Any], base: str,
-                         params: Dict[str, Any], feedback_window: int = 0) -> Any:
+                         params: Dict[str, Any], feedback_window: int = 0,
+                         feedback_age_s: int = 0) -> Any:
     spec = _convert.build_spec(kind, encoder, output, dim, params)
     if feedback_window:
         spec.feedback.count = feedback_window
+        spec.feedback.max_age_s = feedback_age_s
+    elif feedback_age_s:
+        raise ValueError("feedback_age_s needs a feedback_window")
     spec.output.label_encoder = label_encoder
     spec.output.labels.extend(str(name) for name in labels)
     spec.base = base

@@ -276,7 +276,8 @@ def message_to_dict(message):
 
 def spec_to_dict(spec):
     """StoreSpec → dict: kind ('faast', ...), encoder, output ('labels', 'vector:M', 'next'),
-    dim, base ('TENANT/STORE' or '') and params (the kind's parameters that are set)."""
+    dim, base ('TENANT/STORE' or ''), params (the kind's parameters that are set) and feedback
+    ({count, max_age_s}: the feedback window, count 0 for none)."""
     params_case = spec.WhichOneof("params")
     return {
         "kind": KIND_NAMES.get(spec.kind, "unspecified"),
@@ -285,6 +286,7 @@ def spec_to_dict(spec):
         "dim": spec.dim,
         "base": spec.base,
         "params": message_to_dict(getattr(spec, params_case)) if params_case else {},
+        "feedback": {"count": spec.feedback.count, "max_age_s": spec.feedback.max_age_s},
     }
 
 

@@ -132,10 +132,10 @@ class Client:
                            encoder: str = "identity", output: str = "labels", dim: int = 0,
                            label_encoder: str = "", labels: Iterable[Any] = (),
                            base: str = "", feedback_window: int = 0,
-                           **params: Any) -> Dict[str, Any]:
+                           feedback_age_s: int = 0, **params: Any) -> Dict[str, Any]:
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
                                               label_encoder, labels, base, params,
-                                              feedback_window)
+                                              feedback_window, feedback_age_s)
         return _convert.store_info_to_dict(await self._call("CreateStore", request))
 
     async def get_store(self, tenant: str, store: str) -> Dict[str, Any]:

@@ -143,7 +143,8 @@ class Client:
     def create_store(self, tenant: str, store: str, kind: str = "faast",
                      encoder: str = "identity", output: str = "labels", dim: int = 0,
                      label_encoder: str = "", labels: Iterable[Any] = (), base: str = "",
-                     feedback_window: int = 0, **params: Any) -> Dict[str, Any]:
+                     feedback_window: int = 0, feedback_age_s: int = 0,
+                     **params: Any) -> Dict[str, Any]:
         """Creates tenant/store and returns its info (see get_store).
 
         kind: "faast", "falcon" or "fwpkm"; output: "labels", "vector:M" or "next"; dim: the key
@@ -152,14 +153,15 @@ class Client:
         names declared at creation (with label_encoder; with prior_examples > 0 the store answers
         zero-shot at once); base: "TENANT/STORE" (or "STORE" of this tenant) to start from, a
         faast store with ridge > 0 or a falcon store (docs/BASE_STORES.md); feedback_window:
-        remember the last N served predictions for feedback (docs/FEEDBACK.md); params: fields of
+        remember the last N served predictions for feedback (docs/FEEDBACK.md), none older than
+        feedback_age_s seconds when that is set; params: fields of
         the kind's parameter message (e.g. ridge=1.0,
         rcond=1e-6, prior_examples=16 for faast; enums by short name, e.g. variant="1a",
         key_norm="l2" for falcon).
         """
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
                                               label_encoder, labels, base, params,
-                                              feedback_window)
+                                              feedback_window, feedback_age_s)
         return _convert.store_info_to_dict(self._call("CreateStore", request))
 
     def get_store(self, tenant: str, store: str) -> Dict[str, Any]:

@@ -22,6 +22,19 @@ Parameters: address, tenant, store; kind ("faast", "falcon" or "fwpkm"); encoder
 auto_compile_every=0 and auto_compile_delay_ms=0 unless given: fit and partial_fit compile
 explicitly once their examples are in.
 
+Feedback (docs/FEEDBACK.md): with feedback_window=N the store remembers its last N served
+predictions. `predict_with_ids(X)` returns the predictions and their ids, and `predict(X)`
+keeps its call's ids in `last_prediction_ids_`; once the true targets are known,
+`feedback(y)` (or `feedback(y, ids)`) teaches the store y for those predictions without
+sending X again, as `partial_fit(X, y)` would with the same rows (and compiles, faast). A
+resent call applies once; predictions the store no longer remembers raise NotFoundError, and
+then `partial_fit` with the inputs does the same.
+
+    clf = AdaptdClassifier(address, "acme", "tickets", ridge=1.0, feedback_window=10000)
+    clf.fit(x_train, y_train)
+    served = clf.predict(x_new)        # ids kept in clf.last_prediction_ids_
+    clf.feedback(y_new)                # the true labels of those rows, X not sent again
+
 AdaptdClassifier: labels of any type (sent as str, returned as the classes_ given);
 predict_proba is the store's scores for classes_ clipped at 0 and normalised per row (a
 softmax of the scores where every one is <= 0), so its argmax is predict's answer; the scores
@@ -31,7 +44,7 @@ are least-squares read-outs, not calibrated probabilities. AdaptdRegressor: y of
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -40,11 +53,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _convert
 from .client import Client
+from ._calls import predictions, prediction_ids
 from .errors import NotFoundError
 
 __all__ = ["AdaptdClassifier", "AdaptdRegressor"]
 
-_NAMED = ("address", "tenant", "store", "kind", "encoder", "token", "timeout")
+_NAMED = ("address", "tenant", "store", "kind", "encoder", "token", "timeout",
+          "feedback_window")
+_FEEDBACK_ITEMS = 10000  # the most items one Feedback call takes
 _FAAST_MANUAL = {"auto_compile_every": 0, "auto_compile_delay_ms": 0}
 
 
@@ -66,10 +82,16 @@ def _store_param_names(kind: str) -> List[str]:
     return [f.name for f in spec.DESCRIPTOR.fields_by_name[kind].message_type.fields]
 
 
+def _check_window(estimator: Any) -> None:
+    if not estimator.feedback_window:
+        raise ValueError("prediction ids and feedback need a store with a feedback window: set "
+                         "feedback_window=N and fit again")
+
+
 class _AdaptdEstimator(BaseEstimator):
     def __init__(self, address: str, tenant: str, store: str, kind: str = "faast", *,
                  encoder: str = "identity", token: Optional[str] = None, timeout: float = 30.0,
-                 **params: Any) -> None:
+                 feedback_window: int = 0, **params: Any) -> None:
         self.address = address
         self.tenant = tenant
         self.store = store
@@ -77,6 +99,7 @@ class _AdaptdEstimator(BaseEstimator):
         self.encoder = encoder
         self.token = token
         self.timeout = timeout
+        self.feedback_window = feedback_window
         # The kind's store parameters, kept as given; get_params lists them with the others.
         self._store_params = dict(params)
 
@@ -119,7 +142,8 @@ class _AdaptdEstimator(BaseEstimator):
         except NotFoundError:
             pass
         client.create_store(self.tenant, self.store, kind=self.kind, encoder=self.encoder,
-                            output=self._output(y), dim=dim, **params)
+                            output=self._output(y), dim=dim,
+                            feedback_window=int(self.feedback_window), **params)
 
     def _publish(self, client: Client) -> None:
         if self.kind == "faast":
@@ -187,6 +211,46 @@ class _AdaptdEstimator(BaseEstimator):
         check_is_fitted(self, "store_version_")
         return self._validate_predict(X)
 
+    def _served(self, X: Any, top_k: int) -> Any:
+        """The store's PredictResponse for X; with a feedback window, its ids are kept in
+        last_prediction_ids_ (an estimator without one keeps nothing, as scikit-learn expects
+        of predict)."""
+        X = self._raw_predict(X)
+        with self._client() as client:
+            response = client.predict_raw(self.tenant, self.store, X, top_k=top_k)
+        if self.feedback_window:
+            self.last_prediction_ids_ = prediction_ids(response)
+        return response
+
+    def _truths(self, y: Any) -> List[Any]:
+        raise NotImplementedError
+
+    def feedback(self, y: Any, ids: Optional[Sequence[str]] = None) -> "_AdaptdEstimator":
+        """Teaches the store the true targets y of predictions it served: `ids` (default: those
+        of the last predict or predict_with_ids), one per row of y. The store learns from what
+        it remembered of each prediction, exactly as partial_fit from the same rows, and
+        compiles (faast); X is not sent again. Resent ids apply once. NotFoundError when the
+        store no longer remembers a prediction (past its window, or forgotten at a restart):
+        nothing of that call is applied; send the rows with partial_fit instead."""
+        check_is_fitted(self, "store_version_")
+        _check_window(self)
+        if ids is None:
+            ids = getattr(self, "last_prediction_ids_", None)
+            if ids is None:
+                raise ValueError("feedback without ids needs a predict first")
+        ids = list(ids)
+        truths = self._truths(y)
+        if len(truths) != len(ids):
+            raise ValueError("y has %d rows but there are %d prediction ids" %
+                             (len(truths), len(ids)))
+        with self._client() as client:
+            for start in range(0, len(ids), _FEEDBACK_ITEMS):
+                client.feedback(self.tenant, self.store,
+                                zip(ids[start:start + _FEEDBACK_ITEMS],
+                                    truths[start:start + _FEEDBACK_ITEMS]))
+            self._publish(client)
+        return self
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
@@ -242,10 +306,9 @@ class AdaptdClassifier(ClassifierMixin, _AdaptdEstimator):
 
     def _scores(self, X: Any) -> np.ndarray:
         """The store's scores, rows x classes_ (-inf for a class the store has not learned)."""
-        X = self._raw_predict(X)
+        check_is_fitted(self, "store_version_")
         names = [str(c) for c in self.classes_]
-        with self._client() as client:
-            response = client.predict_raw(self.tenant, self.store, X, top_k=len(names))
+        response = self._served(X, top_k=len(names))
         from ._calls import score_matrix
 
         scores = score_matrix(names, response)
@@ -256,6 +319,19 @@ class AdaptdClassifier(ClassifierMixin, _AdaptdEstimator):
         """The best-scoring class of each row."""
         scores = self._scores(X)
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_with_ids(self, X: Any) -> Tuple[np.ndarray, List[str]]:
+        """predict's classes and each prediction's id for feedback (feedback_window > 0)."""
+        _check_window(self)
+        predicted = self.predict(X)
+        return predicted, list(self.last_prediction_ids_)
+
+    def _truths(self, y: Any) -> List[Any]:
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError("y must be one label per prediction, got shape %s" % (y.shape,))
+        self._check_continuation(y)
+        return [str(v) for v in y]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Rows x classes_: the scores clipped at 0 and normalised (see the module's doc)."""
@@ -309,10 +385,19 @@ class AdaptdRegressor(RegressorMixin, _AdaptdEstimator):
         return self._fit(X, y, first=not hasattr(self, "store_version_"))
 
     def predict(self, X: Any) -> np.ndarray:
-        X = self._raw_predict(X)
-        with self._client() as client:
-            out = np.asarray(client.predict(self.tenant, self.store, X), dtype=np.float64)
+        out = np.asarray(predictions(self._served(X, top_k=1)), dtype=np.float64)
         return out.ravel() if self._y_1d_ else out
+
+    def predict_with_ids(self, X: Any) -> Tuple[np.ndarray, List[str]]:
+        """predict's rows and each prediction's id for feedback (feedback_window > 0)."""
+        _check_window(self)
+        predicted = self.predict(X)
+        return predicted, list(self.last_prediction_ids_)
+
+    def _truths(self, y: Any) -> List[Any]:
+        y = np.asarray(y, dtype=np.float64)
+        self._check_continuation(y)
+        return [list(row) for row in y.reshape(len(y), -1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -262,6 +262,20 @@ class PythonClientEndToEnd(unittest.TestCase):
         self.assert_code("FAILED_PRECONDITION", self.client.feedback, TENANT, "feedback-twin",
                          [ids[0]])
 
+    def test_feedback_window_age_and_the_served_figures(self):
+        info, _ = self.make_label_store("feedback-age", feedback_window=50, feedback_age_s=3600)
+        self.assertEqual(info["spec"]["feedback"], {"count": 50, "max_age_s": 3600})
+        served, ids = self.client.predict_with_ids(TENANT, "feedback-age", self.x_more[:10])
+        self.client.feedback(TENANT, "feedback-age", zip(ids, self.y_more[:10]))
+        info = self.client.get_store(TENANT, "feedback-age")
+        self.assertEqual(info["served_evaluated"], 10)
+        self.assertEqual(info["served_correct"],
+                         sum(row[0][0] == y for row, y in zip(served, self.y_more[:10])))
+        self.assertGreater(info["remembered_bytes"], 0)
+        self.assertGreaterEqual(info["memory_bytes"], info["remembered_bytes"])
+        with self.assertRaises(ValueError):
+            self.client.create_store(TENANT, "age-alone", feedback_age_s=60)
+
     def test_errors(self):
         self.make_label_store("errors")
         error = self.assert_code("NOT_FOUND", self.client.get_store, TENANT, "no-such-store")

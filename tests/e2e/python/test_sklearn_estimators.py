@@ -214,6 +214,68 @@ class Estimators(unittest.TestCase):
         clf = self.classifier("texts", encoder="text", ridge=0.1).fit(texts, labels)
         self.assertEqual(clf.score(texts, labels), 1.0)
 
+    def test_feedback_equals_partial_fit_with_the_same_rows(self):
+        x, y = classes_data(9, rows=300)
+        fed = self.classifier("fed", ridge=1.0, feedback_window=1000).fit(x[:200], y[:200])
+        twin = self.classifier("fed-twin", ridge=1.0).fit(x[:200], y[:200])
+        served = fed.predict(x[200:])
+        ids = fed.last_prediction_ids_
+        self.assertEqual(len(set(ids)), 100)
+        self.assertTrue(all(i.startswith("p1.") for i in ids))
+        twin.predict(x[:3])
+        self.assertFalse(hasattr(twin, "last_prediction_ids_"), "no window: predict keeps nothing")
+        before = fed.store_version_
+        fed.feedback(y[200:])  # the ids of the last predict; X is not sent again
+        self.assertGreater(fed.store_version_, before)
+        twin.partial_fit(x[200:], y[200:])
+        np.testing.assert_allclose(fed.predict_proba(x), twin.predict_proba(x), rtol=1e-4,
+                                   atol=1e-6)
+        with Client(SERVER.address) as client:
+            info = client.get_store(TENANT, "fed")
+            self.assertEqual(info["examples"], client.get_store(TENANT, "fed-twin")["examples"])
+            self.assertEqual(info["served_evaluated"], 100)
+            self.assertEqual(info["served_correct"], int(np.sum(served == y[200:])))
+            self.assertGreater(info["remembered_bytes"], 0)
+            # A resend applies once.
+            fed.feedback(y[200:], ids)
+            self.assertEqual(client.get_store(TENANT, "fed")["examples"], info["examples"])
+        with self.assertRaises(ValueError) as caught:
+            fed.feedback(np.array(["cat", "owl"]), ids[:2])
+        self.assertIn("owl", str(caught.exception))
+        with self.assertRaises(ValueError):
+            fed.feedback(y[:3], ids[:2])
+        with self.assertRaises(ValueError) as caught:
+            twin.feedback(y[:3], ids[:3])
+        self.assertIn("feedback_window", str(caught.exception))
+
+    def test_feedback_past_the_window_is_not_found(self):
+        from adaptd_client.errors import NotFoundError
+
+        x, y = classes_data(10, rows=120)
+        clf = self.classifier("fed-small", kind="falcon", variant="1",
+                              feedback_window=5).fit(x[:100], y[:100])
+        _, ids = clf.predict_with_ids(x[100:])
+        with Client(SERVER.address) as client:
+            before = client.get_store(TENANT, "fed-small")["examples"]
+            with self.assertRaises(NotFoundError) as caught:
+                clf.feedback(y[100:], ids)
+            self.assertIn("window", str(caught.exception))
+            self.assertEqual(client.get_store(TENANT, "fed-small")["examples"], before)
+            clf.feedback(y[115:], ids[15:])  # the last five are remembered
+            self.assertEqual(client.get_store(TENANT, "fed-small")["examples"], before + 5)
+
+    def test_regressor_feedback_equals_partial_fit(self):
+        rng = np.random.default_rng(11)
+        x = rng.normal(size=(200, 4))
+        y = x @ rng.normal(size=(4, 2))
+        fed = self.regressor("fed-reg", rcond=1e-6, feedback_window=100).fit(x[:150], y[:150])
+        twin = self.regressor("fed-reg-twin", rcond=1e-6).fit(x[:150], y[:150])
+        predicted, ids = fed.predict_with_ids(x[150:])
+        self.assertEqual(predicted.shape, (50, 2))
+        fed.feedback(y[150:], ids)
+        twin.partial_fit(x[150:], y[150:])
+        np.testing.assert_allclose(fed.predict(x), twin.predict(x), rtol=1e-4, atol=1e-5)
+
     def test_scikit_learn_estimator_checks(self):
         for estimator in (self.classifier("check-clf", ridge=1.0),
                           self.regressor("check-reg", ridge=1e-3)):

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Feedback survives SIGKILL (docs/FEEDBACK.md). In each round a faast store with a feedback
+window serves predictions, two clients send Feedback calls on them, and adaptd is killed with
+SIGKILL at a random moment; it restarts on the same data directory. After each restart every
+acknowledged call is in the store exactly once (its resend reports every item a duplicate and
+changes nothing) and a call the kill interrupted is in it entirely or not at all. At the end
+the store equals, statistic for statistic, a store fed by Adapt with the inputs and labels of
+the applied items: the same example count and the same predictions (keys of small integers,
+so the sums are exact in any order and the solves agree).
+
+Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated stubs.
+"""
+
+import os
+import random
+import sys
+import threading
+import time
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from adaptd_process import AdaptdProcess, run_tests  # noqa: E402
+
+from adaptd_client import Client  # noqa: E402
+from adaptd_client.errors import AdaptdError, NotFoundError  # noqa: E402
+
+TENANT = "crash"
+DIM = 4
+LABELS = ("a", "b", "c")
+ROUNDS = 3
+SERVED = 2000     # predictions served in each round
+ITEMS = 20        # items per Feedback call
+ACKED_BEFORE_KILL = 10
+BOUND_S = 60.0
+
+SERVERS = []  # the one server, for run_tests to print its log and clean it up
+
+
+def spec(client, store, window):
+    client.create_store(TENANT, store, kind="faast", output="labels", dim=DIM,
+                        feedback_window=window, ridge=1.0, auto_compile_every=0,
+                        auto_compile_delay_ms=0)
+
+
+def truth(rows):
+    return [LABELS[int(r.sum()) % len(LABELS)] for r in rows]
+
+
+def items(ids, labels, call):
+    return [(ids[i], labels[i]) for i in call]
+
+
+class FeedbackSigkillTest(unittest.TestCase):
+    def setUp(self):
+        self.server = AdaptdProcess()
+        SERVERS.append(self.server)
+        self.server.start()
+        self.rng = np.random.default_rng(42)
+
+    def serve(self):
+        """One round's predictions of `fb`: (their inputs, ids, true labels)."""
+        served = self.rng.integers(-3, 4, size=(SERVED, DIM)).astype(np.float64)
+        ids = []
+        with Client(self.server.address) as client:
+            client.compile(TENANT, "fb")
+            for start in range(0, SERVED, 500):
+                _, batch = client.predict_with_ids(TENANT, "fb", served[start:start + 500])
+                ids.extend(batch)
+        self.assertEqual(len(set(ids)), SERVED)
+        return served, ids, truth(served)
+
+    def feed_until_killed(self, ids, labels):
+        """Feedback calls from two clients until a SIGKILL: (acknowledged, unknown) calls."""
+        calls = [list(range(start, start + ITEMS)) for start in range(0, SERVED, ITEMS)]
+        acked, unknown, lock = [], [], threading.Lock()
+        address = self.server.address
+
+        def sender(mine):
+            with Client(address, timeout=10.0) as client:
+                for call in mine:
+                    try:
+                        answer = client.feedback(TENANT, "fb", items(ids, labels, call))
+                    except AdaptdError:
+                        with lock:
+                            unknown.append(call)
+                        return
+                    with lock:
+                        acked.append((call, answer))
+
+        senders = [threading.Thread(target=sender, args=(calls[k::2],)) for k in range(2)]
+        for thread in senders:
+            thread.start()
+        kill_after = ACKED_BEFORE_KILL + random.randrange(40)
+        deadline = time.monotonic() + BOUND_S
+        while time.monotonic() < deadline:
+            with lock:
+                if len(acked) >= kill_after:
+                    break
+            time.sleep(0.001)
+        self.server.process.kill()  # SIGKILL
+        self.server.process.wait()
+        for thread in senders:
+            thread.join(BOUND_S)
+        self.assertGreaterEqual(len(acked), ACKED_BEFORE_KILL)
+        self.assertLess(len(acked), len(calls), "the kill came before the calls ran out")
+        for call, answer in acked:
+            self.assertEqual((answer["accepted"], answer["duplicates"]), (ITEMS, 0), call)
+        return [call for call, _ in acked], unknown
+
+    def test_acknowledged_feedback_is_applied_exactly_once_after_sigkill(self):
+        seed = self.rng.integers(-3, 4, size=(30, DIM)).astype(np.float64)
+        with Client(self.server.address) as client:
+            spec(client, "fb", window=SERVED)
+            client.adapt(TENANT, "fb", seed, labels=truth(seed))
+        inputs, targets = [seed], [truth(seed)]
+        for _ in range(ROUNDS):
+            served, ids, labels = self.serve()
+            acked, unknown = self.feed_until_killed(ids, labels)
+            self.server.start()  # the same data directory, a new port
+            with Client(self.server.address) as client:
+                examples = client.get_store(TENANT, "fb")["examples"]
+                # Every acknowledged call is in the store once: its resend skips every item.
+                for call in acked:
+                    again = client.feedback(TENANT, "fb", items(ids, labels, call))
+                    self.assertEqual(again["duplicates"], ITEMS, call)
+                # A call the kill interrupted is in it entirely or not at all: the restart
+                # forgot the remembered keys, so one not applied is NOT_FOUND (the applied-ids
+                # window is checked first, so a half-applied one would be NOT_FOUND too, and
+                # the count below would tell).
+                applied = list(acked)
+                for call in unknown:
+                    try:
+                        again = client.feedback(TENANT, "fb", items(ids, labels, call))
+                        self.assertEqual(again["duplicates"], ITEMS, call)
+                        applied.append(call)
+                    except NotFoundError as error:
+                        self.assertIn("restarted", str(error))
+                self.assertEqual(client.get_store(TENANT, "fb")["examples"], examples)
+            rows = [i for call in applied for i in call]
+            inputs.append(served[rows])
+            targets.append([labels[i] for i in rows])
+            self.assertEqual(examples, sum(len(x) for x in inputs))
+
+        # The store equals one fed the same examples by Adapt.
+        with Client(self.server.address) as client:
+            spec(client, "twin", window=0)
+            client.adapt(TENANT, "twin", np.vstack(inputs), labels=sum(targets, []))
+            client.compile(TENANT, "fb")
+            client.compile(TENANT, "twin")
+            fed, twin = client.get_store(TENANT, "fb"), client.get_store(TENANT, "twin")
+            self.assertEqual(fed["examples"], twin["examples"])
+            self.assertEqual(sorted(fed["labels"]), sorted(twin["labels"]))
+            probe = self.rng.normal(size=(64, DIM))
+            fed_scores = client.predict(TENANT, "fb", probe, top_k=len(LABELS))
+            twin_scores = client.predict(TENANT, "twin", probe, top_k=len(LABELS))
+        for a, b in zip(fed_scores, twin_scores):
+            self.assertEqual([label for label, _ in a], [label for label, _ in b])
+            np.testing.assert_allclose([s for _, s in a], [s for _, s in b], rtol=1e-5,
+                                       atol=1e-6)
+
+
+if __name__ == "__main__":
+    run_tests(lambda: SERVERS[0] if SERVERS else None)

@@ -9,7 +9,9 @@
 // Failures: a connection error, a timeout, 5xx and 429 (SlowDown) are retried with backoff up
 // to `attempts` times (every call here is idempotent), then Unavailable naming the object and
 // S3's error code; 403 is PermissionDenied, 404 NotFound, other 4xx InvalidArgument or
-// FailedPrecondition, each naming the object and S3's code and message.
+// FailedPrecondition, each naming the object and S3's code and message. A TLS certificate that
+// does not verify is FailedPrecondition, not retried. Messages open with the object
+// ("s3://BUCKET/PREFIX/KEY: ...") or, for a bad option, with the field ("url: ...").
 #ifndef ADAPTD_SERVER_OBJSTORE_S3_OBJECT_STORE_H_
 #define ADAPTD_SERVER_OBJSTORE_S3_OBJECT_STORE_H_
 
@@ -40,6 +42,8 @@ struct S3Options {
   // Each request's deadline, and how many times a retryable failure is tried.
   absl::Duration timeout = absl::Seconds(30);
   int attempts = 4;
+  // Keys per ListObjectsV2 page, 1 to 1000 (S3's maximum; smaller in tests of paging).
+  int list_page_size = 1000;
 };
 
 class S3ObjectStore final : public ObjectStore {

@@ -183,9 +183,10 @@ TEST_F(EngineFeedbackTest, AStoreWithoutAWindowServesNoIds) {
 
 // The loop on a labelled stream: each round predicts (alternately through Predict and
 // PredictBatch) and sends the true labels by prediction id; a twin store gets the same
-// examples by Adapt. Their statistics and predictions end equal.
+// examples by Adapt. Their statistics and predictions end equal, for every kind.
 TEST_F(EngineFeedbackTest, LearningFromIdsEqualsAdaptWithTheSameExamples) {
-  for (adapt::v1::StoreKind kind : {adapt::v1::STORE_KIND_FALCON, adapt::v1::STORE_KIND_FAAST}) {
+  for (adapt::v1::StoreKind kind :
+       {adapt::v1::STORE_KIND_FALCON, adapt::v1::STORE_KIND_FAAST, adapt::v1::STORE_KIND_FWPKM}) {
     const std::string by_adapt = absl::StrCat("adapt", kind);
     const std::string by_feedback = absl::StrCat("feedback", kind);
     ASSERT_TRUE(Create(by_adapt, kind, 100).ok());

@@ -52,7 +52,10 @@ absl::Status ErrorStatus(const S3Response& response, absl::string_view what) {
   }
   if (status == 404) return absl::NotFoundError(text);
   if (s3_internal::S3Http::RetryableStatus(status)) return absl::UnavailableError(text);
-  if (status == 409 || status == 412) return absl::FailedPreconditionError(text);
+  // 301/307: the bucket is in another region or behind another endpoint.
+  if (status == 301 || status == 307 || status == 409 || status == 412) {
+    return absl::FailedPreconditionError(text);
+  }
   if (status >= 400 && status < 500) return absl::InvalidArgumentError(text);
   return absl::UnknownError(text);
 }

@@ -9,8 +9,9 @@
 // Failures: a connection error, a timeout, 5xx and 429 (SlowDown) are retried with backoff up
 // to `attempts` times (every call here is idempotent), then Unavailable naming the object and
 // S3's error code; 403 is PermissionDenied, 404 NotFound, other 4xx InvalidArgument or
-// FailedPrecondition, each naming the object and S3's code and message. A TLS certificate that
-// does not verify is FailedPrecondition, not retried. Messages open with the object
+// FailedPrecondition, each naming the object and S3's code and message. A redirect (301/307:
+// the bucket is in another region or behind another endpoint) and a TLS certificate that does
+// not verify are FailedPrecondition, not retried. Messages open with the object
 // ("s3://BUCKET/PREFIX/KEY: ...") or, for a bad option, with the field ("url: ...").
 #ifndef ADAPTD_SERVER_OBJSTORE_S3_OBJECT_STORE_H_
 #define ADAPTD_SERVER_OBJSTORE_S3_OBJECT_STORE_H_

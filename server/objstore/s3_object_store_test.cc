@@ -1,5 +1,5 @@
 // S3ObjectStore against a real SeaweedFS (one server for the suite, each test under its own
-// prefix), and the bytes it sends checked on a recording server.
+// prefix).
 #include "server/objstore/s3_object_store.h"
 
 #include <cstdlib>
@@ -9,14 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "server/base/status_test_util.h"
-#include "server/objstore/testing/recording_http_server.h"
 #include "server/objstore/testing/seaweedfs.h"
 
 namespace adaptd_objstore_test {
 namespace {
 
 using ::adaptd::S3Options;
-using ::adaptd::testing_util::RecordingHttpServer;
 using ::adaptd::testing_util::SeaweedFs;
 using ::adaptd::testing_util::StartsWithField;
 using Store = ::adaptd::S3ObjectStore;
@@ -263,8 +261,8 @@ TEST_F(S3ObjectStore, BadOptionsNameTheField) {
   EXPECT_TRUE(StartsWithField(store->Get(std::string(1100, 'k')).status().message(), "key"));
 }
 
-// Last in the suite's order: it kills the server (and starts it again on the same data).
-TEST_F(S3ObjectStore, KilledServerIsUnavailableThenServesAgain) {
+// Last in the suite's order: it stops the server (and starts it again on the same data).
+TEST_F(S3ObjectStore, StoppedServerIsUnavailableThenServesAgain) {
   S3Options options = Options("s3://adaptd-test/outage");
   options.attempts = 3;
   options.timeout = absl::Seconds(2);
@@ -273,7 +271,7 @@ TEST_F(S3ObjectStore, KilledServerIsUnavailableThenServesAgain) {
   Store& store = **opened;
   ASSERT_TRUE(store.Put("before", "kept").ok());
 
-  server_->Kill();  // Stop() (SIGTERM) works too, but SeaweedFS takes 15 s to finish it
+  server_->Stop();  // SIGTERM; SeaweedFS 4.48 takes about 15 s to exit
   const absl::Time begin = absl::Now();
   auto got = store.Get("before");
   EXPECT_EQ(got.status().code(), absl::StatusCode::kUnavailable) << got.status();
@@ -292,35 +290,6 @@ TEST_F(S3ObjectStore, KilledServerIsUnavailableThenServesAgain) {
   EXPECT_TRUE(store.Put("after", "written").ok());
   EXPECT_EQ(store.Get("after").value_or("?"), "written");
   EXPECT_EQ(store.Get("during").status().code(), absl::StatusCode::kNotFound);
-}
-
-TEST(S3ObjectStoreWire, SendsTheSessionTokenFromTheEnvironment) {
-  RecordingHttpServer server({{200, ""}});
-  setenv("AWS_ACCESS_KEY_ID", "AKTEMPORARY", 1);
-  setenv("AWS_SECRET_ACCESS_KEY", "temporary-secret", 1);
-  setenv("AWS_SESSION_TOKEN", "temporary-session-token", 1);
-  S3Options options;
-  options.url = "s3://bkt/pre";
-  options.endpoint = server.endpoint();
-  options.region = "ap-south-1";
-  auto store = Store::Open(options);
-  unsetenv("AWS_ACCESS_KEY_ID");
-  unsetenv("AWS_SECRET_ACCESS_KEY");
-  unsetenv("AWS_SESSION_TOKEN");
-  ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*store)->Put("a b+c~d", "payload").ok());
-  const std::vector<std::string> requests = server.requests();
-  ASSERT_EQ(requests.size(), 2u);
-  EXPECT_EQ(requests[0].rfind("HEAD /bkt HTTP/1.1\r\n", 0), 0u) << requests[0];
-  EXPECT_EQ(requests[1].rfind("PUT /bkt/pre/a%20b%2Bc~d HTTP/1.1\r\n", 0), 0u) << requests[1];
-  for (const std::string& request : requests) {
-    EXPECT_NE(request.find("\r\nx-amz-security-token: temporary-session-token\r\n"),
-              std::string::npos)
-        << request;
-    EXPECT_NE(request.find("Credential=AKTEMPORARY/"), std::string::npos) << request;
-    EXPECT_NE(request.find("/ap-south-1/s3/aws4_request"), std::string::npos) << request;
-    EXPECT_EQ(request.find("temporary-secret"), std::string::npos) << request;
-  }
 }
 
 }  // namespace

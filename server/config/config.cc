@@ -11,6 +11,7 @@
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "kernels/device_name.h"
+#include "server/base/status_macros.h"
 #include "server/config/defaults.h"
 
 namespace adaptd {
@@ -19,6 +20,34 @@ namespace {
 constexpr uint64_t kMinMessageBytes = 4096;
 constexpr uint64_t kMaxMessageBytes = (1ull << 31) - 1;
 constexpr uint32_t kMaxDimLimit = 65536;
+
+absl::Status ValidateDurableLog(const adapt::v1::DurableLogConfig& log) {
+  if (log.etcd_endpoints().empty()) {
+    return absl::InvalidArgumentError(
+        "durable_log.etcd_endpoints: at least one etcd client URL is required (--etcd-endpoints)");
+  }
+  for (const std::string& url : log.etcd_endpoints()) {
+    if (url.empty() || absl::StrContains(url, ' ')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("durable_log.etcd_endpoints: '", url, "' is not a URL"));
+    }
+  }
+  if (!absl::StartsWith(log.snapshot_store(), "s3://") || log.snapshot_store().size() <= 5) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "durable_log.snapshot_store: required with etcd, as s3://BUCKET/PREFIX (--snapshot-store)",
+        log.snapshot_store().empty() ? "" : absl::StrCat(", got '", log.snapshot_store(), "'")));
+  }
+  if (log.lease_ttl_seconds() > 3600) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("durable_log.lease_ttl_seconds: at most 3600, got ", log.lease_ttl_seconds()));
+  }
+  if (log.etcd_cert_file().empty() != log.etcd_key_file().empty()) {
+    return absl::InvalidArgumentError(
+        "durable_log.etcd_cert_file: a certificate and its key go together (--etcd-cert and "
+        "--etcd-key)");
+  }
+  return absl::OkStatus();
+}
 
 // Collects the first text-format parse error with its position.
 class FirstError : public google::protobuf::io::ErrorCollector {
@@ -148,6 +177,7 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   if (config.encoders().empty()) {
     return absl::InvalidArgumentError("encoders: at least one encoder is required");
   }
+  if (config.has_durable_log()) RETURN_IF_ERROR(ValidateDurableLog(config.durable_log()));
   if (config.has_cluster()) {
     if (absl::StatusOr<cluster::Membership> m = ClusterMembership(config); !m.ok()) {
       return m.status();

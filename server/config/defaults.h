@@ -43,6 +43,12 @@ inline constexpr uint32_t kMaxExampleIds = 65536;                  // ids each s
 inline constexpr uint64_t kStateMapBytes = uint64_t{1} << 40;      // state database map size
 inline constexpr uint64_t kMemoryBudgetBytes = 0;                  // loaded stores; 0: no limit
 
+// The durable log in etcd and object storage (docs/DURABLE_LOG.md); off unless
+// --etcd-endpoints is given.
+inline constexpr char kEtcdPrefix[] = "/adaptd/";    // every key of the deployment's
+inline constexpr uint32_t kEtcdLeaseTtlSeconds = 5;  // the claim's lease
+inline constexpr char kS3Region[] = "us-east-1";     // the object store's region
+
 // Security, quotas and shutdown (docs/SECURITY.md); a quota of 0 is unlimited.
 inline constexpr uint32_t kShutdownGraceSeconds = 10;  // in-flight calls' time after SIGTERM
 inline constexpr uint64_t kQuotaMaxStores = 0;         // stores per tenant

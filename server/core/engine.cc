@@ -5,6 +5,7 @@
 
 #include "server/base/status_macros.h"
 #include "server/config/defaults.h"
+#include "server/durability/etcd_durability.h"
 #include "server/durability/local_durability.h"
 
 namespace adaptd {
@@ -12,6 +13,16 @@ namespace adaptd {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend, Metrics* metrics,
                                                        Env* env) {
+  if (config.has_durable_log()) {
+    return CreateOver(
+        config, backend, metrics,
+        [config, backend](
+            std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
+          ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> remote,
+                           EtcdDurability::OpenConfigured(config, backend, recovered));
+          return std::unique_ptr<Durability>(std::move(remote));
+        });
+  }
   return CreateOver(config, backend, metrics, LocalDurabilityOf(config, backend, metrics, env));
 }
 

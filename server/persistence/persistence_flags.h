@@ -18,6 +18,13 @@ struct PersistenceFlags {
   std::optional<uint32_t> max_example_ids;
   std::optional<uint64_t> state_map_bytes;
   std::optional<uint64_t> memory_budget_bytes;
+  // The durable log (docs/DURABLE_LOG.md): empty strings leave the config's values.
+  std::string etcd_endpoints;  // comma-separated
+  std::string etcd_prefix;
+  std::string etcd_ca, etcd_cert, etcd_key;
+  std::optional<uint32_t> etcd_lease_ttl;
+  std::string snapshot_store;
+  std::string s3_endpoint, s3_region, s3_credentials_file, s3_ca;
 };
 
 void AddPersistenceFlags(CLI::App& app, PersistenceFlags* flags);

@@ -1,0 +1,421 @@
+// EtcdDurability: the claim, start-up recovery, and the store entries (creates, imports,
+// deletes, pins). Appends are in etcd_durability_log.cc, stored states and loads in
+// etcd_durability_state.cc.
+#include "server/durability/etcd_durability.h"
+
+#include <cstdio>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "server/base/status_macros.h"
+#include "server/persistence/failed_store.h"
+
+namespace adaptd {
+namespace {
+
+etcdserverpb::Compare VersionIs(const std::string& key, int64_t version) {
+  etcdserverpb::Compare compare;
+  compare.set_key(key);
+  compare.set_target(etcdserverpb::Compare::VERSION);
+  compare.set_result(etcdserverpb::Compare::EQUAL);
+  compare.set_version(version);
+  return compare;
+}
+
+}  // namespace
+
+std::string PrefixEnd(const std::string& prefix) {
+  std::string end = prefix;
+  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
+  if (end.empty()) return std::string(1, '\0');  // every key
+  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
+  return end;
+}
+
+EtcdDurability::EtcdDurability(std::unique_ptr<etcd::EtcdClient> client,
+                               std::shared_ptr<ObjectStore> objects, kernels::Backend* backend,
+                               Options options)
+    : client_(std::move(client)),
+      objects_(std::move(objects)),
+      backend_(backend),
+      options_(std::move(options)) {}
+
+EtcdDurability::~EtcdDurability() { Close(); }
+
+absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
+    std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
+    kernels::Backend* backend, std::vector<RecoveredStore>* recovered, Options options) {
+  if (options.prefix.empty() || options.prefix.back() != '/') options.prefix += '/';
+  const absl::Time start = absl::Now();
+  std::unique_ptr<EtcdDurability> durability(
+      new EtcdDurability(std::move(client), std::move(objects), backend, std::move(options)));
+  RETURN_IF_ERROR(durability->Claim());
+  EtcdCommitQueue::Options queue;
+  queue.commit_timeout = durability->options_.commit_timeout;
+  queue.fault = durability->options_.commit_fault;
+  const Options::Hooks& hooks = durability->options_.hooks;
+  queue.on_commit = hooks.on_commit;
+  if (hooks.on_error) queue.on_error = [on_error = hooks.on_error] { on_error("etcd"); };
+  queue.on_fence_failure = hooks.on_fence_failure;
+  durability->commits_ = std::make_unique<EtcdCommitQueue>(
+      durability->client_.get(), durability->options_.prefix + "owner", queue);
+  RETURN_IF_ERROR(durability->RecoverAll(recovered));
+  EtcdDurability* d = durability.get();
+  durability->snapshotter_ = std::thread([d] { d->SnapshotLoop(); });
+  durability->recovery_report_ =
+      absl::StrFormat("%d stores from etcd (%s) in %.3f s", recovered->size(),
+                      durability->options_.prefix, absl::ToDoubleSeconds(absl::Now() - start));
+  return durability;
+}
+
+absl::Status EtcdDurability::Claim() {
+  absl::StatusOr<std::unique_ptr<etcd::LeaseKeeper>> lease =
+      etcd::LeaseKeeper::Start(client_.get(), options_.lease_ttl, [prefix = options_.prefix] {
+        std::fprintf(stderr, "adaptd: the etcd lease of the claim %sowner was lost\n",
+                     prefix.c_str());
+      });
+  if (!lease.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("etcd: granting this server's lease: ", lease.status().message()));
+  }
+  lease_ = *std::move(lease);
+  const std::string owner = options_.prefix + "owner";
+  const absl::Time deadline = absl::Now() + options_.claim_wait;
+  std::string holder;
+  for (;;) {
+    etcdserverpb::TxnRequest txn;
+    *txn.add_compare() = VersionIs(owner, 0);
+    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(owner);
+    put->set_value(options_.server_name);
+    put->set_lease(lease_->id());
+    txn.add_failure()->mutable_request_range()->set_key(owner);
+    absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+    if (response.ok() && response->succeeded()) {
+      claim_revision_ = response->header().revision();
+      return absl::OkStatus();
+    }
+    if (response.ok()) {
+      const auto& range = response->responses(0).response_range();
+      if (range.kvs_size() > 0) holder = range.kvs(0).value();
+    } else if (!absl::IsUnavailable(response.status()) &&
+               !absl::IsDeadlineExceeded(response.status())) {
+      return response.status();
+    }
+    if (absl::Now() > deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          "etcd: the claim ", owner, " is held by '", holder,
+          "' (another adaptd uses this --etcd-prefix, or one that stopped has a lease not yet "
+          "lapsed) and did not go within ",
+          absl::FormatDuration(options_.claim_wait)));
+    }
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+}
+
+std::string EtcdDurability::EntryKey(const std::string& key) const {
+  return absl::StrCat(options_.prefix, "stores/", key);
+}
+
+std::string EtcdDurability::LogPrefix(const std::string& key, uint64_t incarnation) const {
+  return absl::StrFormat("%slog/%s/%016x/", options_.prefix, key, incarnation);
+}
+
+std::string EtcdDurability::LogKey(const std::string& key, uint64_t incarnation,
+                                   uint64_t seq) const {
+  return absl::StrFormat("%s%016x", LogPrefix(key, incarnation), seq);
+}
+
+std::string EtcdDurability::FenceToken() const {
+  return absl::StrCat(options_.prefix, "owner@", claim_revision_);
+}
+
+Fence EtcdDurability::CurrentFence(const std::string&, const std::string&) const {
+  return Fence{FenceToken()};
+}
+
+absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fence) const {
+  if (fence.token == FenceToken()) return absl::OkStatus();
+  return OwnershipLostError(
+      key, absl::StrCat("fence '", fence.token, "' is not this server's (", FenceToken(), ")"));
+}
+
+absl::Status EtcdDurability::FencedTxn(const std::string& key,
+                                       std::vector<etcdserverpb::Compare> compares,
+                                       std::vector<etcdserverpb::RequestOp> ops) {
+  const std::string owner = options_.prefix + "owner";
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::Compare* fence = txn.add_compare();
+  fence->set_key(owner);
+  fence->set_target(etcdserverpb::Compare::CREATE);
+  fence->set_result(etcdserverpb::Compare::EQUAL);
+  fence->set_create_revision(claim_revision_);
+  for (etcdserverpb::Compare& compare : compares) *txn.add_compare() = std::move(compare);
+  for (etcdserverpb::RequestOp& op : ops) *txn.add_success() = std::move(op);
+  txn.add_failure()->mutable_request_range()->set_key(owner);
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  Count(response.status(), "etcd");
+  if (!response.ok()) {
+    if (absl::IsResourceExhausted(response.status())) return response.status();
+    return absl::UnavailableError(
+        absl::StrCat("store ", key, ": etcd: ", response.status().message()));
+  }
+  if (response->succeeded()) return absl::OkStatus();
+  const auto& claim = response->responses(0).response_range();
+  if (claim.kvs_size() == 0 || claim.kvs(0).create_revision() != claim_revision_) {
+    const absl::Status lost =
+        OwnershipLostError(key, absl::StrCat("the claim ", owner, " is no longer this server's"));
+    Count(lost, "etcd");
+    return lost;
+  }
+  return absl::FailedPreconditionError(absl::StrCat("store ", key, ": its entry in etcd changed"));
+}
+
+void EtcdDurability::Count(const absl::Status& status, const std::string& service) const {
+  if (status.ok()) return;
+  if (IsOwnershipLost(status)) {
+    if (options_.hooks.on_fence_failure) options_.hooks.on_fence_failure();
+  } else if (options_.hooks.on_error) {
+    options_.hooks.on_error(service);
+  }
+}
+
+double EtcdDurability::OldestChangeSeconds() const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    absl::MutexLock lock(&mu_);
+    entries.reserve(entries_.size());
+    for (const auto& [key, entry] : entries_) entries.push_back(entry);
+  }
+  const absl::Time now = absl::Now();
+  absl::Time oldest = now;
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->dirty && entry->dirty_since < oldest) oldest = entry->dirty_since;
+  }
+  return absl::ToDoubleSeconds(now - oldest);
+}
+
+std::shared_ptr<EtcdDurability::Entry> EtcdDurability::Find(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<EtcdDurability::Entry> EtcdDurability::FindLoaded(const std::string& key,
+                                                                  const Store* store) const {
+  std::shared_ptr<Entry> entry = Find(key);
+  if (entry == nullptr || store == nullptr) return nullptr;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->store.get() == store ? entry : nullptr;
+}
+
+absl::Status EtcdDurability::RecoverAll(std::vector<RecoveredStore>* recovered) {
+  const std::string stores_prefix = options_.prefix + "stores/";
+  absl::StatusOr<std::vector<mvccpb::KeyValue>> entries = client_->RangePrefix(stores_prefix);
+  if (!entries.ok()) return entries.status();
+  // The stores whose log holds records after their stored state: rebuilt now.
+  absl::StatusOr<std::vector<mvccpb::KeyValue>> logs =
+      client_->RangePrefix(options_.prefix + "log/", /*keys_only=*/true);
+  if (!logs.ok()) return logs.status();
+  std::set<std::string> with_log;
+  for (const mvccpb::KeyValue& kv : *logs) {
+    std::string rest = kv.key().substr(options_.prefix.size() + 4);  // TENANT/STORE/INC/SEQ
+    const size_t cut = rest.rfind('/');
+    if (cut != std::string::npos) with_log.insert(rest.substr(0, cut));  // TENANT/STORE/INC
+  }
+  for (const mvccpb::KeyValue& kv : *entries) {
+    const std::string key = kv.key().substr(stores_prefix.size());
+    adapt::v1::RemoteStoreEntry meta;
+    const size_t slash = key.find('/');
+    if (!meta.ParseFromString(kv.value()) || slash == std::string::npos) {
+      std::fprintf(stderr, "adaptd: etcd key %s does not hold a store entry; skipped\n",
+                   kv.key().c_str());
+      continue;
+    }
+    if (meta.importing()) {
+      // An import never acknowledged: its state was never stored.
+      RETURN_IF_ERROR(FencedTxn(key, {}, [&] {
+        std::vector<etcdserverpb::RequestOp> ops(1);
+        ops[0].mutable_request_delete_range()->set_key(EntryKey(key));
+        return ops;
+      }()));
+      continue;
+    }
+    auto entry = std::make_shared<Entry>(options_.max_ids_per_store);
+    entry->tenant = key.substr(0, slash);
+    entry->name = key.substr(slash + 1);
+    RecoveredStore out;
+    out.tenant = entry->tenant;
+    out.name = entry->name;
+    out.kind = meta.spec().kind();
+    out.base = meta.spec().base();
+    out.pinned = meta.pinned();
+    out.incarnation = meta.incarnation();
+    out.info = meta.snapshot().info();
+    const bool rebuild = !meta.has_snapshot() ||
+                         with_log.contains(absl::StrFormat("%s/%016x", key, meta.incarnation()));
+    {
+      absl::MutexLock entry_lock(&entry->mu);
+      entry->meta = meta;
+      if (rebuild) {
+        absl::StatusOr<Rebuilt> rebuilt = Rebuild(key, meta);
+        if (!rebuilt.ok()) return rebuilt.status();
+        entry->store = rebuilt->store;
+        for (const std::string& id : rebuilt->ids) entry->ids.Add(id);
+        entry->next_seq = rebuilt->last_seq + 1;
+        entry->applied_seq = rebuilt->last_seq;
+        SetDirty(*entry, rebuilt->last_seq > meta.snapshot().seq());
+        entry->log_records = rebuilt->log_records;
+        entry->log_bytes = rebuilt->log_bytes;
+        out.store = rebuilt->store;
+      }
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      entries_[key] = entry;
+    }
+    recovered->push_back(std::move(out));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Position> EtcdDurability::AppendCreate(const std::string& tenant,
+                                                      const std::string& name,
+                                                      std::shared_ptr<Store> store,
+                                                      const adapt::v1::StoreSpec& spec,
+                                                      bool imported, const Fence& fence) {
+  const std::string key = StoreKey(tenant, name);
+  RETURN_IF_ERROR(CheckFence(key, fence));
+  auto entry = std::make_shared<Entry>(options_.max_ids_per_store);
+  entry->tenant = tenant;
+  entry->name = name;
+  adapt::v1::RemoteStoreEntry meta;
+  *meta.mutable_spec() = spec;
+  meta.mutable_spec()->clear_pinned();
+  meta.set_pinned(spec.pinned());
+  meta.set_importing(imported);
+  absl::BitGen bits;
+  // 63 random bits under a set top bit, as the journal draws them.
+  meta.set_incarnation(absl::Uniform<uint64_t>(bits) | (uint64_t{1} << 63));
+  std::vector<etcdserverpb::RequestOp> ops(1);
+  ops[0].mutable_request_put()->set_key(EntryKey(key));
+  ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
+  std::vector<etcdserverpb::Compare> compares(1);
+  compares[0].set_key(EntryKey(key));
+  compares[0].set_target(etcdserverpb::Compare::VERSION);
+  compares[0].set_result(etcdserverpb::Compare::EQUAL);
+  compares[0].set_version(0);
+  absl::MutexLock entry_lock(&entry->mu);
+  if (absl::Status made = FencedTxn(key, std::move(compares), std::move(ops)); !made.ok()) {
+    if (absl::IsFailedPrecondition(made)) {
+      return absl::AlreadyExistsError(absl::StrCat("store ", key, " exists in etcd already"));
+    }
+    return made;
+  }
+  entry->meta = std::move(meta);
+  entry->store = std::move(store);
+  SetDirty(*entry, true);
+  absl::MutexLock lock(&mu_);
+  entries_[key] = entry;
+  return Position{};
+}
+
+absl::Status EtcdDurability::StoreImported(const std::string& tenant, const std::string& name,
+                                           const Store* store,
+                                           const std::vector<std::string>& applied_ids) {
+  const std::string key = StoreKey(tenant, name);
+  std::shared_ptr<Entry> entry = FindLoaded(key, store);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("store ", key, " was deleted during the call"));
+  }
+  absl::MutexLock entry_lock(&entry->mu);
+  for (const std::string& id : applied_ids) entry->ids.Add(id);
+  return StoreState(key, *entry);
+}
+
+absl::StatusOr<Position> EtcdDurability::AppendDelete(const std::string& tenant,
+                                                      const std::string& name, const Fence& fence) {
+  const std::string key = StoreKey(tenant, name);
+  RETURN_IF_ERROR(CheckFence(key, fence));
+  std::shared_ptr<Entry> entry = Find(key);
+  if (entry == nullptr) return Position{};
+  std::vector<std::string> objects;
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    std::vector<etcdserverpb::RequestOp> ops(2);
+    ops[0].mutable_request_delete_range()->set_key(EntryKey(key));
+    const std::string logs = absl::StrCat(options_.prefix, "log/", key, "/");
+    ops[1].mutable_request_delete_range()->set_key(logs);
+    ops[1].mutable_request_delete_range()->set_range_end(PrefixEnd(logs));
+    RETURN_IF_ERROR(FencedTxn(key, {}, std::move(ops)));
+    objects = {entry->meta.snapshot().state().key(), entry->meta.snapshot().readout().key()};
+    entry->store = nullptr;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second == entry) entries_.erase(it);
+  }
+  // The store's objects are no one's now; what is left (a payload) the collector takes.
+  for (const std::string& object : objects) {
+    if (!object.empty()) (void)objects_->Delete(object);
+  }
+  return Position{};
+}
+
+absl::Status EtcdDurability::WaitDurable(const Position& position) {
+  // Creates and deletes are committed when they return.
+  if (!position.bytes.empty()) {
+    return absl::InvalidArgumentError("position: not one this durability made");
+  }
+  return absl::OkStatus();
+}
+
+uint64_t EtcdDurability::Incarnation(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = Find(StoreKey(tenant, name));
+  if (entry == nullptr) return 0;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->meta.incarnation();
+}
+
+absl::Status EtcdDurability::AppendPin(const std::string& tenant, const std::string& name,
+                                       const Store* store, bool pinned, const Fence& fence) {
+  const std::string key = StoreKey(tenant, name);
+  RETURN_IF_ERROR(CheckFence(key, fence));
+  std::shared_ptr<Entry> entry = FindLoaded(key, store);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("store ", key, " was deleted during the call"));
+  }
+  absl::MutexLock entry_lock(&entry->mu);
+  adapt::v1::RemoteStoreEntry meta = entry->meta;
+  meta.set_pinned(pinned);
+  std::vector<etcdserverpb::RequestOp> ops(1);
+  ops[0].mutable_request_put()->set_key(EntryKey(key));
+  ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
+  RETURN_IF_ERROR(FencedTxn(key, {}, std::move(ops)));
+  entry->meta = std::move(meta);
+  return absl::OkStatus();
+}
+
+void EtcdDurability::Close() {
+  {
+    absl::MutexLock lock(&snapshot_mu_);
+    snapshot_stop_ = true;
+  }
+  if (snapshotter_.joinable()) snapshotter_.join();
+  if (commits_ != nullptr) commits_->Stop();
+  if (lease_ != nullptr) {
+    (void)lease_->Revoke();
+    lease_.reset();
+  }
+}
+
+}  // namespace adaptd

@@ -1,0 +1,249 @@
+// EtcdDurability: a Durability whose log is in etcd and whose states and large payloads are
+// objects in object storage (docs/DURABLE_LOG.md), so that a server started anywhere with an
+// empty disk, pointed at the same etcd and bucket, recovers every acknowledged change.
+//
+// - The claim: Open creates PREFIX/owner under this server's lease (waiting for an earlier
+//   holder's lease to lapse); its create revision is the fence every append compares, so a
+//   server whose claim was taken over can append nothing.
+// - A store's entry (adapt.v1.RemoteStoreEntry under PREFIX/stores/TENANT/STORE) holds its
+//   spec, incarnation, pin and the pointer to its last stored state; creates, deletes, pins
+//   and stored states change it in fenced transactions.
+// - Writes and compiles are log records under PREFIX/log/TENANT/STORE/INCARNATION/SEQ,
+//   committed by one committer thread in group transactions (etcd_commit_queue.h), a record
+//   over `inline_bytes` first written as an object.
+// - Start-up reads the entries; a store whose log holds records after its stored state is
+//   rebuilt at once (its description needs them), the others stay cold until first used.
+#ifndef ADAPTD_SERVER_DURABILITY_ETCD_DURABILITY_H_
+#define ADAPTD_SERVER_DURABILITY_ETCD_DURABILITY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "adapt/v1/config.pb.h"
+#include "kernels/backend.h"
+#include "server/config/defaults.h"
+#include "server/durability/durability.h"
+#include "server/durability/etcd_commit_queue.h"
+#include "server/etcd/etcd_client.h"
+#include "server/objstore/object_store.h"
+#include "server/persistence/applied_ids.h"
+
+namespace adaptd {
+
+// The end of the range of keys that start with `prefix` (etcd's range_end).
+std::string PrefixEnd(const std::string& prefix);
+
+class EtcdDurability final : public Durability {
+ public:
+  struct Options {
+    // Every key in etcd starts with it; one per deployment sharing the etcd.
+    std::string prefix = "/adaptd/";
+    // The claim's value: who holds the prefix (for messages).
+    std::string server_name = "adaptd";
+    absl::Duration lease_ttl = absl::Seconds(5);
+    // How long Open waits for an earlier holder's claim to go (its lease to lapse).
+    absl::Duration claim_wait = absl::Seconds(30);
+    // A record larger than this is written as an object first.
+    size_t inline_bytes = 64 << 10;
+    // How long a group transaction is retried before its records fail Unavailable.
+    absl::Duration commit_timeout = absl::Seconds(30);
+    size_t max_ids_per_store = defaults::kMaxExampleIds;
+    // A store's state is written to object storage (and its log trimmed) once its log holds
+    // this many records or bytes past its last stored state, and every `snapshot_interval`
+    // for every store changed since.
+    size_t snapshot_records = 1024;
+    size_t snapshot_bytes = size_t{8} << 20;
+    absl::Duration snapshot_interval = absl::Minutes(5);
+    // Past this many records after its last stored state (its snapshots failing: object
+    // storage unreachable), a store's writes are refused RESOURCE_EXHAUSTED.
+    size_t max_log_records = 16384;
+    // What the server's metrics hear; each optional, called on the thread that saw it.
+    struct Hooks {
+      // A group transaction answered: its seconds and records.
+      std::function<void(double seconds, size_t records)> on_commit;
+      // An object written: "payload", "state" or "readout", its bytes, and whether it was.
+      std::function<void(const std::string& what, uint64_t bytes, bool ok)> on_object;
+      // A store rebuilt from its stored state and its log, in `seconds`.
+      std::function<void(double seconds)> on_restore;
+      // An append refused because another server holds the claim.
+      std::function<void()> on_fence_failure;
+      // A failed call to "etcd" or to "s3" (object storage).
+      std::function<void(const std::string& service)> on_error;
+    };
+    Hooks hooks;
+    // Fault injection for tests (EtcdCommitQueue::Options::fault).
+    std::function<absl::Status()> commit_fault;
+  };
+
+  // Claims the prefix, then recovers every store into `recovered` (rebuilt, or cold).
+  static absl::StatusOr<std::unique_ptr<EtcdDurability>> Open(
+      std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
+      kernels::Backend* backend, std::vector<RecoveredStore>* recovered, Options options);
+  // As the server's config says (config.durable_log, with the defaults of defaults.h):
+  // connects to etcd and checks the bucket first, each failure naming its field.
+  static absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenConfigured(
+      const adapt::v1::ServerConfig& config, kernels::Backend* backend,
+      std::vector<RecoveredStore>* recovered);
+  ~EtcdDurability() override;
+
+  Fence CurrentFence(const std::string& tenant, const std::string& name) const override;
+  absl::StatusOr<Position> AppendCreate(const std::string& tenant, const std::string& name,
+                                        std::shared_ptr<Store> store,
+                                        const adapt::v1::StoreSpec& spec, bool imported,
+                                        const Fence& fence) override;
+  absl::Status StoreImported(const std::string& tenant, const std::string& name, const Store* store,
+                             const std::vector<std::string>& applied_ids) override;
+  absl::StatusOr<Position> AppendDelete(const std::string& tenant, const std::string& name,
+                                        const Fence& fence) override;
+  absl::Status WaitDurable(const Position& position) override;
+  uint64_t Incarnation(const std::string& tenant, const std::string& name) const override;
+  void AppendWrite(const std::string& tenant, const std::string& name, const Store* store,
+                   adapt::v1::WalWrite write, const Fence& fence, Apply apply,
+                   WriteDone done) override;
+  absl::Status AppendPin(const std::string& tenant, const std::string& name, const Store* store,
+                         bool pinned, const Fence& fence) override;
+  absl::Status AppendCompile(const std::string& tenant, const std::string& name, const Store* store,
+                             const adapt::v1::CompileRequest& request, const BaseReadout* base,
+                             const Fence& fence) override;
+  absl::Status AppendAutoCompile(const Store* store, std::string* tenant,
+                                 std::string* name) override;
+  bool Applied(const std::string& tenant, const std::string& name, const Store* store,
+               const std::string& id) const override;
+  std::vector<std::string> RememberedIds(const std::string& tenant, const std::string& name,
+                                         const Store* store) const override;
+  uint64_t RememberedBytes(const std::string& tenant, const std::string& name) const override;
+  absl::StatusOr<std::shared_ptr<Store>> Load(
+      const std::string& tenant, const std::string& name,
+      const std::function<bool(const Store&)>& keep_detached = nullptr) override;
+  absl::StatusOr<std::shared_ptr<const LinearReadout>> LoadReadout(
+      const std::string& tenant, const std::string& name) override;
+  absl::StatusOr<bool> Unload(const std::string& tenant, const std::string& name,
+                              const Store* store) override;
+  absl::Status Checkpoint() override;
+  std::string CheckpointError(const std::string& tenant, const std::string& name) const override;
+  const std::string& recovery_report() const override { return recovery_report_; }
+  // Stops the committer and revokes the lease, so the claim goes at once.
+  void Close() override;
+
+  // The age of the oldest change not yet in object storage, in seconds (0 when every store's
+  // state is there): what a snapshot lags by. Visits every store.
+  double OldestChangeSeconds() const;
+
+  // The fence's claim revision (tests).
+  int64_t claim_revision() const { return claim_revision_; }
+
+ private:
+  struct Entry {
+    explicit Entry(size_t capacity) : ids(capacity) {}
+    std::string tenant, name;
+    absl::Mutex mu;  // the store's appends are numbered, and applied, under it
+    adapt::v1::RemoteStoreEntry meta ABSL_GUARDED_BY(mu);  // as etcd holds it
+    std::shared_ptr<Store> store ABSL_GUARDED_BY(mu);      // null while cold
+    AppliedIds ids ABSL_GUARDED_BY(mu);
+    uint64_t next_seq ABSL_GUARDED_BY(mu) = 1;  // known while loaded
+    uint64_t applied_seq ABSL_GUARDED_BY(mu) = 0;
+    std::deque<uint64_t> in_flight ABSL_GUARDED_BY(mu);     // appended, not yet applied, in order
+    std::set<std::string> pending_ids ABSL_GUARDED_BY(mu);  // ids of the writes in flight
+    // Records whose commit's outcome is unknown (etcd stopped answering): read back before
+    // the store's next append, and replayed when they were committed.
+    std::map<uint64_t, adapt::v1::WalRecord> uncertain ABSL_GUARDED_BY(mu);
+    bool dirty ABSL_GUARDED_BY(mu) = false;  // changed since the stored state
+    absl::Time dirty_since ABSL_GUARDED_BY(mu);
+    // The log after the stored state: records and bytes.
+    uint64_t log_records ABSL_GUARDED_BY(mu) = 0;
+    uint64_t log_bytes ABSL_GUARDED_BY(mu) = 0;
+    std::string checkpoint_error ABSL_GUARDED_BY(mu);
+  };
+  // A store rebuilt from its stored state and log.
+  struct Rebuilt {
+    std::shared_ptr<Store> store;
+    std::vector<std::string> ids;
+    uint64_t last_seq = 0;
+    uint64_t log_records = 0, log_bytes = 0;  // replayed from the log
+  };
+
+  static void SetDirty(Entry& entry, bool dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu) {
+    if (dirty && !entry.dirty) entry.dirty_since = absl::Now();
+    entry.dirty = dirty;
+  }
+  void Count(const absl::Status& status, const std::string& service) const;
+
+  EtcdDurability(std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
+                 kernels::Backend* backend, Options options);
+  absl::Status Claim();
+  absl::Status RecoverAll(std::vector<RecoveredStore>* recovered);
+
+  std::string EntryKey(const std::string& key) const;
+  std::string LogPrefix(const std::string& key, uint64_t incarnation) const;
+  std::string LogKey(const std::string& key, uint64_t incarnation, uint64_t seq) const;
+  std::string FenceToken() const;
+  absl::Status CheckFence(const std::string& key, const Fence& fence) const;
+  // A fenced transaction of `ops`, under `key`'s name for messages; `compares` beside the fence.
+  absl::Status FencedTxn(const std::string& key, std::vector<etcdserverpb::Compare> compares,
+                         std::vector<etcdserverpb::RequestOp> ops);
+
+  std::shared_ptr<Entry> Find(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<Entry> FindLoaded(const std::string& key, const Store* store) const;
+
+  // Rebuilds `key`'s store from its entry's stored state and its log.
+  absl::StatusOr<Rebuilt> Rebuild(const std::string& key, const adapt::v1::RemoteStoreEntry& meta);
+  // The record a log value holds (fetching its object); DataLoss naming the key when corrupt.
+  absl::StatusOr<adapt::v1::WalRecord> ReadRecord(const std::string& log_key,
+                                                  const std::string& value);
+  // Appends `record` to `entry`'s log and waits for its commit; then, in the store's order,
+  // runs `apply` (under the entry's lock). `ids` join the remembered ids when it succeeds.
+  absl::StatusOr<CommitResult> AppendAndApply(
+      const std::string& key, Entry& entry, adapt::v1::WalRecord record, const Fence& fence,
+      absl::FunctionRef<absl::StatusOr<CommitResult>()> apply) ABSL_LOCKS_EXCLUDED(entry.mu);
+  // AppendAndApply once the commit answered `committed`: in the store's order, applies it (or
+  // keeps it as uncertain); `snapshot_due` when the store's log passed its bound.
+  absl::StatusOr<CommitResult> FinishAppend(const std::string& key, Entry& entry, uint64_t seq,
+                                            const absl::Status& committed, bool unknown,
+                                            const adapt::v1::WalRecord& record, size_t bytes,
+                                            absl::FunctionRef<absl::StatusOr<CommitResult>()> apply,
+                                            bool* snapshot_due) ABSL_LOCKS_EXCLUDED(entry.mu);
+  // Reads back the records whose commit's outcome was unknown, replaying the committed ones.
+  absl::Status ResolveUncertain(const std::string& key, Entry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
+  // Writes `entry`'s state (and read-out) as objects, then points its entry at them and trims
+  // the log they cover, in one fenced transaction.
+  absl::Status StoreState(const std::string& key, Entry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
+  // The snapshotter's thread: stores whose log passed its bound, and every store changed, each
+  // snapshot_interval.
+  void SnapshotLoop();
+  void WantSnapshot(const std::string& key) ABSL_LOCKS_EXCLUDED(snapshot_mu_);
+  absl::StatusOr<adapt::v1::RemoteObject> PutObject(const std::string& object_key,
+                                                    const std::string& bytes);
+  absl::StatusOr<std::string> GetObject(const adapt::v1::RemoteObject& object);
+
+  std::unique_ptr<etcd::EtcdClient> client_;
+  const std::shared_ptr<ObjectStore> objects_;
+  kernels::Backend* const backend_;
+  const Options options_;
+  std::unique_ptr<etcd::LeaseKeeper> lease_;
+  int64_t claim_revision_ = 0;
+  std::unique_ptr<EtcdCommitQueue> commits_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
+  std::string recovery_report_;
+  absl::Mutex snapshot_mu_;
+  std::set<std::string> snapshot_wanted_ ABSL_GUARDED_BY(snapshot_mu_);
+  bool snapshot_stop_ ABSL_GUARDED_BY(snapshot_mu_) = false;
+  std::thread snapshotter_;
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_DURABILITY_ETCD_DURABILITY_H_

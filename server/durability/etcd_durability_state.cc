@@ -1,0 +1,344 @@
+// EtcdDurability's states: stores rebuilt from their stored state (an object) and their log
+// (etcd), stored states written as objects and the log they cover trimmed, cold loads.
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/base/status_macros.h"
+#include "server/durability/etcd_durability.h"
+#include "server/persistence/failed_store.h"
+#include "server/persistence/replay.h"
+#include "server/stores/snapshot_file.h"
+#include "server/stores/store_factory.h"
+#include "server/stores/store_kind.h"
+#include "server/stores/stored_readout.h"
+#include "zlib.h"
+
+namespace adaptd {
+namespace {
+
+uint32_t Crc32(const std::string& bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  size_t at = 0;
+  while (at < bytes.size()) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(bytes.size() - at, 1u << 30));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), chunk);
+    at += chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+}  // namespace
+
+absl::StatusOr<adapt::v1::RemoteObject> EtcdDurability::PutObject(const std::string& object_key,
+                                                                  const std::string& bytes) {
+  const absl::Status put = objects_->Put(object_key, bytes);
+  if (options_.hooks.on_object) {
+    const std::string what = absl::EndsWith(object_key, ".state")     ? "state"
+                             : absl::EndsWith(object_key, ".readout") ? "readout"
+                                                                      : "payload";
+    options_.hooks.on_object(what, bytes.size(), put.ok());
+  }
+  Count(put, "s3");
+  RETURN_IF_ERROR(put);
+  adapt::v1::RemoteObject object;
+  object.set_key(object_key);
+  object.set_size(bytes.size());
+  object.set_crc32(Crc32(bytes));
+  return object;
+}
+
+absl::StatusOr<std::string> EtcdDurability::GetObject(const adapt::v1::RemoteObject& object) {
+  absl::StatusOr<std::string> bytes = objects_->Get(object.key());
+  Count(bytes.status(), "s3");
+  if (absl::IsNotFound(bytes.status())) {
+    return absl::DataLossError(
+        absl::StrCat("object ", objects_->Describe(object.key()), " is missing"));
+  }
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() != object.size() || Crc32(*bytes) != object.crc32()) {
+    return absl::DataLossError(absl::StrCat("object ", objects_->Describe(object.key()),
+                                            " is corrupt (size or CRC-32 differs)"));
+  }
+  return bytes;
+}
+
+absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::string& log_key,
+                                                                const std::string& value) {
+  adapt::v1::RemoteLogRecord stored;
+  if (!stored.ParseFromString(value)) {
+    return absl::DataLossError(absl::StrCat("etcd key ", log_key, " does not hold a log record"));
+  }
+  std::string bytes;
+  if (stored.has_payload()) {
+    ASSIGN_OR_RETURN(bytes, GetObject(stored.payload()));
+  } else {
+    bytes = stored.record();
+  }
+  adapt::v1::WalRecord record;
+  if (!record.ParseFromString(bytes)) {
+    return absl::DataLossError(absl::StrCat("the record of etcd key ", log_key, " is corrupt"));
+  }
+  return record;
+}
+
+absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
+    const std::string& key, const adapt::v1::RemoteStoreEntry& meta) {
+  const absl::Time start = absl::Now();
+  Rebuilt out;
+  const auto failed = [&](const absl::Status& why) {
+    std::fprintf(stderr, "adaptd: store %s failed to recover: %s\n", key.c_str(),
+                 std::string(why.message()).c_str());
+    out.store = std::make_shared<FailedStore>(meta.spec(), std::string(why.message()));
+    return out;
+  };
+  if (meta.has_snapshot()) {
+    absl::StatusOr<std::string> file = GetObject(meta.snapshot().state());
+    if (absl::IsDataLoss(file.status())) return failed(file.status());
+    if (!file.ok()) return file.status();
+    absl::StatusOr<DecodedSnapshot> decoded = DecodeSnapshotState(*file);
+    if (!decoded.ok()) return failed(decoded.status());
+    out.ids.assign(decoded->header.durable().applied_ids().begin(),
+                   decoded->header.durable().applied_ids().end());
+    out.last_seq = meta.snapshot().seq();
+    decoded->header.clear_durable();
+    absl::StatusOr<std::unique_ptr<Store>> restored =
+        RestoreStore(decoded->header, decoded->arrays, backend_);
+    if (!restored.ok()) return failed(restored.status());
+    out.store = *std::move(restored);
+  } else {
+    adapt::v1::StoreSpec spec = meta.spec();
+    absl::StatusOr<std::unique_ptr<Store>> created = CreateStore(spec, backend_);
+    if (!created.ok()) return failed(created.status());
+    out.store = *std::move(created);
+  }
+  absl::StatusOr<std::vector<mvccpb::KeyValue>> log =
+      client_->RangePrefix(LogPrefix(key, meta.incarnation()));
+  Count(log.status(), "etcd");
+  if (!log.ok()) return log.status();
+  for (const mvccpb::KeyValue& kv : *log) {
+    uint64_t seq = 0;
+    const std::string digits = kv.key().substr(kv.key().size() - 16);
+    if (!absl::SimpleHexAtoi(digits, &seq) || seq <= meta.snapshot().seq()) continue;
+    absl::StatusOr<adapt::v1::WalRecord> record = ReadRecord(kv.key(), kv.value());
+    if (absl::IsDataLoss(record.status())) return failed(record.status());
+    if (!record.ok()) return record.status();
+    out.last_seq = seq;
+    ++out.log_records;
+    out.log_bytes += kv.value().size();
+    if (record->has_write()) {
+      // A write whose application failed when it was logged fails the same way here.
+      if (ReplayWrite(*out.store, record->write()).ok()) {
+        out.ids.insert(out.ids.end(), record->write().ids().begin(), record->write().ids().end());
+      }
+    } else {
+      ReplayCompile(*out.store, *record);
+    }
+  }
+  if (const absl::Status solved = FinishReplay(*out.store); !solved.ok()) {
+    std::fprintf(stderr, "adaptd: store %s: solving its last logged compile: %s\n", key.c_str(),
+                 std::string(solved.message()).c_str());
+  }
+  if (options_.hooks.on_restore) {
+    options_.hooks.on_restore(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return out;
+}
+
+absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
+  const std::vector<std::string> ids = entry.ids.List();
+  const uint64_t incarnation = entry.meta.incarnation();
+  const uint64_t seq = entry.applied_seq;
+  adapt::v1::StoreSpec spec;
+  absl::StatusOr<std::string> file =
+      EncodeStoreFile(*entry.store, [&](adapt::v1::StoreSnapshot& header) {
+        adapt::v1::DurableMark* mark = header.mutable_durable();
+        mark->set_incarnation(incarnation);
+        mark->set_lsn(seq);
+        mark->mutable_applied_ids()->Add(ids.begin(), ids.end());
+        spec = header.spec();
+      });
+  if (!file.ok()) {
+    entry.checkpoint_error = absl::StrCat("checkpoint: ", file.status().message());
+    return file.status();
+  }
+  absl::BitGen bits;
+  const std::string base = absl::StrFormat("snapshots/%s/%016x/%016x-%016x", key, incarnation, seq,
+                                           absl::Uniform<uint64_t>(bits));
+  adapt::v1::RemoteStoreEntry meta = entry.meta;
+  meta.set_importing(false);
+  adapt::v1::RemoteSnapshot* snapshot = meta.mutable_snapshot();
+  snapshot->Clear();
+  snapshot->set_seq(seq);
+  adapt::v1::StoreInfo info;
+  entry.store->Describe(&info);
+  snapshot->set_info(info.SerializeAsString());
+  absl::StatusOr<adapt::v1::RemoteObject> state = PutObject(base + ".state", *file);
+  if (!state.ok()) {
+    entry.checkpoint_error = absl::StrCat("checkpoint: object storage: ", state.status().message());
+    return absl::UnavailableError(entry.checkpoint_error);
+  }
+  *snapshot->mutable_state() = *std::move(state);
+  const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
+  std::shared_ptr<const LinearReadout> published =
+      kind != nullptr && kind->warm ? entry.store->Readout() : nullptr;
+  if (published != nullptr) {
+    absl::StatusOr<adapt::v1::RemoteObject> readout =
+        PutObject(base + ".readout", EncodeReadout(*published));
+    if (!readout.ok()) {
+      (void)objects_->Delete(snapshot->state().key());
+      entry.checkpoint_error =
+          absl::StrCat("checkpoint: object storage: ", readout.status().message());
+      return absl::UnavailableError(entry.checkpoint_error);
+    }
+    *snapshot->mutable_readout() = *std::move(readout);
+  }
+  // One fenced transaction: the entry points at the new state, the log it covers goes.
+  std::vector<etcdserverpb::RequestOp> ops(2);
+  ops[0].mutable_request_put()->set_key(EntryKey(key));
+  ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
+  ops[1].mutable_request_delete_range()->set_key(LogKey(key, incarnation, 0));
+  ops[1].mutable_request_delete_range()->set_range_end(LogKey(key, incarnation, seq + 1));
+  if (absl::Status trimmed = FencedTxn(key, {}, std::move(ops)); !trimmed.ok()) {
+    (void)objects_->Delete(snapshot->state().key());
+    if (snapshot->has_readout()) (void)objects_->Delete(snapshot->readout().key());
+    entry.checkpoint_error = absl::StrCat("checkpoint: ", trimmed.message());
+    return trimmed;
+  }
+  const adapt::v1::RemoteSnapshot old = entry.meta.snapshot();
+  entry.meta = std::move(meta);
+  SetDirty(entry, entry.applied_seq != seq);
+  entry.log_records = 0;
+  entry.log_bytes = 0;
+  entry.checkpoint_error.clear();
+  if (!old.state().key().empty()) (void)objects_->Delete(old.state().key());
+  if (!old.readout().key().empty()) (void)objects_->Delete(old.readout().key());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Store>> EtcdDurability::Load(
+    const std::string& tenant, const std::string& name,
+    const std::function<bool(const Store&)>& keep_detached) {
+  const std::string key = StoreKey(tenant, name);
+  std::shared_ptr<Entry> entry = Find(key);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("store ", key, " does not exist"));
+  }
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->store != nullptr) return entry->store;
+  ASSIGN_OR_RETURN(Rebuilt rebuilt, Rebuild(key, entry->meta));
+  if (keep_detached && StoreFailure(*rebuilt.store).ok() && keep_detached(*rebuilt.store)) {
+    return rebuilt.store;
+  }
+  entry->store = rebuilt.store;
+  for (const std::string& id : rebuilt.ids) entry->ids.Add(id);
+  entry->next_seq = rebuilt.last_seq + 1;
+  entry->applied_seq = rebuilt.last_seq;
+  SetDirty(*entry, rebuilt.last_seq > entry->meta.snapshot().seq());
+  entry->log_records = rebuilt.log_records;
+  entry->log_bytes = rebuilt.log_bytes;
+  return entry->store;
+}
+
+absl::StatusOr<std::shared_ptr<const LinearReadout>> EtcdDurability::LoadReadout(
+    const std::string& tenant, const std::string& name) {
+  const std::string key = StoreKey(tenant, name);
+  std::shared_ptr<Entry> entry = Find(key);
+  if (entry == nullptr) {
+    return absl::NotFoundError(absl::StrCat("store ", key, " does not exist"));
+  }
+  adapt::v1::RemoteStoreEntry meta;
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->store != nullptr) return nullptr;
+    meta = entry->meta;
+  }
+  if (!meta.snapshot().has_readout()) return nullptr;
+  absl::StatusOr<std::string> record = GetObject(meta.snapshot().readout());
+  if (absl::IsDataLoss(record.status())) return nullptr;  // the state answers (and fails)
+  if (!record.ok()) return record.status();
+  return DecodeReadout(*record, meta.spec(), absl::StrCat("the read-out of ", key));
+}
+
+absl::StatusOr<bool> EtcdDurability::Unload(const std::string& tenant, const std::string& name,
+                                            const Store* store) {
+  const std::string key = StoreKey(tenant, name);
+  std::shared_ptr<Entry> entry = FindLoaded(key, store);
+  if (entry == nullptr) return false;
+  absl::MutexLock entry_lock(&entry->mu);
+  if (entry->store.get() != store || !entry->in_flight.empty() || !entry->uncertain.empty()) {
+    return false;
+  }
+  if (entry->dirty) RETURN_IF_ERROR(StoreState(key, *entry));
+  entry->store = nullptr;
+  entry->ids = AppliedIds(options_.max_ids_per_store);
+  return true;
+}
+
+absl::Status EtcdDurability::Checkpoint() {
+  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> entries;
+  {
+    absl::MutexLock lock(&mu_);
+    entries.assign(entries_.begin(), entries_.end());
+  }
+  std::vector<std::string> failures;
+  for (const auto& [key, entry] : entries) {
+    absl::MutexLock entry_lock(&entry->mu);
+    if (entry->store == nullptr || !entry->dirty || !StoreFailure(*entry->store).ok()) continue;
+    if (absl::Status stored = StoreState(key, *entry); !stored.ok()) {
+      failures.push_back(absl::StrCat(key, ": ", stored.message()));
+    }
+  }
+  if (failures.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("checkpoint: ", failures.size(),
+                                          " stores could not be stored: ", failures.front()));
+}
+
+void EtcdDurability::WantSnapshot(const std::string& key) {
+  absl::MutexLock lock(&snapshot_mu_);
+  snapshot_wanted_.insert(key);
+}
+
+void EtcdDurability::SnapshotLoop() {
+  absl::Time next_sweep = absl::Now() + options_.snapshot_interval;
+  for (;;) {
+    std::set<std::string> wanted;
+    {
+      absl::MutexLock lock(&snapshot_mu_);
+      const auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_) {
+        return snapshot_stop_ || !snapshot_wanted_.empty();
+      };
+      snapshot_mu_.AwaitWithDeadline(absl::Condition(&ready), next_sweep);
+      if (snapshot_stop_) return;
+      wanted.swap(snapshot_wanted_);
+    }
+    if (absl::Now() >= next_sweep) {
+      // Failures stay in CheckpointError and are tried again at the next sweep.
+      (void)Checkpoint();
+      next_sweep = absl::Now() + options_.snapshot_interval;
+      continue;
+    }
+    for (const std::string& key : wanted) {
+      std::shared_ptr<Entry> entry = Find(key);
+      if (entry == nullptr) continue;
+      absl::MutexLock entry_lock(&entry->mu);
+      if (entry->store == nullptr || !entry->dirty || !StoreFailure(*entry->store).ok()) continue;
+      (void)StoreState(key, *entry);
+    }
+  }
+}
+
+std::string EtcdDurability::CheckpointError(const std::string& tenant,
+                                            const std::string& name) const {
+  std::shared_ptr<Entry> entry = Find(StoreKey(tenant, name));
+  if (entry == nullptr) return "";
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->checkpoint_error;
+}
+
+}  // namespace adaptd

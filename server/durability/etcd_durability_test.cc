@@ -1,0 +1,319 @@
+// EtcdDurability against real processes: a 3-member etcd (Debian's binary) and SeaweedFS (S3),
+// started once for the binary. The durability contract (durability_contract.h) runs on it,
+// each test under a prefix of its own in etcd and in the bucket; then what only this
+// implementation has: payloads as objects, group commits across stores, a claim held by
+// another server, a missing object.
+#include "server/durability/etcd_durability.h"
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/durability/durability_contract.h"
+#include "server/etcd/testing/etcd_cluster.h"
+#include "server/objstore/s3_object_store.h"
+#include "server/objstore/testing/seaweedfs.h"
+#include "server/persistence/failed_store.h"
+
+namespace adaptd {
+namespace {
+
+constexpr char kBucket[] = "adaptd-durability-test";
+
+// The processes, started on first use and killed when the binary exits.
+struct Services {
+  std::unique_ptr<etcd::testing::EtcdCluster> etcd;
+  std::unique_ptr<testing_util::SeaweedFs> s3;
+};
+
+Services& Shared() {
+  static Services* services = [] {
+    auto* s = new Services;
+    absl::StatusOr<std::unique_ptr<etcd::testing::EtcdCluster>> cluster =
+        etcd::testing::EtcdCluster::Start(etcd::testing::EtcdClusterOptions());
+    if (!cluster.ok()) {
+      ADD_FAILURE() << "etcd: " << cluster.status();
+      return s;
+    }
+    s->etcd = *std::move(cluster);
+    absl::StatusOr<std::unique_ptr<testing_util::SeaweedFs>> s3 = testing_util::SeaweedFs::Create();
+    if (!s3.ok()) {
+      ADD_FAILURE() << "SeaweedFS: " << s3.status();
+      return s;
+    }
+    s->s3 = *std::move(s3);
+    return s;
+  }();
+  return *services;
+}
+
+std::string RandomName() {
+  std::random_device rd;
+  return absl::StrCat("t", rd(), rd());
+}
+
+absl::StatusOr<std::unique_ptr<S3ObjectStore>> Bucket(const std::string& prefix) {
+  Services& services = Shared();
+  if (services.s3 == nullptr) return absl::UnavailableError("no SeaweedFS");
+  S3Options options;
+  options.url = absl::StrCat("s3://", kBucket, "/", prefix);
+  options.endpoint = services.s3->endpoint();
+  setenv("AWS_ACCESS_KEY_ID", services.s3->access_key().c_str(), 1);
+  setenv("AWS_SECRET_ACCESS_KEY", services.s3->secret_key().c_str(), 1);
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> store = S3ObjectStore::OpenUnchecked(options);
+  if (!store.ok()) return store.status();
+  static const absl::Status created = (*store)->CreateBucket();
+  if (!created.ok()) return created;
+  return store;
+}
+
+// Opens EtcdDurability servers one after another under one prefix.
+class EtcdHarness {
+ public:
+  explicit EtcdHarness(kernels::Backend* backend) : backend_(backend), prefix_(RandomName()) {}
+
+  absl::StatusOr<std::unique_ptr<Durability>> Open(std::vector<RecoveredStore>* recovered) {
+    absl::StatusOr<std::unique_ptr<EtcdDurability>> opened = OpenEtcd(recovered);
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<Durability>(*std::move(opened));
+  }
+
+  absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenEtcd(
+      std::vector<RecoveredStore>* recovered, absl::Duration claim_wait = absl::Seconds(30)) {
+    Services& services = Shared();
+    if (services.etcd == nullptr) return absl::UnavailableError("no etcd");
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = services.etcd->Client();
+    if (!client.ok()) return client.status();
+    absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = Bucket(prefix_);
+    if (!objects.ok()) return objects.status();
+    EtcdDurability::Options options;
+    options.prefix = EtcdPrefix();
+    options.lease_ttl = absl::Seconds(2);
+    options.claim_wait = claim_wait;
+    options.inline_bytes = inline_bytes_;
+    options.snapshot_records = snapshot_records_;
+    options.max_log_records = max_log_records_;
+    options.commit_timeout = absl::Seconds(10);
+    options.commit_fault = [this]() -> absl::Status {
+      if (fail_next_.exchange(false)) {
+        return absl::UnavailableError("the log record could not be committed (injected)");
+      }
+      return absl::OkStatus();
+    };
+    return EtcdDurability::Open(*std::move(client), *std::move(objects), backend_, recovered,
+                                std::move(options));
+  }
+
+  void FailNextAppend() { fail_next_ = true; }
+  // A client of the etcd, and the bucket under this harness's prefix, for tests to look.
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> Client() {
+    if (Shared().etcd == nullptr) return absl::UnavailableError("no etcd");
+    return Shared().etcd->Client();
+  }
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> Objects() { return Bucket(prefix_); }
+  std::string EtcdPrefix() const { return absl::StrCat("/adaptd-test/", prefix_, "/"); }
+  void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
+  void set_snapshot_records(size_t records) { snapshot_records_ = records; }
+  void set_max_log_records(size_t records) { max_log_records_ = records; }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  kernels::Backend* const backend_;
+  const std::string prefix_;
+  std::atomic<bool> fail_next_{false};
+  size_t inline_bytes_ = 64 << 10;
+  size_t snapshot_records_ = 1024;
+  size_t max_log_records_ = 16384;
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Etcd, DurabilityContract, EtcdHarness);
+
+class EtcdDurabilityTest : public DurabilityContract<EtcdHarness> {
+ protected:
+  std::vector<ObjectStore::Object> ObjectsUnder(const std::string& prefix) {
+    absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = harness_->Objects();
+    EXPECT_TRUE(objects.ok()) << objects.status();
+    if (!objects.ok()) return {};
+    absl::StatusOr<std::vector<ObjectStore::Object>> listed = (*objects)->List(prefix);
+    EXPECT_TRUE(listed.ok()) << listed.status();
+    return listed.ok() ? *listed : std::vector<ObjectStore::Object>();
+  }
+};
+
+// A record past inline_bytes is written as an object first, and the log record points at it;
+// replay reads it back.
+TEST_F(EtcdDurabilityTest, LargeRecordsGoToObjectsAndRecover) {
+  harness_->set_inline_bytes(512);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(64, 1), {"large"}).ok());  // 64 rows of 4 floats: over 512 bytes
+  ASSERT_TRUE(Write("a", Batch(1, 2), {"small"}).ok());
+  EXPECT_EQ(ObjectsUnder("payloads/").size(), 1u);
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+  EXPECT_TRUE(durability_->Applied("t", "a", stores_["a"].get(), "large"));
+  EXPECT_TRUE(durability_->Applied("t", "a", stores_["a"].get(), "small"));
+}
+
+// Writes of many stores at once share group commits, each store's in its own order.
+TEST_F(EtcdDurabilityTest, ManyStoresWritingAtOnceRecoverEqual) {
+  constexpr int kStores = 8, kWrites = 12;
+  for (int s = 0; s < kStores; ++s) ASSERT_NE(Create(absl::StrCat("s", s)), nullptr);
+  std::vector<std::thread> writers;
+  std::atomic<int> failed{0};
+  for (int s = 0; s < kStores; ++s) {
+    for (int w = 0; w < 2; ++w) {
+      writers.emplace_back([this, s, w, &failed] {
+        for (int i = 0; i < kWrites; ++i) {
+          const std::string id = absl::StrCat("w", w, "-", i);
+          if (!Write(absl::StrCat("s", s), Batch(3, s * 1000 + w * 100 + i), {id}).ok()) ++failed;
+        }
+      });
+    }
+  }
+  for (std::thread& t : writers) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+  EXPECT_EQ(durability_->RememberedIds("t", "s3", stores_["s3"].get()).size(), 2u * kWrites);
+}
+
+// While one server holds the prefix another cannot open it; once its claim is gone (as when
+// its lease lapses while it is paused) and another server holds it, its appends are refused
+// and change nothing.
+TEST_F(EtcdDurabilityTest, AClaimTakenOverFencesTheEarlierServer) {
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1), {"first"}).ok());
+  std::vector<RecoveredStore> recovered;
+  absl::StatusOr<std::unique_ptr<EtcdDurability>> second =
+      harness_->OpenEtcd(&recovered, absl::Seconds(1));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("owner"), std::string::npos) << second.status();
+
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = harness_->Client();
+  ASSERT_TRUE(client.ok()) << client.status();
+  etcdserverpb::DeleteRangeRequest drop;
+  drop.set_key(harness_->EtcdPrefix() + "owner");
+  ASSERT_TRUE((*client)->DeleteRange(drop).ok());
+  recovered.clear();
+  second = harness_->OpenEtcd(&recovered);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(recovered.size(), 1u);
+
+  std::atomic<int> applied{0};
+  const std::string acknowledged = StateOf(*stores_["a"]);
+  absl::StatusOr<CommitResult> late = Write("a", Batch(4, 2), {"late"}, false, nullptr, &applied);
+  EXPECT_TRUE(IsOwnershipLost(late.status())) << late.status();
+  EXPECT_EQ(applied.load(), 0);
+  EXPECT_EQ(StateOf(*stores_["a"]), acknowledged);
+  EXPECT_TRUE(
+      IsOwnershipLost(durability_->AppendPin("t", "a", stores_["a"].get(), true, FenceOf("a"))));
+  EXPECT_TRUE(IsOwnershipLost(durability_->AppendDelete("t", "a", FenceOf("a")).status()));
+
+  // The server that holds the prefix now has the acknowledged store, and nothing later.
+  absl::StatusOr<std::shared_ptr<Store>> a = (*second)->Load("t", "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(StateOf(**a), acknowledged);
+  EXPECT_TRUE((*second)->Applied("t", "a", a->get(), "first"));
+  EXPECT_FALSE((*second)->Applied("t", "a", a->get(), "late"));
+  (*second)->Close();
+}
+
+// The records in etcd under t/`name`'s log.
+int64_t LogRecordsInEtcd(EtcdHarness& harness, const std::string& name) {
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = harness.Client();
+  if (!client.ok()) return -1;
+  absl::StatusOr<std::vector<mvccpb::KeyValue>> keys =
+      (*client)->RangePrefix(harness.EtcdPrefix() + "log/t/" + name + "/", /*keys_only=*/true);
+  return keys.ok() ? static_cast<int64_t>(keys->size()) : -1;
+}
+
+// A store whose log passes snapshot_records has its state written to object storage in the
+// background, and the log it covers leaves etcd.
+TEST_F(EtcdDurabilityTest, ALongLogIsSnapshotAndTrimmed) {
+  harness_->set_snapshot_records(5);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(Write("a", Batch(2, i)).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (LogRecordsInEtcd(*harness_, "a") >= 5 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_LT(LogRecordsInEtcd(*harness_, "a"), 5);
+  // One state: each snapshot deletes the one before it (no read-out: nothing is compiled).
+  const std::vector<ObjectStore::Object> objects = ObjectsUnder("snapshots/t/a/");
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_TRUE(absl::EndsWith(objects[0].key, ".state")) << objects[0].key;
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+}
+
+// With object storage unreachable, small writes go on until a store's log reaches
+// max_log_records, then are refused RESOURCE_EXHAUSTED naming the bound; once it is back, the
+// next snapshot trims the log and writes go on. Nothing acknowledged is lost.
+TEST_F(EtcdDurabilityTest, ObjectStorageDownBoundsTheLogAndNothingIsLost) {
+  harness_->set_snapshot_records(4);
+  harness_->set_max_log_records(8);
+  harness_->set_inline_bytes(4096);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  Shared().s3->Stop();
+  int acknowledged = 0;
+  absl::Status refused;
+  for (int i = 0; i < 20 && refused.ok(); ++i) {
+    absl::StatusOr<CommitResult> written = Write("a", Batch(2, i), {absl::StrCat("id", i)});
+    if (written.ok()) {
+      ++acknowledged;
+    } else {
+      refused = written.status();
+    }
+  }
+  EXPECT_EQ(acknowledged, 8);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("max_log_records"), std::string::npos) << refused;
+  // A large write needs object storage: refused as unavailable, nothing applied.
+  EXPECT_FALSE(Write("a", Batch(400, 99)).ok());
+  ASSERT_TRUE(Shared().s3->Start().ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  EXPECT_TRUE(Write("a", Batch(2, 100), {"after"}).ok());
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+  EXPECT_EQ(durability_->RememberedIds("t", "a", stores_["a"].get()).size(), 9u);
+}
+
+// A stored state whose object is gone fails its store, naming the object; the others serve.
+TEST_F(EtcdDurabilityTest, AMissingStateObjectFailsItsStoreOnly) {
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_NE(Create("b"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1)).ok());
+  ASSERT_TRUE(Write("b", Batch(4, 2)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  const std::string b_state = StateOf(*stores_["b"]);
+  std::vector<ObjectStore::Object> a_objects = ObjectsUnder("snapshots/t/a/");
+  ASSERT_FALSE(a_objects.empty());
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = harness_->Objects();
+  ASSERT_TRUE(objects.ok());
+  for (const ObjectStore::Object& object : a_objects) {
+    ASSERT_TRUE((*objects)->Delete(object.key).ok());
+  }
+  Restart();
+  ASSERT_NE(stores_["a"], nullptr);
+  const absl::Status failure = StoreFailure(*stores_["a"]);
+  EXPECT_FALSE(failure.ok());
+  EXPECT_NE(failure.message().find("snapshots/t/a/"), std::string::npos) << failure;
+  EXPECT_EQ(StateOf(*stores_["b"]), b_state);
+}
+
+}  // namespace
+
+}  // namespace adaptd

@@ -109,6 +109,7 @@ class Metrics::Collector : public prometheus::Collectable {
     absl::MutexLock lock(&mu_);
     if (metrics_ == nullptr) return {};
     metrics_->Refresh();
+    metrics_->RefreshSnapshotLag();
     metrics_->RefreshTenantRemembered();
     return registry_->Collect();
   }
@@ -132,6 +133,7 @@ Metrics::Metrics(TenantPolicy policy)
   RegisterGauges();
   RegisterHistograms();
   AddUnlabelledSeries();
+  AddDurableLogSeries();
   RegisterKindGauges();
 }
 
@@ -179,6 +181,19 @@ void Metrics::RegisterCounters() {
            "Predictions remembered for feedback and dropped, by tenant (bounded) and reason "
            "(window: a newer one took the place; age: older than the window; pressure: the "
            "memory budget or the tenant's quota)"},
+          {&Metrics::durable_records_, "adaptd_durable_log_committed_records_total",
+           "Records committed to the durable log in etcd"},
+          {&Metrics::durable_objects_, "adaptd_durable_log_objects_total",
+           "Objects the durable log wrote to object storage, by what (payload, state, readout) and "
+           "result (ok, error)"},
+          {&Metrics::durable_object_bytes_, "adaptd_durable_log_object_bytes_total",
+           "Bytes of the objects the durable log wrote to object storage, by what"},
+          {&Metrics::durable_restores_, "adaptd_durable_log_restores_total",
+           "Stores rebuilt from their stored state and the durable log"},
+          {&Metrics::durable_fence_failures_, "adaptd_durable_log_fence_failures_total",
+           "Appends to the durable log refused because another server holds its claim"},
+          {&Metrics::durable_errors_, "adaptd_durable_log_errors_total",
+           "Failed calls of the durable log, by service (etcd, s3)"},
       });
 }
 
@@ -209,6 +224,9 @@ void Metrics::RegisterGauges() {
            "Memory the predictions remembered for feedback hold (docs/FEEDBACK.md)"},
           {&Metrics::tenant_remembered_bytes_, "adaptd_tenant_remembered_prediction_bytes",
            "Memory the predictions remembered for feedback hold, by tenant (bounded), at scrape"},
+          {&Metrics::snapshot_lag_, "adaptd_durable_log_snapshot_lag_seconds",
+           "Age of the oldest change in the durable log not yet in object storage, at scrape (0 "
+           "when every store's state is there)"},
       });
 }
 
@@ -229,6 +247,10 @@ void Metrics::RegisterHistograms() {
            "Time to read a store from the state database and restore it"},
           {&Metrics::compile_seconds_, "adaptd_compile_duration_seconds",
            "Duration of store compiles"},
+          {&Metrics::durable_commit_seconds_, "adaptd_durable_log_commit_duration_seconds",
+           "Duration of one group transaction of the durable log in etcd"},
+          {&Metrics::durable_restore_seconds_, "adaptd_durable_log_restore_duration_seconds",
+           "Time to rebuild a store from its stored state and the durable log"},
       });
 }
 

@@ -63,6 +63,26 @@ class Metrics {
   // One checkpoint: stores whose state it wrote, and stores it could not write.
   void RecordCheckpoint(uint64_t written, uint64_t failed);
 
+  // --- the durable log in etcd (docs/DURABLE_LOG.md) -------------------------------------
+  // The series exist from the start at zero; only a server with --etcd-endpoints moves them.
+  // One group transaction to etcd answered: its seconds and the records it carried.
+  void RecordDurableLogCommit(double seconds, uint64_t records);
+  // One object written to object storage: `what` "payload", "state" or "readout", its bytes
+  // (counted when `ok`), and whether it was written.
+  void RecordDurableLogObject(const std::string& what, uint64_t bytes, bool ok);
+  // A store rebuilt from its stored state and its log, in `seconds`.
+  void RecordDurableLogRestore(double seconds);
+  // An append refused because another server holds the claim.
+  void RecordDurableLogFenceFailure();
+  // A failed call to `service`: "etcd" or "s3".
+  void RecordDurableLogError(const std::string& service);
+  // adaptd_durable_log_snapshot_lag_seconds is sampled from `source` at each scrape until
+  // ClearSnapshotLagSource(owner); `source` must stay valid until then. Replaces a source set
+  // before.
+  void SetSnapshotLagSource(const void* owner, std::function<double()> source);
+  // Stops sampling (the gauge reads 0) if `owner` set the source; waits out a scrape calling it.
+  void ClearSnapshotLagSource(const void* owner);
+
   // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
   void RecordCompile(bool ok, bool automatic, double seconds);
@@ -137,8 +157,12 @@ class Metrics {
   void RegisterHistograms();
   void AddUnlabelledSeries();
   void RegisterKindGauges();
+  // The durable log's series, at zero (metrics_durable_log.cc).
+  void AddDurableLogSeries();
 
   void Refresh();
+  // adaptd_durable_log_snapshot_lag_seconds from its source, at scrape.
+  void RefreshSnapshotLag() ABSL_LOCKS_EXCLUDED(lag_mu_);
   // adaptd_tenant_remembered_prediction_bytes from the per-tenant sums, at scrape.
   void RefreshTenantRemembered() ABSL_LOCKS_EXCLUDED(tenant_mu_);
   // The label `tenant` is counted under, removing an evicted tenant's series.
@@ -203,6 +227,15 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* remembered_bytes_ = nullptr;
   prometheus::Family<prometheus::Gauge>* tenant_remembered_bytes_ = nullptr;
   prometheus::Family<prometheus::Counter>* remembered_dropped_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* durable_commit_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_records_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_objects_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_object_bytes_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_restores_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* durable_restore_seconds_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_fence_failures_ = nullptr;
+  prometheus::Family<prometheus::Counter>* durable_errors_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* snapshot_lag_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);
@@ -216,6 +249,12 @@ class Metrics {
       tenant_series_ ABSL_GUARDED_BY(tenant_mu_);
 
   void SweepExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(refresh_mu_);
+
+  // Apart from refresh_mu_: the source takes the durability's locks, whose holders may
+  // report stores to the metrics.
+  absl::Mutex lag_mu_;
+  const void* lag_owner_ ABSL_GUARDED_BY(lag_mu_) = nullptr;
+  std::function<double()> lag_source_ ABSL_GUARDED_BY(lag_mu_);
 
   mutable absl::Mutex refresh_mu_;
   // What warm stores hold, by kind (MoveStore).

@@ -9,6 +9,27 @@
 #include "server/durability/local_durability.h"
 
 namespace adaptd {
+namespace {
+
+// What the durable log in etcd reports, to `metrics` (nullable).
+EtcdDurability::Options::Hooks DurableLogHooks(Metrics* metrics) {
+  EtcdDurability::Options::Hooks hooks;
+  if (metrics == nullptr) return hooks;
+  hooks.on_commit = [metrics](double seconds, size_t records) {
+    metrics->RecordDurableLogCommit(seconds, records);
+  };
+  hooks.on_object = [metrics](const std::string& what, uint64_t bytes, bool ok) {
+    metrics->RecordDurableLogObject(what, bytes, ok);
+  };
+  hooks.on_restore = [metrics](double seconds) { metrics->RecordDurableLogRestore(seconds); };
+  hooks.on_fence_failure = [metrics] { metrics->RecordDurableLogFenceFailure(); };
+  hooks.on_error = [metrics](const std::string& service) {
+    metrics->RecordDurableLogError(service);
+  };
+  return hooks;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerConfig& config,
                                                        kernels::Backend* backend, Metrics* metrics,
@@ -16,11 +37,19 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
   if (config.has_durable_log()) {
     return CreateOver(
         config, backend, metrics,
-        [config, backend](
+        [config, backend, metrics](
             std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
-          ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> remote,
-                           EtcdDurability::OpenConfigured(config, backend, recovered));
-          return std::unique_ptr<Durability>(std::move(remote));
+          ASSIGN_OR_RETURN(
+              std::unique_ptr<EtcdDurability> remote,
+              EtcdDurability::OpenConfigured(config, backend, recovered, DurableLogHooks(metrics)));
+          const EtcdDurability* log = remote.get();
+          std::unique_ptr<Durability> durability(std::move(remote));
+          // Keyed by the Durability the directory holds: ~Engine clears it by that address.
+          if (metrics != nullptr) {
+            metrics->SetSnapshotLagSource(durability.get(),
+                                          [log] { return log->OldestChangeSeconds(); });
+          }
+          return durability;
         });
   }
   return CreateOver(config, backend, metrics, LocalDurabilityOf(config, backend, metrics, env));
@@ -83,7 +112,14 @@ Engine::Engine(const adapt::v1::ServerConfig& config, Metrics* metrics,
       encoders_(std::move(encoders)),
       quotas_(std::move(quotas)) {}
 
-Engine::~Engine() { Shutdown(); }
+Engine::~Engine() {
+  // The snapshot-lag source set by the durable log's opener reads the durability the
+  // directory is about to destroy.
+  if (metrics_ != nullptr && directory_ != nullptr) {
+    metrics_->ClearSnapshotLagSource(directory_->durability());
+  }
+  Shutdown();
+}
 
 void Engine::Shutdown() {
   if (directory_ != nullptr) directory_->Stop();

@@ -91,10 +91,11 @@ class EtcdDurability final : public Durability {
       std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
       kernels::Backend* backend, std::vector<RecoveredStore>* recovered, Options options);
   // As the server's config says (config.durable_log, with the defaults of defaults.h):
-  // connects to etcd and checks the bucket first, each failure naming its field.
+  // connects to etcd and checks the bucket first, each failure naming its field; `hooks`
+  // report to the server's metrics.
   static absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenConfigured(
       const adapt::v1::ServerConfig& config, kernels::Backend* backend,
-      std::vector<RecoveredStore>* recovered);
+      std::vector<RecoveredStore>* recovered, Options::Hooks hooks = {});
   ~EtcdDurability() override;
 
   Fence CurrentFence(const std::string& tenant, const std::string& name) const override;

@@ -11,7 +11,7 @@ namespace adaptd {
 
 absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
     const adapt::v1::ServerConfig& config, kernels::Backend* backend,
-    std::vector<RecoveredStore>* recovered) {
+    std::vector<RecoveredStore>* recovered, Options::Hooks hooks) {
   const adapt::v1::DurableLogConfig& log = config.durable_log();
   etcd::EtcdOptions etcd_options;
   etcd_options.endpoints.assign(log.etcd_endpoints().begin(), log.etcd_endpoints().end());
@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
   (void)gethostname(host, sizeof(host) - 1);
   options.server_name = absl::StrCat(host, " pid ", getpid(), " listening on ", config.listen());
   if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();
+  options.hooks = std::move(hooks);
   return Open(*std::move(client), std::shared_ptr<ObjectStore>(*std::move(objects)), backend,
               recovered, std::move(options));
 }

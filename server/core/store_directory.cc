@@ -68,6 +68,7 @@ absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Find(const std::string& t
 absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::FindForRead(
     const std::string& tenant, const std::string& store,
     std::shared_ptr<RememberedPredictions>* remembered) const {
+  if (durability_ != nullptr) RETURN_IF_ERROR(durability_->ReadsAllowed(tenant, store));
   return Lookup(tenant, store, /*read=*/true, remembered);
 }
 

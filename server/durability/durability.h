@@ -152,6 +152,13 @@ class Durability {
   virtual absl::StatusOr<bool> Unload(const std::string& tenant, const std::string& name,
                                       const Store* store) = 0;
 
+  // Whether reads of tenant/name may be served now: OK unless this server cannot be sure it
+  // still holds the store (a replicated log whose lease is not known valid), then
+  // Unavailable saying why.
+  virtual absl::Status ReadsAllowed(const std::string& tenant, const std::string& name) const {
+    return absl::OkStatus();
+  }
+
   // Stores the state of every store changed since it was last stored and drops the log that
   // state covers; a store that fails keeps its log (CheckpointError says why), the others go
   // on.

@@ -75,49 +75,123 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
   return durability;
 }
 
-absl::Status EtcdDurability::Claim() {
+absl::StatusOr<std::unique_ptr<etcd::LeaseKeeper>> EtcdDurability::NewLease() {
   absl::StatusOr<std::unique_ptr<etcd::LeaseKeeper>> lease =
-      etcd::LeaseKeeper::Start(client_.get(), options_.lease_ttl, [prefix = options_.prefix] {
+      etcd::LeaseKeeper::Start(client_.get(), options_.lease_ttl, [this] {
         std::fprintf(stderr, "adaptd: the etcd lease of the claim %sowner was lost\n",
-                     prefix.c_str());
+                     options_.prefix.c_str());
+        absl::MutexLock lock(&snapshot_mu_);
+        lease_lost_ = true;
       });
   if (!lease.ok()) {
     return absl::UnavailableError(
         absl::StrCat("etcd: granting this server's lease: ", lease.status().message()));
   }
-  lease_ = *std::move(lease);
+  return lease;
+}
+
+absl::StatusOr<bool> EtcdDurability::TryClaim(int64_t lease, int64_t previous,
+                                              std::string* holder) {
   const std::string owner = options_.prefix + "owner";
+  const std::string epoch = options_.prefix + "epoch";
+  etcdserverpb::TxnRequest txn;
+  *txn.add_compare() = VersionIs(owner, 0);
+  if (previous > 0) {
+    // Claimed again only when no one claimed in between: the epoch is still this server's.
+    etcdserverpb::Compare* unchanged = txn.add_compare();
+    unchanged->set_key(epoch);
+    unchanged->set_target(etcdserverpb::Compare::MOD);
+    unchanged->set_result(etcdserverpb::Compare::EQUAL);
+    unchanged->set_mod_revision(previous);
+  }
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(owner);
+  put->set_value(options_.server_name);
+  put->set_lease(lease);
+  put = txn.add_success()->mutable_request_put();
+  put->set_key(epoch);
+  put->set_value(options_.server_name);
+  txn.add_failure()->mutable_request_range()->set_key(owner);
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
+  Count(response.status(), "etcd");
+  if (!response.ok()) return response.status();
+  if (response->succeeded()) {
+    claim_revision_ = response->header().revision();
+    return true;
+  }
+  const auto& range = response->responses(0).response_range();
+  if (holder != nullptr && range.kvs_size() > 0) *holder = range.kvs(0).value();
+  return false;
+}
+
+absl::Status EtcdDurability::Claim() {
+  ASSIGN_OR_RETURN(std::unique_ptr<etcd::LeaseKeeper> lease, NewLease());
   const absl::Time deadline = absl::Now() + options_.claim_wait;
   std::string holder;
   for (;;) {
-    etcdserverpb::TxnRequest txn;
-    *txn.add_compare() = VersionIs(owner, 0);
-    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(owner);
-    put->set_value(options_.server_name);
-    put->set_lease(lease_->id());
-    txn.add_failure()->mutable_request_range()->set_key(owner);
-    absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
-    if (response.ok() && response->succeeded()) {
-      claim_revision_ = response->header().revision();
+    absl::StatusOr<bool> claimed = TryClaim(lease->id(), 0, &holder);
+    if (claimed.ok() && *claimed) {
+      absl::MutexLock lock(&lease_mu_);
+      lease_ = std::move(lease);
       return absl::OkStatus();
     }
-    if (response.ok()) {
-      const auto& range = response->responses(0).response_range();
-      if (range.kvs_size() > 0) holder = range.kvs(0).value();
-    } else if (!absl::IsUnavailable(response.status()) &&
-               !absl::IsDeadlineExceeded(response.status())) {
-      return response.status();
+    if (!claimed.ok() && !absl::IsUnavailable(claimed.status()) &&
+        !absl::IsDeadlineExceeded(claimed.status())) {
+      return claimed.status();
     }
     if (absl::Now() > deadline) {
       return absl::UnavailableError(absl::StrCat(
-          "etcd: the claim ", owner, " is held by '", holder,
+          "etcd: the claim ", options_.prefix, "owner is held by '", holder,
           "' (another adaptd uses this --etcd-prefix, or one that stopped has a lease not yet "
           "lapsed) and did not go within ",
           absl::FormatDuration(options_.claim_wait)));
     }
     absl::SleepFor(absl::Milliseconds(200));
   }
+}
+
+bool EtcdDurability::Reclaim() {
+  absl::StatusOr<std::unique_ptr<etcd::LeaseKeeper>> lease = NewLease();
+  if (!lease.ok()) return false;  // etcd still unreachable: tried again
+  std::string holder;
+  absl::StatusOr<bool> claimed = TryClaim((*lease)->id(), claim_revision_, &holder);
+  if (!claimed.ok()) {
+    (void)(*lease)->Revoke();
+    return false;
+  }
+  if (!*claimed) {
+    (void)(*lease)->Revoke();
+    fenced_ = true;
+    std::fprintf(stderr,
+                 "adaptd: another server ('%s') claimed %s while this server's lease had lapsed; "
+                 "this server appends and serves nothing more (restart it to serve again)\n",
+                 holder.c_str(), options_.prefix.c_str());
+    return true;
+  }
+  std::fprintf(stderr, "adaptd: claimed %s again under a new lease (fence revision %lld)\n",
+               options_.prefix.c_str(), static_cast<long long>(claim_revision_.load()));
+  absl::MutexLock lock(&lease_mu_);
+  lease_ = *std::move(lease);
+  return true;
+}
+
+absl::Status EtcdDurability::ReadsAllowed(const std::string& tenant,
+                                          const std::string& name) const {
+  if (fenced_) {
+    return OwnershipLostError(StoreKey(tenant, name),
+                              absl::StrCat("another server claimed ", options_.prefix));
+  }
+  absl::Time valid = absl::InfinitePast();
+  {
+    absl::ReaderMutexLock lock(&lease_mu_);
+    if (lease_ != nullptr && !lease_->Lost()) valid = lease_->ValidUntil();
+  }
+  const absl::Duration margin = std::min(absl::Seconds(1), options_.lease_ttl / 4);
+  if (absl::Now() + margin < valid) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(
+      "store ", tenant, "/", name,
+      ": this server's lease in etcd is not known to be valid (etcd has not answered its "
+      "renewals); reads resume once it does"));
 }
 
 std::string EtcdDurability::EntryKey(const std::string& key) const {
@@ -134,7 +208,7 @@ std::string EtcdDurability::LogKey(const std::string& key, uint64_t incarnation,
 }
 
 std::string EtcdDurability::FenceToken() const {
-  return absl::StrCat(options_.prefix, "owner@", claim_revision_);
+  return absl::StrCat(options_.prefix, "owner@", claim_revision_.load());
 }
 
 Fence EtcdDurability::CurrentFence(const std::string&, const std::string&) const {
@@ -142,6 +216,9 @@ Fence EtcdDurability::CurrentFence(const std::string&, const std::string&) const
 }
 
 absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fence) const {
+  if (fenced_) {
+    return OwnershipLostError(key, absl::StrCat("another server claimed ", options_.prefix));
+  }
   if (fence.token == FenceToken()) return absl::OkStatus();
   return OwnershipLostError(
       key, absl::StrCat("fence '", fence.token, "' is not this server's (", FenceToken(), ")"));
@@ -156,7 +233,8 @@ absl::Status EtcdDurability::FencedTxn(const std::string& key,
   fence->set_key(owner);
   fence->set_target(etcdserverpb::Compare::CREATE);
   fence->set_result(etcdserverpb::Compare::EQUAL);
-  fence->set_create_revision(claim_revision_);
+  const int64_t fence_revision = claim_revision_;
+  fence->set_create_revision(fence_revision);
   for (etcdserverpb::Compare& compare : compares) *txn.add_compare() = std::move(compare);
   for (etcdserverpb::RequestOp& op : ops) *txn.add_success() = std::move(op);
   txn.add_failure()->mutable_request_range()->set_key(owner);
@@ -169,7 +247,7 @@ absl::Status EtcdDurability::FencedTxn(const std::string& key,
   }
   if (response->succeeded()) return absl::OkStatus();
   const auto& claim = response->responses(0).response_range();
-  if (claim.kvs_size() == 0 || claim.kvs(0).create_revision() != claim_revision_) {
+  if (fenced_ || claim.kvs_size() == 0 || claim.kvs(0).create_revision() != fence_revision) {
     const absl::Status lost =
         OwnershipLostError(key, absl::StrCat("the claim ", owner, " is no longer this server's"));
     Count(lost, "etcd");
@@ -412,6 +490,7 @@ void EtcdDurability::Close() {
   }
   if (snapshotter_.joinable()) snapshotter_.join();
   if (commits_ != nullptr) commits_->Stop();
+  absl::MutexLock lock(&lease_mu_);
   if (lease_ != nullptr) {
     (void)lease_->Revoke();
     lease_.reset();

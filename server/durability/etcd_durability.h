@@ -133,6 +133,9 @@ class EtcdDurability final : public Durability {
                               const Store* store) override;
   absl::Status Checkpoint() override;
   std::string CheckpointError(const std::string& tenant, const std::string& name) const override;
+  // Unavailable once this server's lease is not known valid (etcd unanswered), and for good
+  // once another server claimed the prefix.
+  absl::Status ReadsAllowed(const std::string& tenant, const std::string& name) const override;
   const std::string& recovery_report() const override { return recovery_report_; }
   // Stops the committer and revokes the lease, so the claim goes at once.
   void Close() override;
@@ -182,7 +185,17 @@ class EtcdDurability final : public Durability {
 
   EtcdDurability(std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
                  kernels::Backend* backend, Options options);
+  absl::StatusOr<std::unique_ptr<etcd::LeaseKeeper>> NewLease();
+  // Creates the claim under `lease` when no one holds it (and, with `previous`, only when the
+  // epoch is still the one this server's claim at revision `previous` wrote): true when it
+  // did, false naming the holder, or why etcd did not answer.
+  absl::StatusOr<bool> TryClaim(int64_t lease, int64_t previous, std::string* holder);
+  // At start: claims, waiting up to claim_wait for an earlier holder's lease to lapse.
   absl::Status Claim();
+  // After this server's lease was lost: claims again under a new lease if no one claimed in
+  // between (then the fence moves on), or fences this server for good. False: etcd did not
+  // answer; tried again later.
+  bool Reclaim();
   absl::Status RecoverAll(std::vector<RecoveredStore>* recovered);
 
   std::string EntryKey(const std::string& key) const;
@@ -233,8 +246,12 @@ class EtcdDurability final : public Durability {
   const std::shared_ptr<ObjectStore> objects_;
   kernels::Backend* const backend_;
   const Options options_;
-  std::unique_ptr<etcd::LeaseKeeper> lease_;
-  int64_t claim_revision_ = 0;
+  mutable absl::Mutex lease_mu_;
+  std::unique_ptr<etcd::LeaseKeeper> lease_ ABSL_GUARDED_BY(lease_mu_);
+  std::atomic<int64_t> claim_revision_{0};
+  // Another server claimed the prefix while this one's lease had lapsed: nothing more is
+  // appended or served.
+  std::atomic<bool> fenced_{false};
   std::unique_ptr<EtcdCommitQueue> commits_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
@@ -242,6 +259,7 @@ class EtcdDurability final : public Durability {
   absl::Mutex snapshot_mu_;
   std::set<std::string> snapshot_wanted_ ABSL_GUARDED_BY(snapshot_mu_);
   bool snapshot_stop_ ABSL_GUARDED_BY(snapshot_mu_) = false;
+  bool lease_lost_ ABSL_GUARDED_BY(snapshot_mu_) = false;
   std::thread snapshotter_;
 };
 

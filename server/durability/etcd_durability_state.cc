@@ -308,14 +308,26 @@ void EtcdDurability::SnapshotLoop() {
   absl::Time next_sweep = absl::Now() + options_.snapshot_interval;
   for (;;) {
     std::set<std::string> wanted;
+    bool lost = false;
     {
       absl::MutexLock lock(&snapshot_mu_);
       const auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_) {
-        return snapshot_stop_ || !snapshot_wanted_.empty();
+        return snapshot_stop_ || lease_lost_ || !snapshot_wanted_.empty();
       };
       snapshot_mu_.AwaitWithDeadline(absl::Condition(&ready), next_sweep);
       if (snapshot_stop_) return;
       wanted.swap(snapshot_wanted_);
+      lost = lease_lost_;
+    }
+    if (lost && !fenced_) {
+      // Claimed again (or fenced for good): the loop goes on; else try again in a moment.
+      const bool settled = Reclaim();
+      absl::MutexLock lock(&snapshot_mu_);
+      if (settled) lease_lost_ = false;
+      if (!settled) {
+        snapshot_mu_.AwaitWithTimeout(absl::Condition(&snapshot_stop_), absl::Milliseconds(500));
+      }
+      continue;
     }
     if (absl::Now() >= next_sweep) {
       // Failures stay in CheckpointError and are tried again at the next sweep.

@@ -32,6 +32,9 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
+#include "server/etcd/testing/etcd_cluster.h"
+#include "server/objstore/s3_object_store.h"
+#include "server/objstore/testing/seaweedfs.h"
 #include "server/stores/snapshot_file.h"
 #include "server/stores/store_factory.h"
 
@@ -74,11 +77,14 @@ struct Call {
 class Server {
  public:
   // `budget`: --memory-budget-bytes (0: none).
-  Server(std::string binary, std::string data_dir, std::string log, uint64_t budget = 0)
+  // `extra`: more flags (the durable log's).
+  Server(std::string binary, std::string data_dir, std::string log, uint64_t budget = 0,
+         std::vector<std::string> extra = {})
       : binary_(std::move(binary)),
         data_dir_(std::move(data_dir)),
         log_(std::move(log)),
-        budget_(budget) {}
+        budget_(budget),
+        extra_(std::move(extra)) {}
   ~Server() { Kill(SIGKILL); }
 
   void Start() {
@@ -98,6 +104,7 @@ class Server {
       args.push_back("--memory-budget-bytes");
       args.push_back(std::to_string(budget_));
     }
+    args.insert(args.end(), extra_.begin(), extra_.end());
     args.insert(args.begin() + (args[0] == setpriv ? 3 : 0), binary_);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -148,6 +155,7 @@ class Server {
  private:
   std::string binary_, data_dir_, log_, address_;
   uint64_t budget_ = 0;
+  std::vector<std::string> extra_;
   pid_t pid_ = 0;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<Adaptation::Stub> stub_;
@@ -238,6 +246,8 @@ class CrashTest : public ::testing::Test {
     fs::create_directories(root_);
     backend_ = kernels::MakeCpuBackend();
   }
+  void KillRounds(int rounds, const std::string& data, const std::string& log,
+                  const std::vector<std::string>& extra, bool lose_disk);
   void TearDown() override {
     if (!HasFailure()) fs::remove_all(root_);
   }
@@ -439,18 +449,19 @@ class CrashTest : public ::testing::Test {
   uint64_t acked_ = 0, resent_ = 0, resent_applied_ = 0;
 };
 
-TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
-  const std::string data = root_ + "/data";
-  const std::string log = root_ + "/adaptd.log";
+// Rounds of start, check, stream and SIGKILL over `data` (emptied before each start when
+// `lose_disk`), with `extra` flags.
+void CrashTest::KillRounds(int rounds, const std::string& data, const std::string& log,
+                           const std::vector<std::string>& extra, bool lose_disk) {
   std::mt19937 rng(20261129);
-  const int rounds = Rounds();
   // From the third round on, the server runs under a memory budget that holds either store but
   // not both, so stores are evicted (written to the state database first) and loaded again
   // while the kills land. The budget is measured in the second round, once both stores have
   // seen their labels: it leaves the larger store three quarters of the smaller one to grow.
   uint64_t budget = 0;
   for (round_ = 0; round_ < rounds; ++round_) {
-    Server server(binary_, data, log, budget);
+    if (lose_disk) fs::remove_all(data);
+    Server server(binary_, data, log, budget, extra);
     ASSERT_NO_FATAL_FAILURE(server.Start());
     if (round_ == 0) {
       ASSERT_NO_FATAL_FAILURE(CreateStores(server.stub()));
@@ -473,6 +484,13 @@ TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
     stop = true;
     for (auto& t : writers) t.join();
   }
+}
+
+TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
+  const std::string data = root_ + "/data";
+  const std::string log = root_ + "/adaptd.log";
+  const int rounds = Rounds();
+  ASSERT_NO_FATAL_FAILURE(KillRounds(rounds, data, log, {}, /*lose_disk=*/false));
   // A last start checks the final kill, then a graceful stop flushes snapshots and the log.
   Server server(binary_, data, log);
   ASSERT_NO_FATAL_FAILURE(server.Start());
@@ -492,6 +510,52 @@ TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {
       "the kill: %llu)\n",
       rounds, static_cast<unsigned long long>(acked_), static_cast<unsigned long long>(resent_),
       static_cast<unsigned long long>(resent_applied_));
+}
+
+// The same with the durable log in etcd (3 members) and states in object storage (SeaweedFS),
+// and the disk lost at every kill: each round starts on an empty data directory, so every
+// acknowledged example comes back from etcd and the bucket alone (docs/DURABLE_LOG.md).
+TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkillAndALostDiskOnEtcd) {
+  absl::StatusOr<std::unique_ptr<etcd::testing::EtcdCluster>> cluster =
+      etcd::testing::EtcdCluster::Start(etcd::testing::EtcdClusterOptions());
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::unique_ptr<testing_util::SeaweedFs>> s3 = testing_util::SeaweedFs::Create();
+  ASSERT_TRUE(s3.ok()) << s3.status();
+  setenv("AWS_ACCESS_KEY_ID", (*s3)->access_key().c_str(), 1);
+  setenv("AWS_SECRET_ACCESS_KEY", (*s3)->secret_key().c_str(), 1);
+  S3Options bucket;
+  bucket.url = "s3://adaptd-crash";
+  bucket.endpoint = (*s3)->endpoint();
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = S3ObjectStore::OpenUnchecked(bucket);
+  ASSERT_TRUE(objects.ok()) << objects.status();
+  ASSERT_TRUE((*objects)->CreateBucket().ok());
+  std::string endpoints;
+  for (const std::string& e : (*cluster)->endpoints()) {
+    endpoints += (endpoints.empty() ? "" : ",") + e;
+  }
+  const std::vector<std::string> extra = {
+      "--etcd-endpoints",        endpoints,       "--etcd-lease-ttl", "1", "--snapshot-store",
+      "s3://adaptd-crash/crash", "--s3-endpoint", (*s3)->endpoint()};
+  const std::string data = root_ + "/cache";
+  const std::string log = root_ + "/adaptd-etcd.log";
+  const char* env = std::getenv("ADAPTD_CRASH_ETCD_ROUNDS");
+  const int rounds = env != nullptr ? std::atoi(env) : 8;
+  ASSERT_NO_FATAL_FAILURE(KillRounds(rounds, data, log, extra, /*lose_disk=*/true));
+  // A last start on an empty disk checks the final kill; a graceful stop, and another.
+  fs::remove_all(data);
+  Server server(binary_, data, log, 0, extra);
+  ASSERT_NO_FATAL_FAILURE(server.Start());
+  ASSERT_NO_FATAL_FAILURE(ResendUnknown(server.stub()));
+  ASSERT_NO_FATAL_FAILURE(CheckState(server.stub(), rounds));
+  const int status = server.Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  fs::remove_all(data);
+  Server again(binary_, data, log, 0, extra);
+  ASSERT_NO_FATAL_FAILURE(again.Start());
+  ASSERT_NO_FATAL_FAILURE(CheckState(again.stub(), rounds + 1));
+  EXPECT_GT(acked_, uint64_t(rounds));
+  std::printf("etcd: rounds %d, acknowledged calls %llu, unknown calls resent %llu\n", rounds,
+              static_cast<unsigned long long>(acked_), static_cast<unsigned long long>(resent_));
 }
 
 }  // namespace

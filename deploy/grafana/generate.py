@@ -163,6 +163,47 @@ ROWS = [
         ("Store memory by kind", "Sum of StoreInfo.memory_bytes over the stores of each kind.",
          "bytes", [q('sum by (kind) (adaptd_memory_bytes{%s})' % SEL, "{{kind}}")]),
     ]),
+    # Zero (latencies NaN) on servers without --etcd-endpoints (docs/DURABLE_LOG.md).
+    ("Durable log (etcd and object storage)", [
+        ("Commit latency",
+         "Percentiles of one group transaction of the durable log in etcd: what an "
+         "acknowledged Adapt waits for.", "s",
+         quantiles("adaptd_durable_log_commit_duration_seconds", [], "")),
+        ("Records committed", "Log records committed to etcd per second, and the group "
+         "transactions that carried them.", "short",
+         [q('sum(rate(adaptd_durable_log_committed_records_total{%s}[%s]))' % (SEL, W),
+            "records"),
+          q('sum(rate(adaptd_durable_log_commit_duration_seconds_count{%s}[%s]))' % (SEL, W),
+            "transactions")]),
+        ("Objects written by kind",
+         "Objects written to object storage per second: payload (a record past 64 KiB), state "
+         "(a stored state) and readout, by result.", "short",
+         [q('sum by (what, result) (rate(adaptd_durable_log_objects_total{%s}[%s]))'
+            % (SEL, W), "{{what}} {{result}}")]),
+        ("Object bytes by kind", "Bytes written to object storage per second, by kind.", "Bps",
+         [q('sum by (what) (rate(adaptd_durable_log_object_bytes_total{%s}[%s]))' % (SEL, W),
+            "{{what}}")]),
+        ("Errors by service", "Failed calls of the durable log per second: etcd, or s3 (object "
+         "storage).", "short",
+         [q('sum by (service) (rate(adaptd_durable_log_errors_total{%s}[%s]))' % (SEL, W),
+            "{{service}}")]),
+        ("Fence failures",
+         "Appends refused because another server holds the claim on the prefix; any is an "
+         "incident.", "short",
+         [q('sum by (instance) (increase(adaptd_durable_log_fence_failures_total{%s}[%s]))'
+            % (SEL, W), "{{instance}}")]),
+        ("Restores", "Stores rebuilt from their stored state and the log per second, and the "
+         "p99 of the time one takes.", "short",
+         [q('sum(rate(adaptd_durable_log_restores_total{%s}[%s]))' % (SEL, W), "restores/s"),
+          q('histogram_quantile(0.99, sum by (le) (rate('
+            'adaptd_durable_log_restore_duration_seconds_bucket{%s}[%s])))' % (SEL, W),
+            "p99 seconds")]),
+        ("Snapshot lag",
+         "Age of the oldest change not yet in object storage, per server, sampled at scrape; "
+         "a start-up replays the log after it.", "s",
+         [q('max by (instance) (adaptd_durable_log_snapshot_lag_seconds{%s})' % SEL,
+            "{{instance}}")]),
+    ]),
 ]
 
 
@@ -195,7 +236,8 @@ def dashboard():
     return {
         "uid": "adaptd-overview",
         "title": "adaptd",
-        "description": "adaptd: traffic, latency, queueing, adaptation quality, stores.",
+        "description": "adaptd: traffic, latency, queueing, adaptation quality, stores, "
+                       "the durable log.",
         "tags": ["adaptd"],
         "timezone": "browser",
         "schemaVersion": 38,

@@ -11,7 +11,9 @@ rule-evaluation intervals, then asks Prometheus's HTTP API:
 - every recording rule's series exists, and every rule evaluates with health "ok";
 - every alert's expression returns data once its threshold comparisons are made `bool`
   (an alert's expression is otherwise empty while it does not fire);
-- per-tenant series stay within the allow-list + top K + "other".
+- per-tenant series stay within the allow-list + top K + "other";
+- every adaptd_* family scraped is listed in deploy/README.md's metric reference, and the
+  durable log's families are there on a server without etcd (at zero).
 
 Panels of store kinds this build cannot create (the server answers UNIMPLEMENTED) are
 reported and left out. A missing `prometheus` binary is a failure.
@@ -39,6 +41,20 @@ ROOT = os.environ.get("ADAPTD_REPO_ROOT") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard.json")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml")
+README = os.path.join(ROOT, "deploy", "README.md")
+# Present on every server from its start (deploy/README.md), so the dashboard's durable-log row
+# and its alerts have data without a condition on the server's durability.
+DURABLE_LOG_FAMILIES = [
+    "adaptd_durable_log_commit_duration_seconds",
+    "adaptd_durable_log_committed_records_total",
+    "adaptd_durable_log_objects_total",
+    "adaptd_durable_log_object_bytes_total",
+    "adaptd_durable_log_restores_total",
+    "adaptd_durable_log_restore_duration_seconds",
+    "adaptd_durable_log_fence_failures_total",
+    "adaptd_durable_log_errors_total",
+    "adaptd_durable_log_snapshot_lag_seconds",
+]
 SCRAPE_S = 1
 TOP_K = 2
 ALLOW = ["vip"]
@@ -175,6 +191,27 @@ def scraped_after(prom, t0):
     return check
 
 
+def documented_families():
+    """The families deploy/README.md's "Metric reference" table names."""
+    with open(README) as f:
+        text = f.read()
+    section = text.split("## Metric reference", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"`(adaptd_[a-z0-9_]+)`", section))
+
+
+def scraped_families(prom):
+    """The adaptd_* families Prometheus holds, a histogram's _bucket/_sum/_count as one."""
+    names = {n for n in prom.get("/api/v1/label/__name__/values") if n.startswith("adaptd_")}
+    families = set()
+    for name in names:
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix) and name[:-len(suffix)] + "_bucket" in names:
+                name = name[:-len(suffix)]
+                break
+        families.add(name)
+    return families
+
+
 def evaluate(prom, kinds):
     """Every dashboard query, rule and tenant bound against Prometheus now: (failures,
     skipped panel titles, queries checked, rules)."""
@@ -216,6 +253,13 @@ def evaluate(prom, kinds):
     if not ({"vip", "other"} <= tenants and len(tenants) <= len(ALLOW) + TOP_K + 1):
         failures.append("tenant series %s: want vip, other and at most %d tenants"
                         % (sorted(tenants), len(ALLOW) + TOP_K + 1))
+
+    families = scraped_families(prom)
+    for family in sorted(families - documented_families()):
+        failures.append("metric %s: not in deploy/README.md's metric reference" % family)
+    for family in DURABLE_LOG_FAMILIES:
+        if family not in families:
+            failures.append("metric %s: not scraped from a server without etcd" % family)
 
     return failures, skipped, checked, rules
 

@@ -372,6 +372,7 @@ absl::StatusOr<Position> EtcdDurability::AppendCreate(const std::string& tenant,
                                                       bool imported, const Fence& fence) {
   const std::string key = StoreKey(tenant, name);
   RETURN_IF_ERROR(CheckFence(key, fence));
+  RETURN_IF_ERROR(SpaceGuard(key));
   auto entry = std::make_shared<Entry>(options_.max_ids_per_store);
   entry->tenant = tenant;
   entry->name = name;

@@ -68,6 +68,17 @@ class EtcdDurability final : public Durability {
     // Past this many records after its last stored state (its snapshots failing: object
     // storage unreachable), a store's writes are refused RESOURCE_EXHAUSTED.
     size_t max_log_records = 16384;
+    // etcd kept healthy (docs/DURABLE_LOG.md): every `maintenance_interval` the server reads
+    // each member's database size; past `space_guard` of `etcd_quota_bytes` (etcd's
+    // --quota-backend-bytes) new writes are refused RESOURCE_EXHAUSTED and every changed store
+    // is snapshot at once; after trims it compacts etcd's history and defragments, one member
+    // at a time, each member whose file is over twice what it uses. Objects no entry or record
+    // points at, older than `gc_grace`, are deleted every `gc_interval`.
+    absl::Duration maintenance_interval = absl::Seconds(30);
+    int64_t etcd_quota_bytes = int64_t{2} << 30;
+    double space_guard = 0.8;
+    absl::Duration gc_interval = absl::Hours(1);
+    absl::Duration gc_grace = absl::Hours(1);
     // What the server's metrics hear; each optional, called on the thread that saw it.
     struct Hooks {
       // A group transaction answered: its seconds and records.
@@ -143,6 +154,18 @@ class EtcdDurability final : public Durability {
   // The age of the oldest change not yet in object storage, in seconds (0 when every store's
   // state is there): what a snapshot lags by. Visits every store.
   double OldestChangeSeconds() const;
+
+  // One round of etcd's upkeep: member sizes and the space guard, snapshots when over it,
+  // compaction after trims, defragmentation; with `collect`, unreferenced objects too. Runs on
+  // its own every maintenance_interval (and gc_interval); public for tests and operators.
+  struct Upkeep {
+    int64_t largest_db_bytes = 0;  // the largest member file, after the round
+    bool guard_on = false;         // writes refused for space
+    int64_t compacted_to = 0;      // the revision compacted to (0: none this round)
+    int defragmented = 0;          // members defragmented
+    int objects_deleted = 0;       // unreferenced objects removed
+  };
+  absl::StatusOr<Upkeep> Maintain(bool collect);
 
   // The fence's claim revision (tests).
   int64_t claim_revision() const { return claim_revision_; }
@@ -238,6 +261,11 @@ class EtcdDurability final : public Durability {
   // snapshot_interval.
   void SnapshotLoop();
   void WantSnapshot(const std::string& key) ABSL_LOCKS_EXCLUDED(snapshot_mu_);
+  // Deletes objects under snapshots/ and payloads/ that no entry or record points at, older
+  // than gc_grace; how many.
+  absl::StatusOr<int> CollectObjects();
+  // The guard's refusal of a write of `key`, or OK.
+  absl::Status SpaceGuard(const std::string& key) const;
   absl::StatusOr<adapt::v1::RemoteObject> PutObject(const std::string& object_key,
                                                     const std::string& bytes);
   absl::StatusOr<std::string> GetObject(const adapt::v1::RemoteObject& object);
@@ -260,6 +288,12 @@ class EtcdDurability final : public Durability {
   std::set<std::string> snapshot_wanted_ ABSL_GUARDED_BY(snapshot_mu_);
   bool snapshot_stop_ ABSL_GUARDED_BY(snapshot_mu_) = false;
   bool lease_lost_ ABSL_GUARDED_BY(snapshot_mu_) = false;
+  // Upkeep: writes refused for space; trims since the last compaction.
+  std::atomic<bool> space_guard_on_{false};
+  std::atomic<bool> trimmed_{false};
+  std::atomic<int64_t> largest_db_bytes_{0};
+  absl::Time next_maintenance_ ABSL_GUARDED_BY(snapshot_mu_);
+  absl::Time next_collection_ ABSL_GUARDED_BY(snapshot_mu_);
   std::thread snapshotter_;
 };
 

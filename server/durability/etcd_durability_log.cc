@@ -86,6 +86,7 @@ absl::StatusOr<CommitResult> EtcdDurability::AppendAndApply(
     absl::MutexLock entry_lock(&entry.mu);
     if (entry.store == nullptr) return Gone(key);
     if (!entry.uncertain.empty()) RETURN_IF_ERROR(ResolveUncertain(key, entry));
+    RETURN_IF_ERROR(SpaceGuard(key));
     if (entry.log_records >= options_.max_log_records) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "store ", key, ": its log in etcd holds ", entry.log_records,

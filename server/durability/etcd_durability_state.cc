@@ -204,7 +204,9 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
   ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
   ops[1].mutable_request_delete_range()->set_key(LogKey(key, incarnation, 0));
   ops[1].mutable_request_delete_range()->set_range_end(LogKey(key, incarnation, seq + 1));
-  if (absl::Status trimmed = FencedTxn(key, {}, std::move(ops)); !trimmed.ok()) {
+  absl::Status trimmed = FencedTxn(key, {}, std::move(ops));
+  if (trimmed.ok()) trimmed_ = true;
+  if (!trimmed.ok()) {
     (void)objects_->Delete(snapshot->state().key());
     if (snapshot->has_readout()) (void)objects_->Delete(snapshot->readout().key());
     entry.checkpoint_error = absl::StrCat("checkpoint: ", trimmed.message());
@@ -306,6 +308,11 @@ void EtcdDurability::WantSnapshot(const std::string& key) {
 
 void EtcdDurability::SnapshotLoop() {
   absl::Time next_sweep = absl::Now() + options_.snapshot_interval;
+  {
+    absl::MutexLock lock(&snapshot_mu_);
+    next_maintenance_ = absl::Now() + options_.maintenance_interval;
+    next_collection_ = absl::Now() + options_.gc_interval;
+  }
   for (;;) {
     std::set<std::string> wanted;
     bool lost = false;
@@ -314,7 +321,8 @@ void EtcdDurability::SnapshotLoop() {
       const auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(snapshot_mu_) {
         return snapshot_stop_ || lease_lost_ || !snapshot_wanted_.empty();
       };
-      snapshot_mu_.AwaitWithDeadline(absl::Condition(&ready), next_sweep);
+      snapshot_mu_.AwaitWithDeadline(absl::Condition(&ready),
+                                     std::min({next_sweep, next_maintenance_, next_collection_}));
       if (snapshot_stop_) return;
       wanted.swap(snapshot_wanted_);
       lost = lease_lost_;
@@ -329,6 +337,16 @@ void EtcdDurability::SnapshotLoop() {
       }
       continue;
     }
+    bool maintain = false, collect = false;
+    {
+      absl::MutexLock lock(&snapshot_mu_);
+      const absl::Time now = absl::Now();
+      maintain = now >= next_maintenance_;
+      collect = now >= next_collection_;
+      if (maintain) next_maintenance_ = now + options_.maintenance_interval;
+      if (collect) next_collection_ = now + options_.gc_interval;
+    }
+    if (maintain || collect) (void)Maintain(collect);
     if (absl::Now() >= next_sweep) {
       // Failures stay in CheckpointError and are tried again at the next sweep.
       (void)Checkpoint();

@@ -85,9 +85,9 @@ class EtcdHarness {
 
   absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenEtcd(
       std::vector<RecoveredStore>* recovered, absl::Duration claim_wait = absl::Seconds(30)) {
-    Services& services = Shared();
-    if (services.etcd == nullptr) return absl::UnavailableError("no etcd");
-    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = services.etcd->Client();
+    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : Shared().etcd.get();
+    if (cluster == nullptr) return absl::UnavailableError("no etcd");
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = cluster->Client();
     if (!client.ok()) return client.status();
     absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = Bucket(prefix_);
     if (!objects.ok()) return objects.status();
@@ -98,6 +98,12 @@ class EtcdHarness {
     options.inline_bytes = inline_bytes_;
     options.snapshot_records = snapshot_records_;
     options.max_log_records = max_log_records_;
+    options.gc_grace = absl::ZeroDuration();
+    if (quota_bytes_ > 0) {
+      options.etcd_quota_bytes = quota_bytes_;
+      options.space_guard = 0.5;
+    }
+    options.maintenance_interval = absl::Hours(1);  // the tests call Maintain
     options.commit_timeout = absl::Seconds(10);
     options.commit_fault = [this]() -> absl::Status {
       if (fail_next_.exchange(false)) {
@@ -112,14 +118,20 @@ class EtcdHarness {
   void FailNextAppend() { fail_next_ = true; }
   // A client of the etcd, and the bucket under this harness's prefix, for tests to look.
   absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> Client() {
-    if (Shared().etcd == nullptr) return absl::UnavailableError("no etcd");
-    return Shared().etcd->Client();
+    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : Shared().etcd.get();
+    if (cluster == nullptr) return absl::UnavailableError("no etcd");
+    return cluster->Client();
   }
   absl::StatusOr<std::unique_ptr<S3ObjectStore>> Objects() { return Bucket(prefix_); }
   std::string EtcdPrefix() const { return absl::StrCat("/adaptd-test/", prefix_, "/"); }
   void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
   void set_snapshot_records(size_t records) { snapshot_records_ = records; }
   void set_max_log_records(size_t records) { max_log_records_ = records; }
+  // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
+  void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
+    cluster_ = cluster;
+    quota_bytes_ = quota_bytes;
+  }
   const std::string& prefix() const { return prefix_; }
 
  private:
@@ -129,6 +141,8 @@ class EtcdHarness {
   size_t inline_bytes_ = 64 << 10;
   size_t snapshot_records_ = 1024;
   size_t max_log_records_ = 16384;
+  etcd::testing::EtcdCluster* cluster_ = nullptr;
+  int64_t quota_bytes_ = 0;
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Etcd, DurabilityContract, EtcdHarness);
@@ -364,6 +378,96 @@ TEST_F(EtcdDurabilityTest, AServerWhoseLeaseLapsedWhileAnotherClaimedIsFencedFor
   EXPECT_TRUE((*second)->Applied("t", "a", a->get(), "first"));
   EXPECT_FALSE((*second)->Applied("t", "a", a->get(), "late"));
   (*second)->Close();
+}
+
+// After trims, upkeep compacts etcd's history; objects nothing points at (a payload whose
+// record a snapshot trimmed, an object no entry names) are collected, the current state kept.
+TEST_F(EtcdDurabilityTest, UpkeepCompactsAfterTrimsAndCollectsWhatNothingPointsAt) {
+  harness_->set_inline_bytes(512);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(64, 1)).ok());  // its record is an object
+  ASSERT_EQ(ObjectsUnder("payloads/").size(), 1u);
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = harness_->Objects();
+  ASSERT_TRUE(objects.ok());
+  ASSERT_TRUE((*objects)->Put("snapshots/t/gone/0-0.state", "left by a crash").ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());  // the log, and the record's object, trimmed
+  auto* etcd = static_cast<EtcdDurability*>(durability_.get());
+  absl::StatusOr<EtcdDurability::Upkeep> upkeep = etcd->Maintain(/*collect=*/true);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_GT(upkeep->compacted_to, 0);
+  EXPECT_EQ(upkeep->objects_deleted, 2);
+  EXPECT_TRUE(ObjectsUnder("payloads/").empty());
+  EXPECT_EQ(ObjectsUnder("snapshots/").size(), 1u);  // the state the entry points at
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = harness_->Client();
+  ASSERT_TRUE(client.ok());
+  etcdserverpb::RangeRequest old;
+  old.set_key(harness_->EtcdPrefix() + "owner");
+  old.set_revision(upkeep->compacted_to - 1);
+  EXPECT_EQ((*client)->Range(old).status().code(), absl::StatusCode::kOutOfRange);
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+}
+
+// Past the space guard (half of a small quota here) writes are refused RESOURCE_EXHAUSTED
+// naming it, before etcd raises its NOSPACE alarm. Object storage is down meanwhile, so the
+// snapshots that would trim the log cannot; once it is back, upkeep snapshots, compacts and
+// defragments, and writes resume. Nothing acknowledged is lost.
+TEST_F(EtcdDurabilityTest, TheSpaceGuardRefusesWritesBeforeEtcdsQuotaThenUpkeepFreesSpace) {
+  constexpr int64_t kQuota = int64_t{16} << 20;
+  etcd::testing::EtcdClusterOptions small;
+  small.quota_backend_bytes = kQuota;
+  absl::StatusOr<std::unique_ptr<etcd::testing::EtcdCluster>> cluster =
+      etcd::testing::EtcdCluster::Start(small);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  harness_->set_cluster(cluster->get(), kQuota);
+  harness_->set_snapshot_records(size_t{1} << 30);
+  harness_->set_max_log_records(size_t{1} << 30);
+  Restart();
+  auto* etcd = static_cast<EtcdDurability*>(durability_.get());
+  ASSERT_NE(Create("a"), nullptr);
+  Shared().s3->Kill();
+  absl::Status refused;
+  int acknowledged = 0;
+  for (int i = 0; i < 4000 && refused.ok(); ++i) {
+    absl::StatusOr<CommitResult> written = Write("a", Batch(1000, i), {absl::StrCat("id", i)});
+    if (written.ok()) {
+      ++acknowledged;
+    } else {
+      refused = written.status();
+    }
+    if (i % 20 == 19 && refused.ok()) {
+      absl::StatusOr<EtcdDurability::Upkeep> upkeep = etcd->Maintain(false);
+      ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+      if (upkeep->guard_on) break;
+    }
+  }
+  if (refused.ok()) refused = Write("a", Batch(10, 9999)).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_NE(refused.message().find("space guard"), std::string::npos) << refused;
+  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = harness_->Client();
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<etcdserverpb::AlarmResponse> alarms = (*client)->Alarms();
+  ASSERT_TRUE(alarms.ok()) << alarms.status();
+  EXPECT_EQ(alarms->alarms_size(), 0);  // etcd's own NOSPACE never raised
+  ASSERT_TRUE(Shared().s3->Start().ok());
+  absl::StatusOr<EtcdDurability::Upkeep> upkeep = etcd->Maintain(false);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_FALSE(upkeep->guard_on) << upkeep->largest_db_bytes << " bytes";
+  EXPECT_GT(upkeep->defragmented, 0);
+  EXPECT_TRUE(Write("a", Batch(2, 10000), {"after"}).ok());
+  std::printf("acknowledged %d writes of 1000 examples before the guard; %lld bytes after upkeep\n",
+              acknowledged, static_cast<long long>(upkeep->largest_db_bytes));
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+  EXPECT_EQ(durability_->RememberedIds("t", "a", stores_["a"].get()).size(),
+            static_cast<size_t>(acknowledged) + 1);
+  stores_.clear();
+  durability_->Close();
+  durability_.reset();
+  harness_->set_cluster(nullptr, 0);
 }
 
 // A stored state whose object is gone fails its store, naming the object; the others serve.

@@ -45,9 +45,10 @@ inline constexpr uint64_t kMemoryBudgetBytes = 0;                  // loaded sto
 
 // The durable log in etcd and object storage (docs/DURABLE_LOG.md); off unless
 // --etcd-endpoints is given.
-inline constexpr char kEtcdPrefix[] = "/adaptd/";    // every key of the deployment's
-inline constexpr uint32_t kEtcdLeaseTtlSeconds = 5;  // the claim's lease
-inline constexpr char kS3Region[] = "us-east-1";     // the object store's region
+inline constexpr char kEtcdPrefix[] = "/adaptd/";               // every key of the deployment's
+inline constexpr uint32_t kEtcdLeaseTtlSeconds = 5;             // the claim's lease
+inline constexpr char kS3Region[] = "us-east-1";                // the object store's region
+inline constexpr uint64_t kEtcdQuotaBytes = uint64_t{2} << 30;  // etcd's own default quota
 
 // Security, quotas and shutdown (docs/SECURITY.md); a quota of 0 is unlimited.
 inline constexpr uint32_t kShutdownGraceSeconds = 10;  // in-flight calls' time after SIGTERM

@@ -70,6 +70,7 @@ std::vector<Default> AllDefaults() {
       {"--etcd-prefix", "etcd_prefix", d::kEtcdPrefix},
       {"--etcd-lease-ttl", "lease_ttl_seconds", n(d::kEtcdLeaseTtlSeconds)},
       {"--s3-region", "s3_region", d::kS3Region},
+      {"--etcd-quota-bytes", "etcd_quota_bytes", n(d::kEtcdQuotaBytes)},
       {"--handoff-interval-ms", "handoff_interval_ms", n(d::kHandoffIntervalMs)},
       {"--blas-core", "", d::kBlasCore},
       {"", "metrics_top_tenants", n(d::kMetricsTopTenants)},

@@ -41,6 +41,8 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
                                                                 : defaults::kEtcdLeaseTtlSeconds);
   // A restarted server waits out its previous lease; anything longer is another server.
   options.claim_wait = options.lease_ttl * 3;
+  options.etcd_quota_bytes = static_cast<int64_t>(
+      log.etcd_quota_bytes() > 0 ? log.etcd_quota_bytes() : defaults::kEtcdQuotaBytes);
   char host[256] = {};
   (void)gethostname(host, sizeof(host) - 1);
   options.server_name = absl::StrCat(host, " pid ", getpid(), " listening on ", config.listen());

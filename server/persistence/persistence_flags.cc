@@ -25,6 +25,11 @@ void AddDurableLogFlags(CLI::App& app, PersistenceFlags* flags) {
                               "[default ",
                               defaults::kEtcdLeaseTtlSeconds, "]"))
       ->check(CLI::Range(1, 3600));
+  app.add_option("--etcd-quota-bytes", flags->etcd_quota_bytes,
+                 absl::StrCat("etcd's --quota-backend-bytes as its members run with it: past 80% "
+                              "of it writes are refused and snapshots trim the log [default ",
+                              defaults::kEtcdQuotaBytes, "]"))
+      ->check(CLI::PositiveNumber);
   app.add_option("--snapshot-store", flags->snapshot_store,
                  "Object storage for states and large log payloads, s3://BUCKET/PREFIX "
                  "(required with --etcd-endpoints)");
@@ -41,9 +46,10 @@ void AddDurableLogFlags(CLI::App& app, PersistenceFlags* flags) {
 void ApplyDurableLogFlags(const PersistenceFlags& flags, adapt::v1::ServerConfig* config) {
   const bool any = !flags.etcd_endpoints.empty() || !flags.etcd_prefix.empty() ||
                    !flags.etcd_ca.empty() || !flags.etcd_cert.empty() || !flags.etcd_key.empty() ||
-                   flags.etcd_lease_ttl.has_value() || !flags.snapshot_store.empty() ||
-                   !flags.s3_endpoint.empty() || !flags.s3_region.empty() ||
-                   !flags.s3_credentials_file.empty() || !flags.s3_ca.empty();
+                   flags.etcd_lease_ttl.has_value() || flags.etcd_quota_bytes.has_value() ||
+                   !flags.snapshot_store.empty() || !flags.s3_endpoint.empty() ||
+                   !flags.s3_region.empty() || !flags.s3_credentials_file.empty() ||
+                   !flags.s3_ca.empty();
   if (!any) return;
   adapt::v1::DurableLogConfig* log = config->mutable_durable_log();
   if (!flags.etcd_endpoints.empty()) {
@@ -60,6 +66,7 @@ void ApplyDurableLogFlags(const PersistenceFlags& flags, adapt::v1::ServerConfig
   set(flags.etcd_cert, log->mutable_etcd_cert_file());
   set(flags.etcd_key, log->mutable_etcd_key_file());
   if (flags.etcd_lease_ttl.has_value()) log->set_lease_ttl_seconds(*flags.etcd_lease_ttl);
+  if (flags.etcd_quota_bytes.has_value()) log->set_etcd_quota_bytes(*flags.etcd_quota_bytes);
   set(flags.snapshot_store, log->mutable_snapshot_store());
   set(flags.s3_endpoint, log->mutable_s3_endpoint());
   set(flags.s3_region, log->mutable_s3_region());

@@ -23,6 +23,7 @@ struct PersistenceFlags {
   std::string etcd_prefix;
   std::string etcd_ca, etcd_cert, etcd_key;
   std::optional<uint32_t> etcd_lease_ttl;
+  std::optional<uint64_t> etcd_quota_bytes;
   std::string snapshot_store;
   std::string s3_endpoint, s3_region, s3_credentials_file, s3_ca;
 };

@@ -154,9 +154,10 @@ absl::Status EtcdCluster::Launch(int i) {
       "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
       "--initial-cluster", member.initial_cluster, "--initial-cluster-state",
       member.join_existing ? "existing" : "new", "--initial-cluster-token", token_,
-      // Elections within a second, so that tests of a lost member stay short.
-      "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap", "--log-outputs",
-      "stderr"};
+      // Elections within about a second (etcd defaults to 1 s heartbeats, 10 s elections), so
+      // that tests of a lost member stay short, and still not set off by a loaded machine.
+      "--heartbeat-interval", "100", "--election-timeout", "1000", "--logger", "zap",
+      "--log-outputs", "stderr"};
   if (options_.quota_backend_bytes > 0) {
     args.insert(args.end(), {"--quota-backend-bytes", absl::StrCat(options_.quota_backend_bytes)});
   }
@@ -234,7 +235,16 @@ absl::Status EtcdCluster::Signal(int i, int signal, bool wait) {
 
 absl::Status EtcdCluster::Kill(int i) { return Signal(i, SIGKILL, /*wait=*/true); }
 absl::Status EtcdCluster::Stop(int i) { return Signal(i, SIGTERM, /*wait=*/true); }
-absl::Status EtcdCluster::Pause(int i) { return Signal(i, SIGSTOP, /*wait=*/false); }
+absl::Status EtcdCluster::Pause(int i) {
+  RETURN_IF_ERROR(Signal(i, SIGSTOP, /*wait=*/false));
+  // Until it has stopped: a request sent after Pause returns is never answered.
+  int status = 0;
+  if (waitpid(members_[i].pid, &status, WUNTRACED) != members_[i].pid || !WIFSTOPPED(status)) {
+    return absl::InternalError(members_[i].name + " did not stop");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EtcdCluster::Resume(int i) { return Signal(i, SIGCONT, /*wait=*/false); }
 
 absl::Status EtcdCluster::Restart(int i) {

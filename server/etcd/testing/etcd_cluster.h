@@ -53,7 +53,7 @@ class EtcdCluster {
   absl::Status Stop(int i);     // SIGTERM, and waits for it
   absl::Status Restart(int i);  // starts it again on its data directory, waits until it answers
   absl::Status Wipe(int i);     // deletes its data directory (stopped members only)
-  absl::Status Pause(int i);    // SIGSTOP
+  absl::Status Pause(int i);    // SIGSTOP, and waits until it has stopped
   absl::Status Resume(int i);   // SIGCONT
 
   // The member etcd reports as leader (asked of the running members).

@@ -149,17 +149,17 @@ TEST_F(DurableLogFaults, LeaderKilledWipedRemovedAndReplacedUnderWrites) {
   ASSERT_NO_FATAL_FAILURE(ExpectStatistics(server->stub(), "fa", model));
 }
 
-// Object storage killed while the store's log is near its snapshot bound: small writes go on and
-// are acknowledged, the snapshots the bound asks for fail (the store's checkpoint error says
-// so), and a write whose record is past 64 KiB (600 examples at d = 32, written as an object
-// first) is refused UNAVAILABLE with nothing applied. Object storage back: the snapshot is
-// written and the log it covers trimmed, the refused writes apply when sent again, and adaptd
-// restarted on an empty disk has every acknowledged example.
+// Object storage killed: small writes go on and are acknowledged past the store's snapshot bound,
+// the snapshot the bound asks for fails (the store's checkpoint error says so), and a write whose
+// record is past 64 KiB (600 examples at d = 32, written as an object first) is refused UNAVAILABLE
+// with nothing applied. Object storage back: the snapshot is written and the log it covers trimmed,
+// the refused writes apply when sent again, and adaptd restarted on an empty disk has every
+// acknowledged example.
 TEST_F(DurableLogFaults, ObjectStorageStoppedThenBack) {
   constexpr int kBigDim = 32;
   constexpr int kBigExamples = 600;
-  // A store's log is stored as an object once it holds this many records (EtcdDurability's
-  // snapshot_records; no flag sets it).
+  // A store's state is written to object storage, and its log trimmed, once the log holds this
+  // many records (EtcdDurability's snapshot_records; no flag sets it).
   constexpr size_t kSnapshotRecords = 1024;
   std::unique_ptr<Adaptd> server = Server("objects", 5);
   ASSERT_NO_FATAL_FAILURE(server->Start());
@@ -171,20 +171,10 @@ TEST_F(DurableLogFaults, ObjectStorageStoppedThenBack) {
   const auto big_call = [&] { return MakeCall(&rng, kBigDim, kBigExamples, "big", &big_seq); };
   ASSERT_NO_FATAL_FAILURE(SendNew(server->stub(), "big", big_call(), &big, true));
 
-  // The log near its bound, then object storage gone.
-  std::vector<Call> unknown;
-  auto writers = std::make_unique<Writers>(server->stub(), "fa", &model, 8, 2);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (LogKeys("fa") < kSnapshotRecords - 60 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  writers->Stop();
-  unknown = writers->unknown();
-  EXPECT_EQ(writers->failed(), 0u) << "writes failed with object storage up";
-  ASSERT_GE(LogKeys("fa"), kSnapshotRecords - 60) << "the log did not grow in time";
+  // Object storage gone; small writes until the store's log passes its bound, and more once
+  // the snapshot it asked for has failed.
   s3_->Kill();
-
-  writers = std::make_unique<Writers>(server->stub(), "fa", &model, 4, 3);
+  auto writers = std::make_unique<Writers>(server->stub(), "fa", &model, 8, 2);
   const auto past_bound = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   std::string checkpoint_error;
   while (checkpoint_error.empty() && std::chrono::steady_clock::now() < past_bound) {
@@ -192,12 +182,13 @@ TEST_F(DurableLogFaults, ObjectStorageStoppedThenBack) {
     checkpoint_error = Info(server->stub(), "fa").checkpoint_error();
   }
   EXPECT_FALSE(checkpoint_error.empty()) << "no snapshot was tried past the bound";
+  EXPECT_GE(LogKeys("fa"), kSnapshotRecords);
   ASSERT_TRUE(writers->WaitForAcks(20, std::chrono::seconds(60)))
       << "small writes stopped once snapshots failed";
   writers->Stop();
   const uint64_t acked_while_down = writers->acked();
   EXPECT_EQ(writers->failed(), 0u) << "small writes failed while object storage was down";
-  for (const Call& call : writers->unknown()) unknown.push_back(call);
+  std::vector<Call> unknown = writers->unknown();
   std::vector<Call> refused;
   for (int i = 0; i < 2; ++i) {
     refused.push_back(big_call());
@@ -263,9 +254,11 @@ TEST_F(DurableLogFaults, StaleFenceAcknowledgesNothing) {
     ASSERT_NO_FATAL_FAILURE(SendNew(b->stub(), "fa", MakeCall(&rng, kDim, 3, "b", &seq), &model));
   }
 
+  // The calls spread over 5 s, past A's lease keeper noticing its lease went.
   a->Signal(SIGCONT);
   std::vector<Call> stale;
   for (int i = 0; i < 10; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     stale.push_back(MakeCall(&rng, kDim, 3, "stale", &seq));
     adapt::v1::AdaptResponse response;
     const grpc::Status status = SendAdapt(a->stub(), "fa", stale.back(), &response);

@@ -56,6 +56,17 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
   const absl::Time start = absl::Now();
   std::unique_ptr<EtcdDurability> durability(
       new EtcdDurability(std::move(client), std::move(objects), backend, std::move(options)));
+  if (!durability->options_.cache_dir.empty()) {
+    StateDbOptions cache;
+    cache.dir = durability->options_.cache_dir;
+    cache.sync = false;  // a cache: what a crash loses is read from object storage
+    absl::StatusOr<std::unique_ptr<StateDb>> opened = StateDb::Open(cache);
+    if (!opened.ok()) {
+      return absl::Status(opened.status().code(),
+                          absl::StrCat("the local cache: ", opened.status().message()));
+    }
+    durability->cache_ = *std::move(opened);
+  }
   RETURN_IF_ERROR(durability->Claim());
   EtcdCommitQueue::Options queue;
   queue.commit_timeout = durability->options_.commit_timeout;
@@ -442,6 +453,10 @@ absl::StatusOr<Position> EtcdDurability::AppendDelete(const std::string& tenant,
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(key);
     if (it != entries_.end() && it->second == entry) entries_.erase(it);
+  }
+  if (cache_ != nullptr) {
+    absl::StatusOr<StateDb::Writer> writer = cache_->BeginWrite();
+    if (writer.ok() && writer->Delete(key, ~uint64_t{0}).ok()) (void)writer->Commit();
   }
   // The store's objects are no one's now; what is left (a payload) the collector takes.
   for (const std::string& object : objects) {

@@ -38,6 +38,7 @@
 #include "server/etcd/etcd_client.h"
 #include "server/objstore/object_store.h"
 #include "server/persistence/applied_ids.h"
+#include "server/persistence/state_db.h"
 
 namespace adaptd {
 
@@ -93,6 +94,10 @@ class EtcdDurability final : public Durability {
       std::function<void(const std::string& service)> on_error;
     };
     Hooks hooks;
+    // The local cache of stored states (docs/DURABLE_LOG.md): a state database in this
+    // directory, written with each stored state and read instead of object storage when it is
+    // as recent as the state etcd points at. Empty: no cache.
+    std::string cache_dir;
     // Fault injection for tests (EtcdCommitQueue::Options::fault).
     std::function<absl::Status()> commit_fault;
   };
@@ -198,6 +203,7 @@ class EtcdDurability final : public Durability {
     std::vector<std::string> ids;
     uint64_t last_seq = 0;
     uint64_t log_records = 0, log_bytes = 0;  // replayed from the log
+    bool from_cache = false;                  // the state came from the local cache
   };
 
   static void SetDirty(Entry& entry, bool dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu) {
@@ -266,6 +272,9 @@ class EtcdDurability final : public Durability {
   absl::StatusOr<int> CollectObjects();
   // The guard's refusal of a write of `key`, or OK.
   absl::Status SpaceGuard(const std::string& key) const;
+  // Writes a stored state into the local cache (when there is one), at log position `seq`.
+  void CacheState(const std::string& key, const adapt::v1::StoreSpec& spec, uint64_t incarnation,
+                  uint64_t seq, const std::string& state, const std::string& readout);
   absl::StatusOr<adapt::v1::RemoteObject> PutObject(const std::string& object_key,
                                                     const std::string& bytes);
   absl::StatusOr<std::string> GetObject(const adapt::v1::RemoteObject& object);
@@ -281,6 +290,7 @@ class EtcdDurability final : public Durability {
   // appended or served.
   std::atomic<bool> fenced_{false};
   std::unique_ptr<EtcdCommitQueue> commits_;
+  std::unique_ptr<StateDb> cache_;  // the local cache of stored states; null: none
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::string recovery_report_;

@@ -47,6 +47,8 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
   (void)gethostname(host, sizeof(host) - 1);
   options.server_name = absl::StrCat(host, " pid ", getpid(), " listening on ", config.listen());
   if (config.has_max_example_ids()) options.max_ids_per_store = config.max_example_ids();
+  // The data directory is only a cache of the stored states.
+  if (!config.data_dir().empty()) options.cache_dir = config.data_dir() + "/cache";
   options.hooks = std::move(hooks);
   return Open(*std::move(client), std::shared_ptr<ObjectStore>(*std::move(objects)), backend,
               recovered, std::move(options));

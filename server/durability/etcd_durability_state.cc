@@ -2,6 +2,7 @@
 // (etcd), stored states written as objects and the log they cover trimmed, cold loads.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -97,15 +98,32 @@ absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
     out.store = std::make_shared<FailedStore>(meta.spec(), std::string(why.message()));
     return out;
   };
+  // The state to start from: the cache's when it is at least as recent as the object's (the log
+  // after it is then still in etcd), else the object's.
+  std::optional<std::string> cached;
+  uint64_t cached_seq = 0;
+  if (cache_ != nullptr && meta.has_snapshot()) {
+    absl::StatusOr<adapt::v1::CatalogEntry> row = cache_->ReadCatalog(key);
+    if (row.ok() && row->incarnation() == meta.incarnation() &&
+        row->lsn() >= meta.snapshot().seq()) {
+      absl::StatusOr<std::string> state = cache_->ReadState(key, *row);
+      if (state.ok()) {
+        cached = *std::move(state);
+        cached_seq = row->lsn();
+      }
+    }
+  }
   if (meta.has_snapshot()) {
-    absl::StatusOr<std::string> file = GetObject(meta.snapshot().state());
+    absl::StatusOr<std::string> file =
+        cached.has_value() ? *std::move(cached) : GetObject(meta.snapshot().state());
     if (absl::IsDataLoss(file.status())) return failed(file.status());
     if (!file.ok()) return file.status();
     absl::StatusOr<DecodedSnapshot> decoded = DecodeSnapshotState(*file);
     if (!decoded.ok()) return failed(decoded.status());
     out.ids.assign(decoded->header.durable().applied_ids().begin(),
                    decoded->header.durable().applied_ids().end());
-    out.last_seq = meta.snapshot().seq();
+    out.last_seq = cached_seq > 0 ? cached_seq : meta.snapshot().seq();
+    out.from_cache = cached_seq > 0;
     decoded->header.clear_durable();
     absl::StatusOr<std::unique_ptr<Store>> restored =
         RestoreStore(decoded->header, decoded->arrays, backend_);
@@ -117,6 +135,7 @@ absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
     if (!created.ok()) return failed(created.status());
     out.store = *std::move(created);
   }
+  const uint64_t base_seq = out.last_seq;
   absl::StatusOr<std::vector<mvccpb::KeyValue>> log =
       client_->RangePrefix(LogPrefix(key, meta.incarnation()));
   Count(log.status(), "etcd");
@@ -124,7 +143,7 @@ absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
   for (const mvccpb::KeyValue& kv : *log) {
     uint64_t seq = 0;
     const std::string digits = kv.key().substr(kv.key().size() - 16);
-    if (!absl::SimpleHexAtoi(digits, &seq) || seq <= meta.snapshot().seq()) continue;
+    if (!absl::SimpleHexAtoi(digits, &seq) || seq <= base_seq) continue;
     absl::StatusOr<adapt::v1::WalRecord> record = ReadRecord(kv.key(), kv.value());
     if (absl::IsDataLoss(record.status())) return failed(record.status());
     if (!record.ok()) return record.status();
@@ -187,9 +206,10 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
   const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
   std::shared_ptr<const LinearReadout> published =
       kind != nullptr && kind->warm ? entry.store->Readout() : nullptr;
+  std::string readout_bytes;
   if (published != nullptr) {
-    absl::StatusOr<adapt::v1::RemoteObject> readout =
-        PutObject(base + ".readout", EncodeReadout(*published));
+    readout_bytes = EncodeReadout(*published);
+    absl::StatusOr<adapt::v1::RemoteObject> readout = PutObject(base + ".readout", readout_bytes);
     if (!readout.ok()) {
       (void)objects_->Delete(snapshot->state().key());
       entry.checkpoint_error =
@@ -213,6 +233,7 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
     return trimmed;
   }
   const adapt::v1::RemoteSnapshot old = entry.meta.snapshot();
+  CacheState(key, entry.meta.spec(), incarnation, seq, *file, readout_bytes);
   entry.meta = std::move(meta);
   SetDirty(entry, entry.applied_seq != seq);
   entry.log_records = 0;
@@ -221,6 +242,25 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
   if (!old.state().key().empty()) (void)objects_->Delete(old.state().key());
   if (!old.readout().key().empty()) (void)objects_->Delete(old.readout().key());
   return absl::OkStatus();
+}
+
+void EtcdDurability::CacheState(const std::string& key, const adapt::v1::StoreSpec& spec,
+                                uint64_t incarnation, uint64_t seq, const std::string& state,
+                                const std::string& readout) {
+  if (cache_ == nullptr) return;
+  adapt::v1::CatalogEntry row;
+  *row.mutable_spec() = spec;
+  row.set_incarnation(incarnation);
+  row.set_lsn(seq);
+  absl::StatusOr<StateDb::Writer> writer = cache_->BeginWrite();
+  absl::Status cached = writer.status();
+  if (cached.ok()) cached = writer->PutStore(key, &row, state, readout);
+  if (cached.ok()) cached = writer->Commit();
+  if (!cached.ok()) {
+    // Only a cache: the next load reads object storage.
+    std::fprintf(stderr, "adaptd: store %s: the local cache: %s\n", key.c_str(),
+                 std::string(cached.message()).c_str());
+  }
 }
 
 absl::StatusOr<std::shared_ptr<Store>> EtcdDurability::Load(

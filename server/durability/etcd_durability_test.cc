@@ -6,6 +6,7 @@
 #include "server/durability/etcd_durability.h"
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -99,6 +100,7 @@ class EtcdHarness {
     options.snapshot_records = snapshot_records_;
     options.max_log_records = max_log_records_;
     options.gc_grace = absl::ZeroDuration();
+    options.cache_dir = cache_dir_;
     if (quota_bytes_ > 0) {
       options.etcd_quota_bytes = quota_bytes_;
       options.space_guard = 0.5;
@@ -126,6 +128,7 @@ class EtcdHarness {
   std::string EtcdPrefix() const { return absl::StrCat("/adaptd-test/", prefix_, "/"); }
   void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
   void set_snapshot_records(size_t records) { snapshot_records_ = records; }
+  void set_cache_dir(const std::string& dir) { cache_dir_ = dir; }
   void set_max_log_records(size_t records) { max_log_records_ = records; }
   // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
   void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
@@ -142,6 +145,7 @@ class EtcdHarness {
   size_t snapshot_records_ = 1024;
   size_t max_log_records_ = 16384;
   etcd::testing::EtcdCluster* cluster_ = nullptr;
+  std::string cache_dir_;
   int64_t quota_bytes_ = 0;
 };
 
@@ -468,6 +472,43 @@ TEST_F(EtcdDurabilityTest, TheSpaceGuardRefusesWritesBeforeEtcdsQuotaThenUpkeepF
   durability_->Close();
   durability_.reset();
   harness_->set_cluster(nullptr, 0);
+}
+
+// The local cache: a stored state is read from it when it is as recent as the one etcd points
+// at (so a store whose object is gone still loads), and passed over for the object when a
+// server without it stored a newer state meanwhile.
+TEST_F(EtcdDurabilityTest, TheLocalCacheServesLoadsAndAStaleOneIsPassedOver) {
+  const std::string cache = ::testing::TempDir() + "/adaptd-etcd-cache-" + RandomName();
+  harness_->set_cache_dir(cache);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1), {"x"}).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());  // the cache and the object at the same place
+
+  harness_->set_cache_dir("");
+  Restart();
+  ASSERT_TRUE(Write("a", Batch(4, 2), {"z"}).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());  // a newer object; the cache is stale now
+  const std::map<std::string, std::string> newer = States();
+
+  harness_->set_cache_dir(cache);
+  Restart();
+  EXPECT_EQ(States(), newer);
+  EXPECT_TRUE(durability_->Applied("t", "a", stores_["a"].get(), "z"));
+  ASSERT_TRUE(Write("a", Batch(4, 3), {"w"}).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  const std::map<std::string, std::string> latest = States();
+
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = harness_->Objects();
+  ASSERT_TRUE(objects.ok());
+  for (const ObjectStore::Object& object : ObjectsUnder("snapshots/t/a/")) {
+    ASSERT_TRUE((*objects)->Delete(object.key).ok());
+  }
+  Restart();  // the object is gone: the cache holds the same state
+  EXPECT_EQ(States(), latest);
+  EXPECT_TRUE(StoreFailure(*stores_["a"]).ok());
+  EXPECT_TRUE(durability_->Applied("t", "a", stores_["a"].get(), "w"));
+  std::filesystem::remove_all(cache);
 }
 
 // A stored state whose object is gone fails its store, naming the object; the others serve.

@@ -251,6 +251,26 @@ absl::Status StateDb::ScanCatalogRecords(
   return status;
 }
 
+absl::StatusOr<adapt::v1::CatalogEntry> StateDb::ReadCatalog(std::string_view key) const {
+  ReadTxn read;
+  if (int rc = mdb_txn_begin(catalog_env_, nullptr, MDB_RDONLY, &read.txn); rc != 0) {
+    return Error("mdb_txn_begin", rc);
+  }
+  MDB_val k = Val(key), value;
+  const int rc = mdb_get(read.txn, catalog_, &k, &value);
+  if (rc == MDB_NOTFOUND) {
+    return absl::NotFoundError(
+        absl::StrCat("state database ", options_.dir, ": no entry for ", std::string(key)));
+  }
+  if (rc != 0) return Error("mdb_get", rc);
+  adapt::v1::CatalogEntry entry;
+  if (!entry.ParseFromArray(value.mv_data, static_cast<int>(value.mv_size))) {
+    return absl::DataLossError(absl::StrCat("state database ", options_.dir, ": the entry of ",
+                                            std::string(key), " does not parse"));
+  }
+  return entry;
+}
+
 absl::StatusOr<std::string> StateDb::ReadState(std::string_view key,
                                                const adapt::v1::CatalogEntry& entry) const {
   ReadTxn read;

@@ -75,6 +75,9 @@ class StateDb {
   absl::Status ScanCatalogRecords(
       absl::FunctionRef<absl::Status(std::string_view key, std::string_view record)> visit) const;
 
+  // `key`'s catalog entry: NotFound when there is none, DataLoss when it does not parse.
+  absl::StatusOr<adapt::v1::CatalogEntry> ReadCatalog(std::string_view key) const;
+
   // The state stored for `key` under `entry` (its size and chunk count): DataLoss when a chunk
   // is missing or the sizes disagree.
   absl::StatusOr<std::string> ReadState(std::string_view key,

@@ -105,6 +105,17 @@ TEST_F(StateDbTest, StatesRoundTripInChunksOfAnySize) {
   }
 }
 
+TEST_F(StateDbTest, ReadCatalogFindsOneEntry) {
+  ASSERT_TRUE(Put("t/a", Entry(5, 9), Bytes(10, 1)).ok());
+  ASSERT_TRUE(Put("t/b", Entry(6, 3), Bytes(10, 2)).ok());
+  absl::StatusOr<adapt::v1::CatalogEntry> a = db_->ReadCatalog("t/a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->incarnation(), 5u);
+  EXPECT_EQ(a->lsn(), 9u);
+  EXPECT_EQ(a->state_bytes(), 10u);
+  EXPECT_EQ(db_->ReadCatalog("t/c").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(StateDbTest, ReplacingAStateDropsItsOldChunksAndSparesItsNeighbours) {
   // "t/a" and "t/a0" share a prefix: the chunk keys' separator keeps them apart.
   ASSERT_TRUE(Put("t/a", Entry(1, 1), Bytes(5500, 1)).ok());

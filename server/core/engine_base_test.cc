@@ -3,7 +3,8 @@
 // leaving nothing behind, deletion of a base in use refused until its dependants are gone
 // (across a restart, for hot and cold stores), and refresh_base compiles that a restart
 // replays without reading the base again; and bases that live on another member of a cluster
-// (two engines standing for two members, as ClusterBases joins them over gRPC).
+// (two engines standing for two members, as ClusterBases joins them over gRPC). The refresh_base
+// case runs again on the durable log in etcd and SeaweedFS.
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -16,6 +17,9 @@
 #include "gtest/gtest.h"
 #include "server/config/config.h"
 #include "server/core/engine.h"
+#ifdef ADAPTD_ETCD_TESTS
+#include "server/durability/testing/shared_services.h"
+#endif
 
 namespace adaptd {
 namespace {
@@ -43,10 +47,15 @@ class EngineBaseTest : public ::testing::Test {
     adapt::v1::ServerConfig config = DefaultConfig();
     config.set_data_dir(dir_);
     config.set_memory_budget_bytes(memory_budget);
+    Configure(&config);
     auto engine = Engine::Create(config, backend_.get(), nullptr, nullptr);
     ASSERT_TRUE(engine.ok()) << engine.status();
     engine_ = *std::move(engine);
   }
+
+  void RefreshBaseScenario();
+  // More configuration, for a variant of the fixture.
+  virtual void Configure(adapt::v1::ServerConfig* config) {}
 
   static StoreSpec Faast(double ridge, const std::string& base = "") {
     StoreSpec spec;
@@ -246,7 +255,7 @@ TEST_F(EngineBaseTest, ABaseInUseIsNotDeletedAcrossRestarts) {
   EXPECT_TRUE(Delete("shared", "curated").ok());
 }
 
-TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) {
+void EngineBaseTest::RefreshBaseScenario() {
   ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
   Adapt("shared", "curated", 20, {"a", "b"});
   ASSERT_TRUE(Compile("shared", "curated").ok());
@@ -290,6 +299,54 @@ TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) {
   ASSERT_TRUE(Create("acme", "online", falcon).ok());
   EXPECT_EQ(Compile("acme", "online", true).status().code(), absl::StatusCode::kFailedPrecondition);
 }
+
+TEST_F(EngineBaseTest, RefreshBaseIsLoggedWithItsCopy) { RefreshBaseScenario(); }
+
+#ifdef ADAPTD_ETCD_TESTS
+// The same on the durable log in etcd with states in object storage (docs/DURABLE_LOG.md): a
+// refresh_base compile's copy of the base goes to an object named by its SHA-256, shared by
+// every store compiled against the same base version, and a restart replays it from there.
+class EngineBaseOnEtcdTest : public EngineBaseTest {
+ protected:
+  void Configure(adapt::v1::ServerConfig* config) override {
+    if (prefix_.empty()) prefix_ = testing_util::UniqueName();
+    absl::StatusOr<std::unique_ptr<S3ObjectStore>> bucket = testing_util::SharedBucket(prefix_);
+    ASSERT_TRUE(bucket.ok()) << bucket.status();
+    etcd::testing::EtcdCluster* etcd = testing_util::SharedEtcd();
+    ASSERT_NE(etcd, nullptr);
+    adapt::v1::DurableLogConfig* log = config->mutable_durable_log();
+    for (const std::string& endpoint : etcd->endpoints()) log->add_etcd_endpoints(endpoint);
+    log->set_etcd_prefix(absl::StrCat("/engine-base/", prefix_, "/"));
+    log->set_lease_ttl_seconds(2);
+    log->set_snapshot_store(absl::StrCat("s3://", testing_util::kSharedBucket, "/", prefix_));
+    log->set_s3_endpoint(testing_util::SharedS3()->endpoint());
+  }
+  std::string prefix_;
+};
+
+TEST_F(EngineBaseOnEtcdTest, RefreshBaseIsLoggedWithASharedCopy) {
+  RefreshBaseScenario();
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> bucket = testing_util::SharedBucket(prefix_);
+  ASSERT_TRUE(bucket.ok());
+  absl::StatusOr<std::vector<ObjectStore::Object>> copies = (*bucket)->List("readouts/");
+  ASSERT_TRUE(copies.ok()) << copies.status();
+  EXPECT_EQ(copies->size(), 1u);  // the one refresh, at the base's version 2
+  // Two more stores take the base's version 3: one more object, which both share.
+  ASSERT_TRUE(Create("acme", "two", Faast(1.0, "shared/curated")).ok());
+  ASSERT_TRUE(Create("acme", "three", Faast(1.0, "shared/curated")).ok());
+  Adapt("acme", "two", 4, {"b"});
+  Adapt("acme", "three", 4, {"c"});
+  ASSERT_TRUE(Compile("acme", "two", true).ok());
+  ASSERT_TRUE(Compile("acme", "three", true).ok());
+  const std::vector<float> two = Scores("acme", "two"), three = Scores("acme", "three");
+  copies = (*bucket)->List("readouts/");
+  ASSERT_TRUE(copies.ok());
+  EXPECT_EQ(copies->size(), 2u);
+  Start();
+  EXPECT_EQ(Scores("acme", "two"), two);
+  EXPECT_EQ(Scores("acme", "three"), three);
+}
+#endif
 
 // Two members: tenant "far" lives on one, every other tenant on the other. Each reads the
 // other's bases and asks it for dependants directly, as ClusterBases does over gRPC.

@@ -3,6 +3,7 @@
 // etcd_durability_state.cc.
 #include "server/durability/etcd_durability.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <set>
@@ -228,7 +229,10 @@ Fence EtcdDurability::CurrentFence(const std::string&, const std::string&) const
 
 absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fence) const {
   if (fenced_) {
-    return OwnershipLostError(key, absl::StrCat("another server claimed ", options_.prefix));
+    const absl::Status lost =
+        OwnershipLostError(key, absl::StrCat("another server claimed ", options_.prefix));
+    Count(lost, "etcd");
+    return lost;
   }
   if (fence.token == FenceToken()) return absl::OkStatus();
   return OwnershipLostError(
@@ -286,8 +290,8 @@ double EtcdDurability::OldestChangeSeconds() const {
   const absl::Time now = absl::Now();
   absl::Time oldest = now;
   for (const std::shared_ptr<Entry>& entry : entries) {
-    absl::MutexLock entry_lock(&entry->mu);
-    if (entry->dirty && entry->dirty_since < oldest) oldest = entry->dirty_since;
+    const int64_t since = entry->dirty_since_ns;
+    if (since != 0) oldest = std::min(oldest, absl::FromUnixNanos(since));
   }
   return absl::ToDoubleSeconds(now - oldest);
 }

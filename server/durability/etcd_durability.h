@@ -191,7 +191,9 @@ class EtcdDurability final : public Durability {
     // the store's next append, and replayed when they were committed.
     std::map<uint64_t, adapt::v1::WalRecord> uncertain ABSL_GUARDED_BY(mu);
     bool dirty ABSL_GUARDED_BY(mu) = false;  // changed since the stored state
-    absl::Time dirty_since ABSL_GUARDED_BY(mu);
+    // When it was last clean (ns since the epoch; 0: clean), read without the lock by
+    // OldestChangeSeconds, so a scrape never waits on a snapshot's upload.
+    std::atomic<int64_t> dirty_since_ns{0};
     // The log after the stored state: records and bytes.
     uint64_t log_records ABSL_GUARDED_BY(mu) = 0;
     uint64_t log_bytes ABSL_GUARDED_BY(mu) = 0;
@@ -207,7 +209,8 @@ class EtcdDurability final : public Durability {
   };
 
   static void SetDirty(Entry& entry, bool dirty) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu) {
-    if (dirty && !entry.dirty) entry.dirty_since = absl::Now();
+    if (dirty && !entry.dirty) entry.dirty_since_ns = absl::ToUnixNanos(absl::Now());
+    if (!dirty) entry.dirty_since_ns = 0;
     entry.dirty = dirty;
   }
   void Count(const absl::Status& status, const std::string& service) const;
@@ -256,6 +259,11 @@ class EtcdDurability final : public Durability {
                                             const adapt::v1::WalRecord& record, size_t bytes,
                                             absl::FunctionRef<absl::StatusOr<CommitResult>()> apply,
                                             bool* snapshot_due) ABSL_LOCKS_EXCLUDED(entry.mu);
+  // A refresh_base compile's copy of the base's read-out, written as an object named by its
+  // SHA-256 (shared by every store compiled against the same base version) and pointed at by
+  // `value`; nothing for other records.
+  absl::Status ShareBaseReadout(const std::string& key, adapt::v1::WalRecord* record,
+                                adapt::v1::RemoteLogRecord* value);
   // Reads back the records whose commit's outcome was unknown, replaying the committed ones.
   absl::Status ResolveUncertain(const std::string& key, Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);

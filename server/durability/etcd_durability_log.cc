@@ -5,6 +5,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "openssl/sha.h"
 #include "server/base/status_macros.h"
 #include "server/durability/etcd_durability.h"
 #include "server/persistence/replay.h"
@@ -107,11 +108,22 @@ absl::StatusOr<CommitResult> EtcdDurability::AppendAndApply(
     entry.in_flight.push_back(seq);
     log_key = LogKey(key, entry.meta.incarnation(), seq);
   }
-  // The value: the record itself, or (large) an object holding it, written first.
-  std::string bytes = record.SerializeAsString();
+  // The value: the record itself, or (large) an object holding it, written first; a base's
+  // read-out copied by a compile goes to an object of its own, shared.
   adapt::v1::RemoteLogRecord value;
-  absl::Status status;
-  if (bytes.size() > options_.inline_bytes) {
+  absl::Status status = ShareBaseReadout(key, &record, &value);
+  std::string bytes;
+  if (value.has_base_readout()) {
+    adapt::v1::WalRecord stripped = record;
+    stripped.mutable_base_compile()->clear_labels();
+    stripped.mutable_base_compile()->clear_s();
+    bytes = stripped.SerializeAsString();
+  } else {
+    bytes = record.SerializeAsString();
+  }
+  if (!status.ok()) {
+    // Nothing is committed without the base's read-out.
+  } else if (bytes.size() > options_.inline_bytes) {
     absl::StatusOr<adapt::v1::RemoteObject> object = PutObject(
         absl::StrFormat("payloads/%s/%016x/%s", key, record.incarnation(), RandomHex()), bytes);
     if (object.ok()) {
@@ -164,6 +176,28 @@ absl::StatusOr<CommitResult> EtcdDurability::FinishAppend(
   for (const std::string& id : record.write().ids()) entry.pending_ids.erase(id);
   entry.in_flight.pop_front();
   return result;
+}
+
+absl::Status EtcdDurability::ShareBaseReadout(const std::string& key, adapt::v1::WalRecord* record,
+                                              adapt::v1::RemoteLogRecord* value) {
+  if (!record->has_base_compile() || record->base_compile().s_size() == 0) {
+    return absl::OkStatus();
+  }
+  adapt::v1::WalBaseCompile readout = record->base_compile();
+  readout.clear_compile();
+  const std::string bytes = readout.SerializeAsString();
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  std::string name = "readouts/";
+  for (unsigned char byte : digest) absl::StrAppend(&name, absl::Hex(byte, absl::kZeroPad2));
+  absl::StatusOr<adapt::v1::RemoteObject> object = PutObject(name, bytes);
+  if (!object.ok()) {
+    return absl::UnavailableError(absl::StrCat(
+        "store ", key,
+        ": writing the base's read-out to object storage: ", object.status().message()));
+  }
+  *value->mutable_base_readout() = *std::move(object);
+  return absl::OkStatus();
 }
 
 absl::Status EtcdDurability::ResolveUncertain(const std::string& key, Entry& entry) {

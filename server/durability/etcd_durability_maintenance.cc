@@ -89,7 +89,7 @@ absl::StatusOr<EtcdDurability::Upkeep> EtcdDurability::Maintain(bool collect) {
 absl::StatusOr<int> EtcdDurability::CollectObjects() {
   // Listed before the references are read: an object written after the listing is not in it.
   std::vector<ObjectStore::Object> listed;
-  for (const char* prefix : {"snapshots/", "payloads/"}) {
+  for (const char* prefix : {"snapshots/", "payloads/", "readouts/"}) {
     absl::StatusOr<std::vector<ObjectStore::Object>> objects = objects_->List(prefix);
     Count(objects.status(), "s3");
     if (!objects.ok()) return objects.status();
@@ -112,9 +112,9 @@ absl::StatusOr<int> EtcdDurability::CollectObjects() {
   if (!records.ok()) return records.status();
   for (const mvccpb::KeyValue& kv : *records) {
     adapt::v1::RemoteLogRecord record;
-    if (record.ParseFromString(kv.value()) && record.has_payload()) {
-      referenced.insert(record.payload().key());
-    }
+    if (!record.ParseFromString(kv.value())) continue;
+    if (record.has_payload()) referenced.insert(record.payload().key());
+    if (record.has_base_readout()) referenced.insert(record.base_readout().key());
   }
   const absl::Time cutoff = absl::Now() - options_.gc_grace;
   int deleted = 0;

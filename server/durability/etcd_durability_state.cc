@@ -85,6 +85,20 @@ absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::strin
   if (!record.ParseFromString(bytes)) {
     return absl::DataLossError(absl::StrCat("the record of etcd key ", log_key, " is corrupt"));
   }
+  if (stored.has_base_readout()) {
+    ASSIGN_OR_RETURN(std::string readout, GetObject(stored.base_readout()));
+    adapt::v1::WalBaseCompile copied;
+    if (!copied.ParseFromString(readout)) {
+      return absl::DataLossError(absl::StrCat("object ",
+                                              objects_->Describe(stored.base_readout().key()),
+                                              " does not hold a base's read-out"));
+    }
+    adapt::v1::WalBaseCompile* base = record.mutable_base_compile();
+    *base->mutable_labels() = copied.labels();
+    *base->mutable_s() = copied.s();
+    base->set_columns(copied.columns());
+    base->set_base_version(copied.base_version());
+  }
   return record;
 }
 

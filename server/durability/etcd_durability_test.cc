@@ -16,67 +16,23 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/durability/durability_contract.h"
+#include "server/durability/testing/shared_services.h"
 #include "server/etcd/testing/etcd_cluster.h"
 #include "server/objstore/s3_object_store.h"
-#include "server/objstore/testing/seaweedfs.h"
 #include "server/persistence/failed_store.h"
 
 namespace adaptd {
 namespace {
 
-constexpr char kBucket[] = "adaptd-durability-test";
-
-// The processes, started on first use and killed when the binary exits.
-struct Services {
-  std::unique_ptr<etcd::testing::EtcdCluster> etcd;
-  std::unique_ptr<testing_util::SeaweedFs> s3;
-};
-
-Services& Shared() {
-  static Services* services = [] {
-    auto* s = new Services;
-    absl::StatusOr<std::unique_ptr<etcd::testing::EtcdCluster>> cluster =
-        etcd::testing::EtcdCluster::Start(etcd::testing::EtcdClusterOptions());
-    if (!cluster.ok()) {
-      ADD_FAILURE() << "etcd: " << cluster.status();
-      return s;
-    }
-    s->etcd = *std::move(cluster);
-    absl::StatusOr<std::unique_ptr<testing_util::SeaweedFs>> s3 = testing_util::SeaweedFs::Create();
-    if (!s3.ok()) {
-      ADD_FAILURE() << "SeaweedFS: " << s3.status();
-      return s;
-    }
-    s->s3 = *std::move(s3);
-    return s;
-  }();
-  return *services;
-}
-
-std::string RandomName() {
-  std::random_device rd;
-  return absl::StrCat("t", rd(), rd());
-}
-
-absl::StatusOr<std::unique_ptr<S3ObjectStore>> Bucket(const std::string& prefix) {
-  Services& services = Shared();
-  if (services.s3 == nullptr) return absl::UnavailableError("no SeaweedFS");
-  S3Options options;
-  options.url = absl::StrCat("s3://", kBucket, "/", prefix);
-  options.endpoint = services.s3->endpoint();
-  setenv("AWS_ACCESS_KEY_ID", services.s3->access_key().c_str(), 1);
-  setenv("AWS_SECRET_ACCESS_KEY", services.s3->secret_key().c_str(), 1);
-  absl::StatusOr<std::unique_ptr<S3ObjectStore>> store = S3ObjectStore::OpenUnchecked(options);
-  if (!store.ok()) return store.status();
-  static const absl::Status created = (*store)->CreateBucket();
-  if (!created.ok()) return created;
-  return store;
-}
+using testing_util::SharedBucket;
+using testing_util::SharedEtcd;
+using testing_util::SharedS3;
 
 // Opens EtcdDurability servers one after another under one prefix.
 class EtcdHarness {
  public:
-  explicit EtcdHarness(kernels::Backend* backend) : backend_(backend), prefix_(RandomName()) {}
+  explicit EtcdHarness(kernels::Backend* backend)
+      : backend_(backend), prefix_(testing_util::UniqueName()) {}
 
   absl::StatusOr<std::unique_ptr<Durability>> Open(std::vector<RecoveredStore>* recovered) {
     absl::StatusOr<std::unique_ptr<EtcdDurability>> opened = OpenEtcd(recovered);
@@ -86,11 +42,11 @@ class EtcdHarness {
 
   absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenEtcd(
       std::vector<RecoveredStore>* recovered, absl::Duration claim_wait = absl::Seconds(30)) {
-    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : Shared().etcd.get();
+    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : SharedEtcd();
     if (cluster == nullptr) return absl::UnavailableError("no etcd");
     absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = cluster->Client();
     if (!client.ok()) return client.status();
-    absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = Bucket(prefix_);
+    absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = SharedBucket(prefix_);
     if (!objects.ok()) return objects.status();
     EtcdDurability::Options options;
     options.prefix = EtcdPrefix();
@@ -120,11 +76,11 @@ class EtcdHarness {
   void FailNextAppend() { fail_next_ = true; }
   // A client of the etcd, and the bucket under this harness's prefix, for tests to look.
   absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> Client() {
-    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : Shared().etcd.get();
+    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : SharedEtcd();
     if (cluster == nullptr) return absl::UnavailableError("no etcd");
     return cluster->Client();
   }
-  absl::StatusOr<std::unique_ptr<S3ObjectStore>> Objects() { return Bucket(prefix_); }
+  absl::StatusOr<std::unique_ptr<S3ObjectStore>> Objects() { return SharedBucket(prefix_); }
   std::string EtcdPrefix() const { return absl::StrCat("/adaptd-test/", prefix_, "/"); }
   void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
   void set_snapshot_records(size_t records) { snapshot_records_ = records; }
@@ -284,7 +240,7 @@ TEST_F(EtcdDurabilityTest, ObjectStorageDownBoundsTheLogAndNothingIsLost) {
   harness_->set_inline_bytes(4096);
   Restart();
   ASSERT_NE(Create("a"), nullptr);
-  Shared().s3->Stop();
+  SharedS3()->Stop();
   int acknowledged = 0;
   absl::Status refused;
   for (int i = 0; i < 20 && refused.ok(); ++i) {
@@ -300,7 +256,7 @@ TEST_F(EtcdDurabilityTest, ObjectStorageDownBoundsTheLogAndNothingIsLost) {
   EXPECT_NE(refused.message().find("max_log_records"), std::string::npos) << refused;
   // A large write needs object storage: refused as unavailable, nothing applied.
   EXPECT_FALSE(Write("a", Batch(400, 99)).ok());
-  ASSERT_TRUE(Shared().s3->Start().ok());
+  ASSERT_TRUE(SharedS3()->Start().ok());
   ASSERT_TRUE(durability_->Checkpoint().ok());
   EXPECT_TRUE(Write("a", Batch(2, 100), {"after"}).ok());
   const std::map<std::string, std::string> before = States();
@@ -327,7 +283,7 @@ TEST_F(EtcdDurabilityTest, ALapsedLeaseRefusesReadsThenIsClaimedAgain) {
   EXPECT_TRUE(durability_->ReadsAllowed("t", "a").ok());
   auto* etcd = static_cast<EtcdDurability*>(durability_.get());
   const int64_t first_fence = etcd->claim_revision();
-  etcd::testing::EtcdCluster& cluster = *Shared().etcd;
+  etcd::testing::EtcdCluster& cluster = *SharedEtcd();
   for (int i = 0; i < cluster.size(); ++i) ASSERT_TRUE(cluster.Pause(i).ok());
   absl::SleepFor(absl::Seconds(3));  // past the 2 s lease
   const absl::Status refused = durability_->ReadsAllowed("t", "a");
@@ -431,7 +387,7 @@ TEST_F(EtcdDurabilityTest, TheSpaceGuardRefusesWritesBeforeEtcdsQuotaThenUpkeepF
   Restart();
   auto* etcd = static_cast<EtcdDurability*>(durability_.get());
   ASSERT_NE(Create("a"), nullptr);
-  Shared().s3->Kill();
+  SharedS3()->Kill();
   absl::Status refused;
   int acknowledged = 0;
   for (int i = 0; i < 4000 && refused.ok(); ++i) {
@@ -455,7 +411,7 @@ TEST_F(EtcdDurabilityTest, TheSpaceGuardRefusesWritesBeforeEtcdsQuotaThenUpkeepF
   absl::StatusOr<etcdserverpb::AlarmResponse> alarms = (*client)->Alarms();
   ASSERT_TRUE(alarms.ok()) << alarms.status();
   EXPECT_EQ(alarms->alarms_size(), 0);  // etcd's own NOSPACE never raised
-  ASSERT_TRUE(Shared().s3->Start().ok());
+  ASSERT_TRUE(SharedS3()->Start().ok());
   absl::StatusOr<EtcdDurability::Upkeep> upkeep = etcd->Maintain(false);
   ASSERT_TRUE(upkeep.ok()) << upkeep.status();
   EXPECT_FALSE(upkeep->guard_on) << upkeep->largest_db_bytes << " bytes";
@@ -478,7 +434,8 @@ TEST_F(EtcdDurabilityTest, TheSpaceGuardRefusesWritesBeforeEtcdsQuotaThenUpkeepF
 // at (so a store whose object is gone still loads), and passed over for the object when a
 // server without it stored a newer state meanwhile.
 TEST_F(EtcdDurabilityTest, TheLocalCacheServesLoadsAndAStaleOneIsPassedOver) {
-  const std::string cache = ::testing::TempDir() + "/adaptd-etcd-cache-" + RandomName();
+  const std::string cache =
+      ::testing::TempDir() + "/adaptd-etcd-cache-" + testing_util::UniqueName();
   harness_->set_cache_dir(cache);
   Restart();
   ASSERT_NE(Create("a"), nullptr);

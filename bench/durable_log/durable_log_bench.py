@@ -309,8 +309,8 @@ def main():
                                      capture_output=True, text=True).stdout.strip(),
                "cores": os.cpu_count(),
                "commit": subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)),
-                                         "log", "-1", "--format=%h %s"], capture_output=True,
-                                        text=True).stdout.strip()[:80],
+                                         "log", "-1", "--format=%h"], capture_output=True,
+                                        text=True).stdout.strip(),
                "adaptd_built": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(
                    os.path.join(a.build, "server", "adaptd"))))}
     try:

@@ -66,6 +66,10 @@ class EtcdDurability final : public Durability {
     size_t snapshot_records = 1024;
     size_t snapshot_bytes = size_t{8} << 20;
     absl::Duration snapshot_interval = absl::Minutes(5);
+    // A checkpoint (the sweep, or a graceful stop's) visits stores for at most this long; the
+    // changes of those it did not reach stay in etcd's log, durable. A stop stays within a
+    // pod's termination grace however many stores changed.
+    absl::Duration checkpoint_budget = absl::Seconds(15);
     // Past this many records after its last stored state (its snapshots failing: object
     // storage unreachable), a store's writes are refused RESOURCE_EXHAUSTED.
     size_t max_log_records = 16384;
@@ -191,6 +195,8 @@ class EtcdDurability final : public Durability {
     // the store's next append, and replayed when they were committed.
     std::map<uint64_t, adapt::v1::WalRecord> uncertain ABSL_GUARDED_BY(mu);
     bool dirty ABSL_GUARDED_BY(mu) = false;  // changed since the stored state
+    // Evicted to the local cache, its state not yet in object storage (its log still in etcd).
+    bool cached_only ABSL_GUARDED_BY(mu) = false;
     // When it was last clean (ns since the epoch; 0: clean), read without the lock by
     // OldestChangeSeconds, so a scrape never waits on a snapshot's upload.
     std::atomic<int64_t> dirty_since_ns{0};
@@ -267,9 +273,22 @@ class EtcdDurability final : public Durability {
   // Reads back the records whose commit's outcome was unknown, replaying the committed ones.
   absl::Status ResolveUncertain(const std::string& key, Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
+  // A store's state as stored: the file (with its DurableMark), the read-out (empty: none), its
+  // StoreInfo, and the log position it holds.
+  struct EncodedState {
+    adapt::v1::StoreSpec spec;
+    uint64_t incarnation = 0, seq = 0;
+    std::string file, readout, info;
+  };
+  absl::StatusOr<EncodedState> EncodeState(Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
   // Writes `entry`'s state (and read-out) as objects, then points its entry at them and trims
   // the log they cover, in one fenced transaction.
   absl::Status StoreState(const std::string& key, Entry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
+  absl::Status PublishState(const std::string& key, Entry& entry, const EncodedState& state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
+  // A store evicted to the cache: its cached state to object storage, as PublishState.
+  absl::Status StoreCachedState(const std::string& key, Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(entry.mu);
   // The snapshotter's thread: stores whose log passed its bound, and every store changed, each
   // snapshot_interval.
@@ -280,9 +299,8 @@ class EtcdDurability final : public Durability {
   absl::StatusOr<int> CollectObjects();
   // The guard's refusal of a write of `key`, or OK.
   absl::Status SpaceGuard(const std::string& key) const;
-  // Writes a stored state into the local cache (when there is one), at log position `seq`.
-  void CacheState(const std::string& key, const adapt::v1::StoreSpec& spec, uint64_t incarnation,
-                  uint64_t seq, const std::string& state, const std::string& readout);
+  // Writes a state into the local cache; false when there is none or it failed.
+  bool CacheState(const std::string& key, const EncodedState& state);
   absl::StatusOr<adapt::v1::RemoteObject> PutObject(const std::string& object_key,
                                                     const std::string& bytes);
   absl::StatusOr<std::string> GetObject(const adapt::v1::RemoteObject& object);

@@ -183,23 +183,44 @@ absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
   return out;
 }
 
-absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
+absl::StatusOr<EtcdDurability::EncodedState> EtcdDurability::EncodeState(Entry& entry) {
+  EncodedState out;
   const std::vector<std::string> ids = entry.ids.List();
   const uint64_t incarnation = entry.meta.incarnation();
-  const uint64_t seq = entry.applied_seq;
-  adapt::v1::StoreSpec spec;
+  out.incarnation = incarnation;
+  out.seq = entry.applied_seq;
   absl::StatusOr<std::string> file =
       EncodeStoreFile(*entry.store, [&](adapt::v1::StoreSnapshot& header) {
         adapt::v1::DurableMark* mark = header.mutable_durable();
         mark->set_incarnation(incarnation);
-        mark->set_lsn(seq);
+        mark->set_lsn(out.seq);
         mark->mutable_applied_ids()->Add(ids.begin(), ids.end());
-        spec = header.spec();
+        out.spec = header.spec();
       });
   if (!file.ok()) {
     entry.checkpoint_error = absl::StrCat("checkpoint: ", file.status().message());
     return file.status();
   }
+  out.file = *std::move(file);
+  adapt::v1::StoreInfo info;
+  entry.store->Describe(&info);
+  out.info = info.SerializeAsString();
+  const StoreKind* kind = StoreKinds::Global().Find(out.spec.kind());
+  std::shared_ptr<const LinearReadout> published =
+      kind != nullptr && kind->warm ? entry.store->Readout() : nullptr;
+  if (published != nullptr) out.readout = EncodeReadout(*published);
+  return out;
+}
+
+absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
+  ASSIGN_OR_RETURN(EncodedState state, EncodeState(entry));
+  return PublishState(key, entry, state);
+}
+
+absl::Status EtcdDurability::PublishState(const std::string& key, Entry& entry,
+                                          const EncodedState& state) {
+  const uint64_t incarnation = entry.meta.incarnation();
+  const uint64_t seq = state.seq;
   absl::BitGen bits;
   const std::string base = absl::StrFormat("snapshots/%s/%016x/%016x-%016x", key, incarnation, seq,
                                            absl::Uniform<uint64_t>(bits));
@@ -208,22 +229,16 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
   adapt::v1::RemoteSnapshot* snapshot = meta.mutable_snapshot();
   snapshot->Clear();
   snapshot->set_seq(seq);
-  adapt::v1::StoreInfo info;
-  entry.store->Describe(&info);
-  snapshot->set_info(info.SerializeAsString());
-  absl::StatusOr<adapt::v1::RemoteObject> state = PutObject(base + ".state", *file);
-  if (!state.ok()) {
-    entry.checkpoint_error = absl::StrCat("checkpoint: object storage: ", state.status().message());
+  snapshot->set_info(state.info);
+  absl::StatusOr<adapt::v1::RemoteObject> stored = PutObject(base + ".state", state.file);
+  if (!stored.ok()) {
+    entry.checkpoint_error =
+        absl::StrCat("checkpoint: object storage: ", stored.status().message());
     return absl::UnavailableError(entry.checkpoint_error);
   }
-  *snapshot->mutable_state() = *std::move(state);
-  const StoreKind* kind = StoreKinds::Global().Find(spec.kind());
-  std::shared_ptr<const LinearReadout> published =
-      kind != nullptr && kind->warm ? entry.store->Readout() : nullptr;
-  std::string readout_bytes;
-  if (published != nullptr) {
-    readout_bytes = EncodeReadout(*published);
-    absl::StatusOr<adapt::v1::RemoteObject> readout = PutObject(base + ".readout", readout_bytes);
+  *snapshot->mutable_state() = *std::move(stored);
+  if (!state.readout.empty()) {
+    absl::StatusOr<adapt::v1::RemoteObject> readout = PutObject(base + ".readout", state.readout);
     if (!readout.ok()) {
       (void)objects_->Delete(snapshot->state().key());
       entry.checkpoint_error =
@@ -247,34 +262,59 @@ absl::Status EtcdDurability::StoreState(const std::string& key, Entry& entry) {
     return trimmed;
   }
   const adapt::v1::RemoteSnapshot old = entry.meta.snapshot();
-  CacheState(key, entry.meta.spec(), incarnation, seq, *file, readout_bytes);
+  if (!entry.cached_only) CacheState(key, state);
   entry.meta = std::move(meta);
+  entry.cached_only = false;
   SetDirty(entry, entry.applied_seq != seq);
-  entry.log_records = 0;
-  entry.log_bytes = 0;
+  if (entry.applied_seq == seq) {
+    entry.log_records = 0;
+    entry.log_bytes = 0;
+  }
   entry.checkpoint_error.clear();
   if (!old.state().key().empty()) (void)objects_->Delete(old.state().key());
   if (!old.readout().key().empty()) (void)objects_->Delete(old.readout().key());
   return absl::OkStatus();
 }
 
-void EtcdDurability::CacheState(const std::string& key, const adapt::v1::StoreSpec& spec,
-                                uint64_t incarnation, uint64_t seq, const std::string& state,
-                                const std::string& readout) {
-  if (cache_ == nullptr) return;
+absl::Status EtcdDurability::StoreCachedState(const std::string& key, Entry& entry) {
+  absl::StatusOr<adapt::v1::CatalogEntry> row = cache_->ReadCatalog(key);
+  absl::StatusOr<std::string> file =
+      row.ok() ? cache_->ReadState(key, *row) : absl::StatusOr<std::string>(row.status());
+  if (!file.ok() || row->incarnation() != entry.meta.incarnation() ||
+      row->lsn() != entry.applied_seq) {
+    // The cache lost it: the store is rebuilt from object storage and the log when next
+    // loaded, and stored from memory then.
+    entry.cached_only = false;
+    return absl::OkStatus();
+  }
+  EncodedState state;
+  state.incarnation = row->incarnation();
+  state.seq = row->lsn();
+  state.spec = row->spec();
+  state.file = *std::move(file);
+  state.info = row->info().SerializeAsString();
+  absl::StatusOr<std::string> readout = cache_->ReadReadout(key, *row);
+  if (readout.ok()) state.readout = *std::move(readout);
+  return PublishState(key, entry, state);
+}
+
+bool EtcdDurability::CacheState(const std::string& key, const EncodedState& state) {
+  if (cache_ == nullptr) return false;
   adapt::v1::CatalogEntry row;
-  *row.mutable_spec() = spec;
-  row.set_incarnation(incarnation);
-  row.set_lsn(seq);
+  *row.mutable_spec() = state.spec;
+  row.set_incarnation(state.incarnation);
+  row.set_lsn(state.seq);
+  (void)row.mutable_info()->ParseFromString(state.info);
   absl::StatusOr<StateDb::Writer> writer = cache_->BeginWrite();
   absl::Status cached = writer.status();
-  if (cached.ok()) cached = writer->PutStore(key, &row, state, readout);
+  if (cached.ok()) cached = writer->PutStore(key, &row, state.file, state.readout);
   if (cached.ok()) cached = writer->Commit();
   if (!cached.ok()) {
     // Only a cache: the next load reads object storage.
     std::fprintf(stderr, "adaptd: store %s: the local cache: %s\n", key.c_str(),
                  std::string(cached.message()).c_str());
   }
+  return cached.ok();
 }
 
 absl::StatusOr<std::shared_ptr<Store>> EtcdDurability::Load(
@@ -292,6 +332,7 @@ absl::StatusOr<std::shared_ptr<Store>> EtcdDurability::Load(
     return rebuilt.store;
   }
   entry->store = rebuilt.store;
+  entry->cached_only = false;  // stored from memory from now on
   for (const std::string& id : rebuilt.ids) entry->ids.Add(id);
   entry->next_seq = rebuilt.last_seq + 1;
   entry->applied_seq = rebuilt.last_seq;
@@ -314,6 +355,18 @@ absl::StatusOr<std::shared_ptr<const LinearReadout>> EtcdDurability::LoadReadout
     if (entry->store != nullptr) return nullptr;
     meta = entry->meta;
   }
+  if (cache_ != nullptr) {
+    // The cache's, when it is as recent as the stored state (it is newer after an eviction).
+    absl::StatusOr<adapt::v1::CatalogEntry> row = cache_->ReadCatalog(key);
+    if (row.ok() && row->incarnation() == meta.incarnation() &&
+        row->lsn() >= meta.snapshot().seq()) {
+      absl::StatusOr<std::string> cached = cache_->ReadReadout(key, *row);
+      if (cached.ok()) {
+        return DecodeReadout(*cached, meta.spec(), absl::StrCat("the cached read-out of ", key));
+      }
+      if (row->lsn() > meta.snapshot().seq()) return nullptr;  // the state answers
+    }
+  }
   if (!meta.snapshot().has_readout()) return nullptr;
   absl::StatusOr<std::string> record = GetObject(meta.snapshot().readout());
   if (absl::IsDataLoss(record.status())) return nullptr;  // the state answers (and fails)
@@ -330,7 +383,17 @@ absl::StatusOr<bool> EtcdDurability::Unload(const std::string& tenant, const std
   if (entry->store.get() != store || !entry->in_flight.empty() || !entry->uncertain.empty()) {
     return false;
   }
-  if (entry->dirty) RETURN_IF_ERROR(StoreState(key, *entry));
+  if (entry->dirty) {
+    // Evicted to the local cache when there is one (its log stays in etcd until the snapshot
+    // loop writes the cached state to object storage), else to object storage at once.
+    absl::StatusOr<EncodedState> state = EncodeState(*entry);
+    if (!state.ok()) return state.status();
+    if (CacheState(key, *state)) {
+      entry->cached_only = true;
+    } else {
+      RETURN_IF_ERROR(PublishState(key, *entry, *state));
+    }
+  }
   entry->store = nullptr;
   entry->ids = AppliedIds(options_.max_ids_per_store);
   return true;
@@ -343,12 +406,31 @@ absl::Status EtcdDurability::Checkpoint() {
     entries.assign(entries_.begin(), entries_.end());
   }
   std::vector<std::string> failures;
+  // Bounded: what is left stays in etcd's log, durable, for the next checkpoint or start.
+  const absl::Time deadline = absl::Now() + options_.checkpoint_budget;
+  size_t left = 0;
   for (const auto& [key, entry] : entries) {
+    if (absl::Now() > deadline) {
+      ++left;
+      continue;
+    }
     absl::MutexLock entry_lock(&entry->mu);
+    if (entry->store == nullptr && entry->cached_only) {
+      if (absl::Status stored = StoreCachedState(key, *entry); !stored.ok()) {
+        failures.push_back(absl::StrCat(key, ": ", stored.message()));
+      }
+      continue;
+    }
     if (entry->store == nullptr || !entry->dirty || !StoreFailure(*entry->store).ok()) continue;
     if (absl::Status stored = StoreState(key, *entry); !stored.ok()) {
       failures.push_back(absl::StrCat(key, ": ", stored.message()));
     }
+  }
+  if (left > 0) {
+    std::fprintf(stderr,
+                 "adaptd: a checkpoint stopped after %s with %zu stores not visited; their changes "
+                 "stay in etcd's log\n",
+                 absl::FormatDuration(options_.checkpoint_budget).c_str(), left);
   }
   if (failures.empty()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("checkpoint: ", failures.size(),

@@ -57,6 +57,7 @@ class EtcdHarness {
     options.max_log_records = max_log_records_;
     options.gc_grace = absl::ZeroDuration();
     options.cache_dir = cache_dir_;
+    options.checkpoint_budget = checkpoint_budget_;
     if (quota_bytes_ > 0) {
       options.etcd_quota_bytes = quota_bytes_;
       options.space_guard = 0.5;
@@ -85,6 +86,7 @@ class EtcdHarness {
   void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
   void set_snapshot_records(size_t records) { snapshot_records_ = records; }
   void set_cache_dir(const std::string& dir) { cache_dir_ = dir; }
+  void set_checkpoint_budget(absl::Duration budget) { checkpoint_budget_ = budget; }
   void set_max_log_records(size_t records) { max_log_records_ = records; }
   // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
   void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
@@ -102,6 +104,7 @@ class EtcdHarness {
   size_t max_log_records_ = 16384;
   etcd::testing::EtcdCluster* cluster_ = nullptr;
   std::string cache_dir_;
+  absl::Duration checkpoint_budget_ = absl::Seconds(15);
   int64_t quota_bytes_ = 0;
 };
 
@@ -466,6 +469,62 @@ TEST_F(EtcdDurabilityTest, TheLocalCacheServesLoadsAndAStaleOneIsPassedOver) {
   EXPECT_TRUE(StoreFailure(*stores_["a"]).ok());
   EXPECT_TRUE(durability_->Applied("t", "a", stores_["a"].get(), "w"));
   std::filesystem::remove_all(cache);
+}
+
+// With a cache, an evicted store goes to the cache (its log stays in etcd, nothing is written
+// to object storage); a checkpoint then writes the cached state to object storage and trims the
+// log. A server without the cache (the disk lost) rebuilds the store from the log meanwhile.
+TEST_F(EtcdDurabilityTest, EvictionsGoToTheCacheAndCheckpointsWriteThemOut) {
+  const std::string cache =
+      ::testing::TempDir() + "/adaptd-etcd-cache-" + testing_util::UniqueName();
+  harness_->set_cache_dir(cache);
+  Restart();
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1), {"x"}).ok());
+  const std::map<std::string, std::string> before = States();
+  absl::StatusOr<bool> evicted = durability_->Unload("t", "a", stores_["a"].get());
+  ASSERT_TRUE(evicted.ok() && *evicted) << evicted.status();
+  EXPECT_TRUE(ObjectsUnder("snapshots/t/a/").empty());
+  EXPECT_EQ(LogRecordsInEtcd(*harness_, "a"), 1);
+  absl::StatusOr<std::shared_ptr<Store>> loaded = durability_->Load("t", "a");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(StateOf(**loaded), before.at("a"));
+  EXPECT_TRUE(durability_->Applied("t", "a", loaded->get(), "x"));
+
+  stores_["a"] = *loaded;
+  evicted = durability_->Unload("t", "a", loaded->get());
+  ASSERT_TRUE(evicted.ok() && *evicted);
+  harness_->set_cache_dir("");  // the disk lost: the log rebuilds it
+  Restart();
+  EXPECT_EQ(States(), before);
+
+  harness_->set_cache_dir(cache);
+  Restart();
+  evicted = durability_->Unload("t", "a", stores_["a"].get());
+  ASSERT_TRUE(evicted.ok() && *evicted);
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 1u);
+  EXPECT_EQ(LogRecordsInEtcd(*harness_, "a"), 0);
+  harness_->set_cache_dir("");
+  Restart();
+  EXPECT_EQ(States(), before);
+  std::filesystem::remove_all(cache);
+}
+
+// A checkpoint past its budget leaves the stores it did not reach to etcd's log: nothing lost.
+TEST_F(EtcdDurabilityTest, ACheckpointPastItsBudgetLeavesTheRestInTheLog) {
+  harness_->set_checkpoint_budget(absl::ZeroDuration());
+  Restart();
+  for (const char* name : {"a", "b", "c"}) {
+    ASSERT_NE(Create(name), nullptr);
+    ASSERT_TRUE(Write(name, Batch(4, name[0])).ok());
+  }
+  const std::map<std::string, std::string> before = States();
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  EXPECT_TRUE(ObjectsUnder("snapshots/").empty());
+  EXPECT_EQ(LogRecordsInEtcd(*harness_, "b"), 1);
+  Restart();
+  EXPECT_EQ(States(), before);
 }
 
 // A stored state whose object is gone fails its store, naming the object; the others serve.

@@ -4,7 +4,9 @@
 # sanitizer report, leak or hang.
 #   tests/fuzz/run_fuzzers.sh [SECONDS_PER_TARGET]     (default 50)
 # Environment: FUZZ_BUILD_DIR (default ./build-fuzz), JOBS (default: number of cores),
-# FUZZ_TARGETS (default: all five). Crash inputs are left in $FUZZ_BUILD_DIR/artifacts.
+# FUZZ_TARGETS (default: all five), ADAPTD_ETCD_DIR (where etcd's packages are unpacked, for the
+# server's etcd client stubs; .ci/dev passes it). Crash inputs are left in
+# $FUZZ_BUILD_DIR/artifacts.
 # To fuzz longer, run one target by hand, e.g.
 #   build-fuzz/tests/fuzz/request_fuzzer -max_total_time=3600 build-fuzz/corpus/request_fuzzer
 set -euo pipefail
@@ -18,7 +20,7 @@ targets=${FUZZ_TARGETS:-"config_fuzzer wal_fuzzer snapshot_fuzzer request_fuzzer
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DADAPTD_BUILD_FUZZERS=ON -DADAPTD_BUILD_TESTS=OFF -DADAPTD_BUILD_BENCH=OFF \
-  -DADAPTD_ENABLE_CUDA=OFF >/dev/null
+  -DADAPTD_ENABLE_CUDA=OFF ${ADAPTD_ETCD_DIR:+-DADAPTD_ETCD_DIR="$ADAPTD_ETCD_DIR"} >/dev/null
 # The server itself is built too (not run): with the fuzzers it puts every server source
 # through clang's lock-annotation check (-Werror=thread-safety, the top-level CMakeLists).
 # shellcheck disable=SC2086

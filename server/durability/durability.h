@@ -155,7 +155,8 @@ class Durability {
   // Whether reads of tenant/name may be served now: OK unless this server cannot be sure it
   // still holds the store (a replicated log whose lease is not known valid), then
   // Unavailable saying why.
-  virtual absl::Status ReadsAllowed(const std::string& tenant, const std::string& name) const {
+  virtual absl::Status ReadsAllowed(const std::string& /*tenant*/,
+                                    const std::string& /*name*/) const {
     return absl::OkStatus();
   }
 

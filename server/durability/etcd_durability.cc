@@ -32,14 +32,6 @@ etcdserverpb::Compare VersionIs(const std::string& key, int64_t version) {
 
 }  // namespace
 
-std::string PrefixEnd(const std::string& prefix) {
-  std::string end = prefix;
-  while (!end.empty() && static_cast<unsigned char>(end.back()) == 0xff) end.pop_back();
-  if (end.empty()) return std::string(1, '\0');  // every key
-  end.back() = static_cast<char>(static_cast<unsigned char>(end.back()) + 1);
-  return end;
-}
-
 EtcdDurability::EtcdDurability(std::unique_ptr<etcd::EtcdClient> client,
                                std::shared_ptr<ObjectStore> objects, kernels::Backend* backend,
                                Options options)

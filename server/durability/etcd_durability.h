@@ -42,8 +42,7 @@
 
 namespace adaptd {
 
-// The end of the range of keys that start with `prefix` (etcd's range_end).
-std::string PrefixEnd(const std::string& prefix);
+using etcd::PrefixEnd;
 
 class EtcdDurability final : public Durability {
  public:

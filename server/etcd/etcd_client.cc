@@ -56,19 +56,6 @@ absl::StatusOr<std::string> Normalise(const std::string& endpoint, bool* tls) {
   return address;
 }
 
-std::string PrefixEnd(const std::string& prefix) {
-  std::string end = prefix;
-  while (!end.empty()) {
-    const auto last = static_cast<unsigned char>(end.back());
-    if (last < 0xff) {
-      end.back() = static_cast<char>(last + 1);
-      return end;
-    }
-    end.pop_back();
-  }
-  return std::string(1, '\0');  // with key "\0": every key
-}
-
 // The call `send` of the helpers below: `rpc` of the endpoint's `stub` with `request`.
 template <typename Stub, typename Request, typename Response>
 auto Via(std::unique_ptr<Stub> EtcdEndpoint::*stub,
@@ -147,6 +134,19 @@ absl::StatusOr<Response> CallAt(EtcdConnection& impl, const std::string& endpoin
 
 }  // namespace
 
+std::string PrefixEnd(const std::string& prefix) {
+  std::string end = prefix;
+  while (!end.empty()) {
+    const auto last = static_cast<unsigned char>(end.back());
+    if (last < 0xff) {
+      end.back() = static_cast<char>(last + 1);
+      return end;
+    }
+    end.pop_back();
+  }
+  return std::string(1, '\0');  // with key "\0": every key
+}
+
 size_t EtcdConnection::Current() const {
   absl::MutexLock lock(&mu);
   return current;
@@ -206,6 +206,7 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Connect(EtcdOptions opti
     e.lease = etcdserverpb::Lease::NewStub(e.channel);
     e.maintenance = etcdserverpb::Maintenance::NewStub(e.channel);
     e.cluster = etcdserverpb::Cluster::NewStub(e.channel);
+    e.watch = etcdserverpb::Watch::NewStub(e.channel);
     impl->addresses.push_back(std::move(address));
   }
   impl->options = std::move(options);

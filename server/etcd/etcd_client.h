@@ -47,6 +47,10 @@ struct EtcdOptions {
   absl::Duration call_timeout = absl::Seconds(5);
 };
 
+// The end of the range of keys that start with `prefix` (etcd's range_end): every key when
+// `prefix` is empty or all 0xff.
+std::string PrefixEnd(const std::string& prefix);
+
 // Whether a failed write's outcome is unknown (sent, and no answer came back).
 bool IsOutcomeUnknown(const absl::Status& status);
 
@@ -101,6 +105,7 @@ class EtcdClient {
   struct Impl;
   explicit EtcdClient(std::unique_ptr<Impl> impl);
   friend class LeaseKeeper;
+  friend class EtcdWatcher;
   std::unique_ptr<Impl> impl_;
 };
 

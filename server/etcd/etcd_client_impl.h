@@ -1,4 +1,4 @@
-// The parts of EtcdClient that LeaseKeeper shares (internal to server/etcd): one channel and
+// The parts of EtcdClient that LeaseKeeper and EtcdWatcher share (internal to server/etcd): one channel and
 // its stubs per endpoint, and which endpoint a call goes to first. Thread-safe.
 #ifndef ADAPTD_SERVER_ETCD_ETCD_CLIENT_IMPL_H_
 #define ADAPTD_SERVER_ETCD_ETCD_CLIENT_IMPL_H_
@@ -25,6 +25,7 @@ struct EtcdEndpoint {
   std::unique_ptr<etcdserverpb::Lease::Stub> lease;
   std::unique_ptr<etcdserverpb::Maintenance::Stub> maintenance;
   std::unique_ptr<etcdserverpb::Cluster::Stub> cluster;
+  std::unique_ptr<etcdserverpb::Watch::Stub> watch;
 };
 
 // EtcdClient's state, apart from the class so that the call helpers and LeaseKeeper can take it.

@@ -1,6 +1,7 @@
 // EtcdClient and LeaseKeeper against real etcd members started by EtcdCluster: EtcdKv shares
 // one 3-member cluster; each EtcdFaults test kills, pauses, fills or reshapes a cluster of its
 // own; EtcdConnect needs none; EtcdTls runs one member over https with client certificates.
+// EtcdWatcher has its own file (etcd_watcher_test.cc) in the same binary.
 #include "server/etcd/etcd_client.h"
 
 #include <stdlib.h>

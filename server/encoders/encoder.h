@@ -1,8 +1,8 @@
 // Encoder: a frozen function from API inputs (vectors, texts) to key vectors. Encoders are
 // built once at start-up from the server config and never change; every method is const and
 // safe to call from many threads. Each one describes itself in an EncoderInfo: its input kind
-// ("vector" or "text"), its output dimension (0: any, set by the input) and a fingerprint of
-// the encoder and its weights (fingerprint.h), which a store records at creation.
+// ("vector", "text" or "image"), its output dimension (0: any, set by the input) and a fingerprint
+// of the encoder and its weights (fingerprint.h), which a store records at creation.
 //
 // Layout: Encode returns rows × dim floats, row-major, one input per row.
 #ifndef ADAPTD_SERVER_ENCODERS_ENCODER_H_
@@ -26,6 +26,20 @@ struct EncodedBatch {
 
 // Names input i in error messages, e.g. "examples[3].input" or "inputs[3]".
 using FieldNamer = std::function<std::string(size_t)>;
+
+// What an input holds, for error messages: "a vector", "text", "an image" or "nothing".
+inline const char* InputKindName(const adapt::v1::Input& input) {
+  switch (input.value_case()) {
+    case adapt::v1::Input::kVector:
+      return "a vector";
+    case adapt::v1::Input::kText:
+      return "text";
+    case adapt::v1::Input::kImage:
+      return "an image";
+    default:
+      return "nothing";
+  }
+}
 
 class Encoder {
  public:

@@ -129,6 +129,11 @@ TEST_F(EncodersEngineTest, TextStoreRejectsBadInputsAndStaysUnchanged) {
   s = Adapt(**engine, "news", bad);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "examples[0].input.vector: encoder 'text' takes text, not a vector");
+  bad = TextExamples({{"fine", "sports"}, {"x", "sports"}});
+  bad[1].mutable_input()->set_image("\x89PNG\r\n\x1a\n");
+  s = Adapt(**engine, "news", bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "examples[1].input.image: encoder 'text' takes text, not an image");
   auto predicted = PredictTexts(**engine, "news", {"ok", ""});
   EXPECT_EQ(predicted.status().message(), "inputs[1].text: empty");
 

@@ -30,9 +30,8 @@ absl::StatusOr<EncodedBatch> IdentityEncoder::Encode(
   for (size_t i = 0; i < inputs.size(); ++i) {
     const adapt::v1::Input& input = *inputs[i];
     if (input.value_case() != adapt::v1::Input::kVector) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field(i), ": encoder '", info_.name(), "' takes a vector, got ",
-                       input.value_case() == adapt::v1::Input::kText ? "text" : "nothing"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          field(i), ": encoder '", info_.name(), "' takes a vector, got ", InputKindName(input)));
     }
     const auto& values = input.vector().values();
     const int64_t n = values.size();

@@ -67,6 +67,13 @@ TEST(IdentityEncoderTest, RejectsBadInputsNamingTheField) {
   EXPECT_FALSE(encoder.Encode({&inf}, 0, 1024, Namer()).ok());
   s = encoder.Encode({&text}, 0, 1024, Namer()).status();
   EXPECT_NE(s.message().find("takes a vector, got text"), std::string::npos) << s;
+  adapt::v1::Input image;
+  image.set_image("\xff\xd8\xff");
+  s = encoder.Encode({&good, &image}, 0, 1024, Namer()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("inputs[1]: encoder 'id' takes a vector, got an image"),
+            std::string::npos)
+      << s;
   EXPECT_FALSE(encoder.Encode({&empty}, 0, 1024, Namer()).ok());
   EXPECT_FALSE(encoder.Encode({&good}, 3, 1024, Namer()).ok());
   s = encoder.Encode({&good}, 0, 1, Namer()).status();

@@ -89,6 +89,10 @@ absl::StatusOr<EncodedBatch> RandomFeaturesEncoder::Encode(
       return absl::InvalidArgumentError(
           absl::StrCat(field(i), ".text: encoder '", info_.name(), "' takes a vector, not text"));
     }
+    if (input.value_case() == adapt::v1::Input::kImage) {
+      return absl::InvalidArgumentError(absl::StrCat(field(i), ".image: encoder '", info_.name(),
+                                                     "' takes a vector, not an image"));
+    }
     if (input.value_case() != adapt::v1::Input::kVector) {
       return absl::InvalidArgumentError(
           absl::StrCat(field(i), ".vector: required by vector encoder '", info_.name(), "'"));

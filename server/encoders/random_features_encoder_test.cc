@@ -99,6 +99,10 @@ TEST(RandomFeaturesEncoderTest, BadInputsAndParameters) {
   absl::Status s = status_of({testing::Vector({1, 2}), testing::Text("hi")});
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "examples[1].input.text: encoder 'rff' takes a vector, not text");
+  adapt::v1::Input image;
+  image.set_image("\x89PNG");
+  s = status_of({image});
+  EXPECT_EQ(s.message(), "examples[0].input.image: encoder 'rff' takes a vector, not an image");
   s = status_of({testing::Vector({1, 2, 3})});
   EXPECT_NE(s.message().find("examples[0].input.vector: dimension 3"), std::string::npos) << s;
   s = status_of({testing::Vector({1, NAN})});

@@ -50,6 +50,10 @@ absl::StatusOr<EncodedBatch> TextEncoder::Encode(const std::vector<const adapt::
       return absl::InvalidArgumentError(absl::StrCat(field(i), ".vector: encoder '", info().name(),
                                                      "' takes text, not a vector"));
     }
+    if (input.value_case() == adapt::v1::Input::kImage) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(i), ".image: encoder '", info().name(), "' takes text, not an image"));
+    }
     if (input.value_case() != adapt::v1::Input::kText) {
       return absl::InvalidArgumentError(
           absl::StrCat(field(i), ".text: required by text encoder '", info().name(), "'"));

@@ -1,5 +1,6 @@
 #include "server/http/api.h"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <type_traits>
@@ -10,6 +11,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/descriptor.h"
+#include "server/http/delimited_body.h"
 #include "server/http/json_mapping.h"
 
 namespace adaptd::http {
@@ -49,6 +51,14 @@ absl::Status Wait(const std::function<void(Service::Done)>& start) {
   });
   finished.WaitForNotification();
   return result;
+}
+
+// An answer with a JSON body.
+Reply Json(int status, std::string body) {
+  Reply reply;
+  reply.status = status;
+  reply.body = std::move(body);
+  return reply;
 }
 
 // A refusal after admission: the status, and the HTTP status it is answered with.
@@ -95,30 +105,80 @@ std::optional<Refusal> Checked(Service& service, const CallInfo& info, const Req
 template <typename Req, typename Resp>
 using ServiceCall = void (Service::*)(const CallInfo&, const Req&, Resp*, Service::Done);
 
+// Parses, admits and checks one request read whole: the error answer (the call counted), or
+// nullopt to run it.
+template <typename Req, Check kCheck, Access kAccess>
+std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo& info,
+                              absl::string_view body, absl::Time start, Req* request,
+                              AdmittedCall* admitted) {
+  absl::Status status = ParseJson(body, request);
+  if (status.ok()) status = service.Admit(info, TenantOf(*request), admitted);
+  if (!status.ok()) {
+    service.Record(name, status, start);
+    return ErrorReply(status);
+  }
+  if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, *request)) {
+    service.Record(name, refused->status, start);
+    return ErrorReply(refused->http_status, refused->status);
+  }
+  return std::nullopt;
+}
+
 // One unary call: parse, admit, check, run, answer; counted as the gRPC calls are.
 template <typename Req, typename Resp, ServiceCall<Req, Resp> kCall, Check kCheck,
           Access kAccess = Access::kRead>
 Reply Unary(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
   const absl::Time start = absl::Now();
   Req request;
-  absl::Status status = ParseJson(body, &request);
   AdmittedCall admitted;
-  if (status.ok()) status = service.Admit(info, TenantOf(request), &admitted);
-  if (!status.ok()) {
-    service.Record(name, status, start);
-    return ErrorReply(status);
-  }
-  if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, request)) {
-    service.Record(name, refused->status, start);
-    return ErrorReply(refused->http_status, refused->status);
+  if (auto refused =
+          Admitted<Req, kCheck, kAccess>(service, name, info, body, start, &request, &admitted)) {
+    return *std::move(refused);
   }
   Resp response;
-  status = Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
+  const absl::Status status =
+      Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
   service.Record(name, status, start);
   if (!status.ok()) return ErrorReply(status);
   absl::StatusOr<std::string> json = PrintJson(response);
   if (!json.ok()) return ErrorReply(json.status());
-  return Reply{200, *std::move(json), {}};
+  return Json(200, *std::move(json));
+}
+
+// ExportStore: the store's snapshot file as the gRPC call streams it, StoreChunk messages of
+// the service's export chunk size, each written length-delimited into a chunked
+// application/octet-stream body. The call holds its place in the gate and is counted once the
+// last piece is written, or once the client stopped reading (CANCELLED).
+Reply Export(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+  const absl::Time start = absl::Now();
+  pb::ExportStoreRequest request;
+  auto admitted = std::make_shared<AdmittedCall>();
+  if (auto refused = Admitted<pb::ExportStoreRequest, Check::kRoute, Access::kRead>(
+          service, name, info, body, start, &request, admitted.get())) {
+    return *std::move(refused);
+  }
+  auto file = std::make_shared<std::string>();
+  const absl::Status status =
+      Wait([&](Service::Done done) { service.Export(info, request, file.get(), done); });
+  if (!status.ok()) {
+    service.Record(name, status, start);
+    return ErrorReply(status);
+  }
+  Reply reply;
+  reply.content_type = "application/octet-stream";
+  reply.stream = [&service, name, start, admitted, file](const PieceWriter& write) {
+    const size_t step = std::max<size_t>(1, service.export_chunk_bytes());
+    absl::Status written;
+    for (size_t offset = 0; offset < file->size() && written.ok(); offset += step) {
+      pb::StoreChunk chunk;
+      chunk.set_data(file->substr(offset, step));
+      std::string piece;
+      AppendDelimited(chunk, &piece);
+      if (!write(piece)) written = absl::CancelledError("the client stopped reading");
+    }
+    service.Record(name, written, start);
+  };
+  return reply;
 }
 
 // Ping: admitted, then answered at once (the transport's baseline for load tests).
@@ -129,7 +189,7 @@ Reply Ping(Service& service, const char* name, const CallInfo& info, absl::strin
   AdmittedCall admitted;
   if (status.ok()) status = service.Admit(info, "", &admitted);
   service.Record(name, status, start);
-  return status.ok() ? Reply{200, "{}", {}} : ErrorReply(status);
+  return status.ok() ? Json(200, "{}") : ErrorReply(status);
 }
 
 // Where a message of a streamed write was, for the answers naming it.
@@ -171,6 +231,22 @@ std::optional<Refusal> StageAll(Service& service, const CallInfo& info, WriteBod
   }
 }
 
+// The answer to a call that read its own body, counted: the refusal (closing the connection
+// when the body was not read to its end), or `response` in JSON.
+Reply Answered(Service& service, const char* name, absl::Time start,
+               const std::optional<Refusal>& refused, bool body_ended,
+               const google::protobuf::Message& response) {
+  service.Record(name, refused.has_value() ? refused->status : absl::OkStatus(), start);
+  if (refused.has_value()) {
+    Reply reply = ErrorReply(refused->http_status, refused->status);
+    if (!body_ended) reply.headers.emplace_back("Connection", "close");
+    return reply;
+  }
+  absl::StatusOr<std::string> json = PrintJson(response);
+  if (!json.ok()) return ErrorReply(json.status());
+  return Json(200, *std::move(json));
+}
+
 // Adapt or Forget: the body's messages (newline-delimited JSON, or one JSON array) staged as
 // they arrive and committed once at its end, one transaction as a gRPC stream; a refusal
 // commits nothing. A refusal before the body's end closes the connection, the rest unread.
@@ -197,15 +273,64 @@ Reply Streamed(Service& service, const char* name, const CallInfo& info, const B
       if (!committed.ok()) refused = Refused(committed);
     }
   }
-  service.Record(name, refused.has_value() ? refused->status : absl::OkStatus(), start);
-  if (refused.has_value()) {
-    Reply reply = ErrorReply(refused->http_status, refused->status);
-    if (!body.ended()) reply.headers.emplace_back("Connection", "close");
-    return reply;
+  return Answered(service, name, start, refused, body.ended(), response);
+}
+
+// Reads each length-delimited StoreChunk of the body in order and adds it to `import`, as a
+// gRPC ImportStore stream's: its tenant authorized, the first chunk routes the call, past the
+// import limit 413. A refusal, or nullopt once the body ended.
+std::optional<Refusal> AddAll(Service& service, const CallInfo& info, DelimitedBody& body,
+                              Service::Import& import) {
+  for (;;) {
+    std::string bytes;
+    bool got = false;
+    if (std::optional<BodyRefusal> refused = body.Next(&bytes, &got)) {
+      return Refusal{refused->status, refused->http_status};
+    }
+    if (!got) return std::nullopt;
+    pb::StoreChunk chunk;
+    if (!chunk.ParseFromString(bytes)) {
+      return Refused(absl::InvalidArgumentError(absl::StrCat(
+          "request body, message ", body.messages(),
+          ": not an adapt.v1.StoreChunk; the body is length-delimited StoreChunk messages (each "
+          "a varint length, then the message), as ExportStore writes them")));
+    }
+    if (absl::Status s = service.Authorize(info, chunk.tenant()); !s.ok()) return Refused(s);
+    if (!import.named()) {
+      auto to = service.Route(info, chunk.tenant(), chunk.store(), Access::kCreate);
+      if (!to.ok()) return Refused(to.status());
+      if (*to != nullptr) return Misdirected(chunk.tenant(), chunk.store(), **to);
+    }
+    if (absl::Status added = import.Add(chunk); !added.ok()) {
+      // Past the import limit: the body is too large, as for the other calls' limits.
+      return Refusal{added, added.code() == absl::StatusCode::kResourceExhausted
+                                ? 413
+                                : HttpStatusOf(added.code())};
+    }
   }
-  absl::StatusOr<std::string> json = PrintJson(response);
-  if (!json.ok()) return ErrorReply(json.status());
-  return Reply{200, *std::move(json), {}};
+}
+
+// ImportStore: the body's StoreChunk messages (ExportStore's bytes, the first chunk naming the
+// target tenant and store), read as they arrive and imported once at the body's end; a refusal
+// imports nothing.
+Reply Import(Service& service, const char* name, const CallInfo& info, const BodyReader& read,
+             const WriteLimits& limits) {
+  const absl::Time start = absl::Now();
+  DelimitedBody body(read, limits.max_message_bytes);
+  std::optional<Refusal> refused;
+  AdmittedCall admitted;
+  pb::StoreInfo response;
+  if (absl::Status s = service.Admit(info, "", &admitted); !s.ok()) refused = Refused(s);
+  if (!refused.has_value()) {
+    std::unique_ptr<Service::Import> import = service.StartImport(info);
+    refused = AddAll(service, info, body, *import);
+    if (!refused.has_value()) {
+      const absl::Status committed =
+          Wait([&](Service::Done done) { import->Commit(&response, done); });
+      if (!committed.ok()) refused = Refused(committed);
+    }
+  }
+  return Answered(service, name, start, refused, body.ended(), response);
 }
 
 using StreamedHandler = Reply (*)(Service&, const char*, const CallInfo&, const BodyReader&,
@@ -216,10 +341,11 @@ struct StreamedMethod {
   StreamedHandler handler;
 };
 
-// The client-streaming writes, their body read as it arrives.
+// The client-streaming calls, their body read as it arrives.
 constexpr StreamedMethod kStreamedMethods[] = {
     {"Adapt", &Streamed<pb::AdaptRequest, pb::AdaptResponse>},
     {"Forget", &Streamed<pb::ForgetRequest, pb::ForgetResponse>},
+    {"ImportStore", &Import},
 };
 
 using Handler = Reply (*)(Service&, const char*, const CallInfo&, absl::string_view);
@@ -229,7 +355,8 @@ struct Method {
   Handler handler;
 };
 
-// Every public unary RPC of adapt.v1.Adaptation.
+// Every public unary RPC of adapt.v1.Adaptation, and ExportStore: its request read whole as a
+// unary call's, its answer a download.
 constexpr Method kMethods[] = {
     {"CreateStore", &Unary<pb::CreateStoreRequest, pb::StoreInfo, &Service::CreateStore,
                            Check::kBase, Access::kCreate>},
@@ -254,10 +381,11 @@ constexpr Method kMethods[] = {
     {"DrainMember",
      &Unary<pb::DrainMemberRequest, pb::DrainMemberResponse, &Service::DrainMember, Check::kAdmin>},
     {"Ping", &Ping},
+    {"ExportStore", &Export},  // the answer a download
 };
 
 // The streaming RPCs, served over HTTP in later slices (docs/HTTP.md, "Slices").
-constexpr absl::string_view kLaterSlices[] = {"PredictStream", "ExportStore", "ImportStore"};
+constexpr absl::string_view kLaterSlices[] = {"PredictStream"};
 // The members' own calls: gRPC between members only.
 constexpr absl::string_view kMembersOnly[] = {"ClusterQuota", "ClusterBase"};
 
@@ -293,8 +421,6 @@ BodyReader ReaderOf(absl::string_view body) {
     return static_cast<int>(n);
   };
 }
-
-Reply Json(int status, std::string body) { return Reply{status, std::move(body), {}}; }
 
 }  // namespace
 
@@ -362,6 +488,10 @@ Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
 bool Api::ReadsOwnBody(absl::string_view verb, absl::string_view path) {
   return verb == "POST" && absl::StartsWith(path, "/v1/") &&
          KindOf(path.substr(4)) == MethodKind::kStreamed;
+}
+
+bool Api::HasCallLimit(absl::string_view path) {
+  return path == "/v1/Adapt" || path == "/v1/Forget";
 }
 
 absl::StatusOr<CallInfo> Api::CallInfoOf(const Request& request) const {

@@ -2,7 +2,9 @@
 // HTTP library: one request (method, path, the headers it reads, body) in, one Reply out. Each
 // public unary RPC is `POST /v1/<Method>` with the request and the response in protobuf's JSON
 // mapping; Adapt and Forget read their body's messages (newline-delimited JSON or one array)
-// as they arrive and commit them as one transaction; `/healthz` and `/readyz` answer probes.
+// as they arrive and commit them as one transaction; ExportStore answers the store's snapshot
+// as length-delimited StoreChunk messages, and ImportStore reads the same bytes back;
+// `/healthz` and `/readyz` answer probes.
 // Serve runs on the HTTP library's connection thread and waits there for the service's
 // callback. The members' own calls (ClusterQuota, ClusterBase) are not served. Thread-safe.
 #ifndef ADAPTD_SERVER_HTTP_API_H_
@@ -33,8 +35,8 @@ struct Request {
 
 // What the front end does with a method of adapt.v1.Adaptation named in `/v1/<Method>`.
 enum class MethodKind {
-  kServed,       // a public unary call
-  kStreamed,     // Adapt, Forget: the body's messages read as they arrive, one transaction
+  kServed,       // a public unary call, and ExportStore (its answer a download)
+  kStreamed,     // Adapt, Forget, ImportStore: the body's messages read as they arrive
   kLaterSlice,   // a streaming call: 501 until its slice is built
   kMembersOnly,  // a cluster member's own call: 404
   kUnknown,      // no such method: 404
@@ -49,6 +51,9 @@ class Api {
   // Whether the call reads its body itself, as it arrives (POST /v1/Adapt, /v1/Forget): the
   // server then sets `Request::read_body` instead of reading `body` whole.
   static bool ReadsOwnBody(absl::string_view verb, absl::string_view path);
+  // Whether the body is bounded by the call limit (Adapt, Forget); ImportStore's is bounded by
+  // the import limit, on the snapshot it carries.
+  static bool HasCallLimit(absl::string_view path);
 
   // Serves `request` on the caller's thread, waiting for the service's answer.
   Reply Serve(const Request& request) const;

@@ -1,12 +1,13 @@
 // Every RPC of adapt.v1.Adaptation has its place in the HTTP front end: a public unary call is
-// served, Adapt and Forget are streamed, another streaming call waits for its slice, a members'
-// call is not exposed. An RPC added to
-// the proto without a row in server/http/api.cc fails here.
+// served, Adapt, Forget and ImportStore read their body as it arrives, ExportStore answers a
+// download, another streaming call waits for its slice, a members' call is not exposed. An RPC
+// added to the proto without a row in server/http/api.cc fails here.
 #include "server/http/api.h"
 
 #include "adapt/v1/adapt.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
+#include "server/http/delimited_body.h"
 
 namespace adaptd::http {
 namespace {
@@ -19,8 +20,11 @@ TEST(HttpApi, EveryRpcHasItsPlace) {
   for (int i = 0; i < service->method_count(); ++i) {
     const google::protobuf::MethodDescriptor* method = service->method(i);
     const MethodKind kind = Api::KindOf(method->name());
-    if (method->name() == "Adapt" || method->name() == "Forget") {
+    if (method->name() == "Adapt" || method->name() == "Forget" ||
+        method->name() == "ImportStore") {
       EXPECT_EQ(kind, MethodKind::kStreamed) << method->name();
+    } else if (method->name() == "ExportStore") {
+      EXPECT_EQ(kind, MethodKind::kServed) << method->name();
     } else if (method->client_streaming() || method->server_streaming()) {
       EXPECT_EQ(kind, MethodKind::kLaterSlice) << method->name();
     } else {
@@ -33,8 +37,35 @@ TEST(HttpApi, EveryRpcHasItsPlace) {
   EXPECT_EQ(Api::KindOf("predict"), MethodKind::kUnknown);
   EXPECT_TRUE(Api::ReadsOwnBody("POST", "/v1/Adapt"));
   EXPECT_TRUE(Api::ReadsOwnBody("POST", "/v1/Forget"));
+  EXPECT_TRUE(Api::ReadsOwnBody("POST", "/v1/ImportStore"));
+  EXPECT_FALSE(Api::ReadsOwnBody("POST", "/v1/ExportStore"));
+  EXPECT_TRUE(Api::HasCallLimit("/v1/Adapt"));
+  EXPECT_FALSE(Api::HasCallLimit("/v1/ImportStore"));
   EXPECT_FALSE(Api::ReadsOwnBody("GET", "/v1/Adapt"));
   EXPECT_FALSE(Api::ReadsOwnBody("POST", "/v1/Predict"));
+}
+
+// An upload whose snapshot passes the service's import limit answers 413 naming the limit, read
+// no further (the service's refusal comes before any import: no engine is needed to see it).
+TEST(HttpApi, AnImportPastTheImportLimitIs413) {
+  ServiceOptions options;
+  options.max_import_bytes = 4096;
+  Service service(options);
+  const Api api(&service);
+  adapt::v1::StoreChunk first, second;
+  first.set_tenant("acme");
+  first.set_store("big");
+  first.set_data(std::string(3000, 'x'));
+  second.set_data(std::string(1097, 'y'));
+  Request request;
+  request.method = "POST";
+  request.path = "/v1/ImportStore";
+  AppendDelimited(first, &request.body);
+  AppendDelimited(second, &request.body);
+  const Reply reply = api.Serve(request);
+  EXPECT_EQ(reply.status, 413) << reply.body;
+  EXPECT_NE(reply.body.find("RESOURCE_EXHAUSTED"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("the import limit of 4096 bytes"), std::string::npos) << reply.body;
 }
 
 }  // namespace

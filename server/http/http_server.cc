@@ -39,14 +39,27 @@ bool ReadBody(mg_connection* connection, size_t limit, std::string* body, bool* 
 
 void Send(mg_connection* connection, const Reply& reply) {
   mg_response_header_start(connection, reply.status);
-  mg_response_header_add(connection, "Content-Type", "application/json", -1);
+  mg_response_header_add(connection, "Content-Type", reply.content_type.c_str(), -1);
   const std::string length = absl::StrCat(reply.body.size());
-  mg_response_header_add(connection, "Content-Length", length.c_str(), -1);
+  if (reply.stream) {
+    mg_response_header_add(connection, "Transfer-Encoding", "chunked", -1);
+  } else {
+    mg_response_header_add(connection, "Content-Length", length.c_str(), -1);
+  }
   for (const auto& [name, value] : reply.headers) {
     mg_response_header_add(connection, name.c_str(), value.c_str(), -1);
   }
   mg_response_header_send(connection);
-  mg_write(connection, reply.body.data(), reply.body.size());
+  if (!reply.stream) {
+    mg_write(connection, reply.body.data(), reply.body.size());
+    return;
+  }
+  bool open = true;
+  reply.stream([connection, &open](const std::string& piece) {
+    open = open && mg_send_chunk(connection, piece.data(), piece.size()) > 0;
+    return open;
+  });
+  if (open) mg_send_chunk(connection, "", 0);  // the last chunk: the body's end
 }
 
 // An error civetweb answers itself (a malformed request line or header, a missing length),
@@ -124,7 +137,8 @@ int HttpServer::Serve(mg_connection* connection) const {
   bool failed = false;
   Reply reply;
   if (Api::ReadsOwnBody(request.method, request.path)) {
-    if (info->content_length > 0 && static_cast<uint64_t>(info->content_length) > max_call_bytes_) {
+    if (Api::HasCallLimit(request.path) && info->content_length > 0 &&
+        static_cast<uint64_t>(info->content_length) > max_call_bytes_) {
       reply = ErrorReply(413, absl::ResourceExhaustedError(absl::StrCat(
                                   "request body: larger than ", max_call_bytes_,
                                   " bytes, the server's limit on one Adapt or Forget call; "

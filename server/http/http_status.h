@@ -5,6 +5,7 @@
 #ifndef ADAPTD_SERVER_HTTP_HTTP_STATUS_H_
 #define ADAPTD_SERVER_HTTP_HTTP_STATUS_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,11 +14,18 @@
 
 namespace adaptd::http {
 
-// One HTTP answer: status, JSON body and any header beside Content-Type and Content-Length.
+// Writes one piece of an answer's body as it is produced: false once the client is gone.
+using PieceWriter = std::function<bool(const std::string& piece)>;
+
+// One HTTP answer: status, body and any header beside Content-Type and Content-Length.
 struct Reply {
   int status = 200;
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type = "application/json";
+  // Set for a body written in pieces (Transfer-Encoding: chunked) instead of `body`: called
+  // once, after the headers, with the writer of the pieces.
+  std::function<void(const PieceWriter&)> stream;
 };
 
 // 200 for OK; 400, 401, 403, 404, 409, 429, 499, 500, 501, 503, 504 for the others.

@@ -16,26 +16,33 @@ BodyRefusal TooLarge(std::string what) {
 
 }  // namespace
 
+std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer,
+                                     size_t* got) {
+  buffer->resize(64 << 10);
+  const int n = read(buffer->data(), buffer->size());
+  if (n < 0) {
+    return BodyRefusal{absl::InvalidArgumentError("request body: the connection failed"), 400};
+  }
+  *got = static_cast<size_t>(n);
+  return std::nullopt;
+}
+
 std::optional<BodyRefusal> WriteBody::ReadMore(bool* more) {
   *more = false;
   if (ended_) return std::nullopt;
-  // On the heap: civetweb's connection threads have small stacks.
-  buffer_.resize(64 << 10);
-  const int got = read_(buffer_.data(), buffer_.size());
-  if (got < 0) {
-    return BodyRefusal{absl::InvalidArgumentError("request body: the connection failed"), 400};
-  }
+  size_t got = 0;
+  if (auto refused = ReadPiece(read_, &buffer_, &got)) return refused;
   if (got == 0) {
     ended_ = true;
     return std::nullopt;
   }
-  read_bytes_ += static_cast<size_t>(got);
+  read_bytes_ += got;
   if (read_bytes_ > limits_.max_call_bytes) {
     return TooLarge(absl::StrCat("request body: the call passed ", limits_.max_call_bytes,
                                  " bytes, the server's limit on one Adapt or Forget call; "
                                  "nothing was committed"));
   }
-  pending_.append(buffer_.data(), static_cast<size_t>(got));
+  pending_.append(buffer_.data(), got);
   *more = true;
   return std::nullopt;
 }

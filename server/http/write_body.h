@@ -20,16 +20,22 @@ namespace adaptd::http {
 // number when the connection failed.
 using BodyReader = std::function<int(char* buffer, size_t size)>;
 
-struct WriteLimits {
-  size_t max_message_bytes = size_t{64} << 20;  // --max-message-bytes
-  size_t max_call_bytes = size_t{1} << 30;      // the whole body of one call
-};
-
 // A body that cannot be read on: the status and the HTTP status it is answered with (413 past
 // a limit, 400 for a malformed array or a failed connection).
 struct BodyRefusal {
   absl::Status status;
   int http_status;
+};
+
+// Reads the next piece of a body with `read` into `*buffer`: its size, 0 at the body's end, or
+// the refusal (400) of a failed connection. The buffer lives on the heap: civetweb's connection
+// threads have small stacks.
+std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer,
+                                     size_t* got);
+
+struct WriteLimits {
+  size_t max_message_bytes = size_t{64} << 20;  // --max-message-bytes
+  size_t max_call_bytes = size_t{1} << 30;      // the whole body of one call
 };
 
 // One message of the body: its JSON text and where it was (1-based; `line` 0 in an array).

@@ -6,19 +6,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "server/http/chunked_reader_testing.h"
 
 namespace adaptd::http {
 namespace {
-
-// A body handed out `chunk` bytes at a time.
-BodyReader Chunked(std::string body, size_t chunk) {
-  return [body = std::move(body), chunk, at = size_t{0}](char* buffer, size_t size) mutable {
-    const size_t n = std::min({chunk, size, body.size() - at});
-    body.copy(buffer, n, at);
-    at += n;
-    return static_cast<int>(n);
-  };
-}
 
 struct Split {
   std::vector<BodyMessage> messages;

@@ -1,9 +1,13 @@
 """What the HTTP front end's end-to-end tests share: free ports, one HTTP call, raw bytes sent
-and the answer read, waiting for a server's HTTP listener."""
+and the answer read, a config with tokens, starting adaptd, waiting for its HTTP listener and
+stopping it."""
 
+import hashlib
 import http.client
 import json
+import os
 import socket
+import subprocess
 import time
 
 BOUND_S = 30.0
@@ -15,17 +19,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def call(port, verb, path, body=None, token=None, headers=None):
+def call(port, verb, path, body=None, token=None, headers=None, chunked=False):
     """One HTTP call to 127.0.0.1:port: (status, the parsed JSON body, the response headers).
-    A body that is not bytes or str is sent as JSON."""
+    A body that is not bytes, str or (when `chunked`, sent as Transfer-Encoding: chunked) an
+    iterable of pieces is sent as JSON."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND_S)
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = "Bearer " + token
-    if body is not None and not isinstance(body, (bytes, str)):
+    if body is not None and not chunked and not isinstance(body, (bytes, str)):
         body = json.dumps(body)
     try:
-        connection.request(verb, path, body=body, headers=sent)
+        connection.request(verb, path, body=body, headers=sent, encode_chunked=chunked)
         response = connection.getresponse()
         raw = response.read()
         return response.status, json.loads(raw), dict(response.getheaders())
@@ -62,3 +67,32 @@ def wait_ready(port, process, log):
             raise AssertionError("adaptd did not serve HTTP: " +
                                  log.read().decode(errors="replace"))
         time.sleep(0.05)
+
+
+def token_config(directory, tokens):
+    """Writes a config file giving each tenant of `tokens` (tenant: token) its token; its
+    path."""
+    config = {"tokens": [{"name": name, "sha256": hashlib.sha256(t.encode()).hexdigest(),
+                          "tenants": [name]} for name, t in tokens.items()]}
+    path = os.path.join(directory, "config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    return path
+
+
+def start_adaptd(args, log):
+    """adaptd with `args` (beside --metrics-listen off), its output to `log`."""
+    return subprocess.Popen([os.environ["ADAPTD_BIN"], "--metrics-listen", "off"] + args,
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop(server):
+    """SIGTERM, then SIGKILL if the server is not gone in BOUND_S."""
+    if server.poll() is None:
+        server.terminate()
+        try:
+            server.wait(timeout=BOUND_S)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()

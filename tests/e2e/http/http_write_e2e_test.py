@@ -31,7 +31,7 @@ from google.protobuf import json_format
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import BOUND_S, call, free_port, raw_call, wait_ready  # noqa: E402
+from http_e2e import BOUND_S, call, free_port, raw_call, stop, wait_ready  # noqa: E402
 
 MAX_MESSAGE_BYTES = 64 << 10
 MAX_CALL_BYTES = 128 << 10
@@ -98,17 +98,6 @@ def start_server(data_dir, grpc_address, http_port, log, config_path=None):
                               stderr=subprocess.STDOUT)
     wait_ready(http_port, server, log)
     return server
-
-
-def stop(server):
-    if server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=BOUND_S)
-        finally:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
 
 
 class HttpWriteTest(unittest.TestCase):

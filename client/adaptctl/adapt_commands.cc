@@ -183,6 +183,11 @@ std::shared_ptr<ExampleOptions> AddExampleOptions(CLI::App& command) {
       .add_option("--text-col", options->columns.text_col,
                   "Text column, for text encoders (default: text)")
       ->type_name("NAME");
+  command
+      .add_option("--image-col", options->columns.image_col,
+                  "Image column, for image encoders: paths of PNG or JPEG files, relative to the "
+                  "table's folder (default: image)")
+      ->type_name("NAME");
   command.add_option("--batch", options->batch, "Examples (or sequence items) per stream message")
       ->type_name("N")
       ->check(Positive(/*integer=*/true))

@@ -76,6 +76,7 @@ absl::StatusOr<InputKind> EncoderInputKind(adaptd::Client& client, const adapt::
   if (!encoders.ok()) return encoders.status();
   for (const adapt::v1::EncoderInfo& encoder : encoders->encoders()) {
     if (encoder.name() == spec.encoder()) {
+      if (encoder.input_kind() == "image") return InputKind::kImage;
       return encoder.input_kind() == "text" ? InputKind::kText : InputKind::kVector;
     }
   }

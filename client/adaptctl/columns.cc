@@ -1,5 +1,10 @@
 #include "client/adaptctl/columns.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -128,6 +133,26 @@ absl::Status ParseCell(const Table& table, size_t row, int column, float* value)
   return absl::InvalidArgumentError(absl::StrCat(where, ": not a number: \"", cell, "\""));
 }
 
+// The bytes of the image file the cell names (relative to the table file's folder).
+absl::StatusOr<std::string> ReadImageCell(const Table& table, size_t row, int column) {
+  const std::string& cell = table.rows[row][column];
+  const std::string where =
+      absl::StrCat(table.source, ":", table.lines[row], ": column \"", table.columns[column], "\"");
+  if (cell.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": missing value"));
+  std::filesystem::path path(cell);
+  if (path.is_relative() && table.source != "stdin") {
+    path = std::filesystem::path(table.source).parent_path() / path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  if (in) bytes << in.rdbuf();
+  if (!in || in.bad()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": cannot read image file '",
+                                                   path.string(), "': ", std::strerror(errno)));
+  }
+  return bytes.str();
+}
+
 }  // namespace
 
 absl::StatusOr<ColumnSelection> SelectColumns(const Table& table, const ColumnOptions& options,
@@ -156,12 +181,26 @@ absl::StatusOr<ColumnSelection> SelectColumns(const Table& table, const ColumnOp
     return selection;
   }
   if (!options.text_col.empty()) {
+    return TableError(table, absl::StrCat("--text-col applies to text encoders; this store's "
+                                          "encoder reads ",
+                                          input == InputKind::kImage ? "images" : "vectors"));
+  }
+  const std::string image_name = options.image_col.empty() ? "image" : options.image_col;
+  selection.image = table.ColumnIndex(image_name);
+  if (input == InputKind::kImage) {
+    if (selection.image < 0) {
+      return TableError(
+          table, absl::StrCat("no image column \"", image_name, "\"; name it with --image-col"));
+    }
+    return selection;
+  }
+  if (!options.image_col.empty()) {
     return TableError(table,
-                      "--text-col applies to text encoders; this store's encoder reads "
+                      "--image-col applies to image encoders; this store's encoder reads "
                       "vectors");
   }
 
-  absl::flat_hash_set<int> roles = {selection.id, selection.label, selection.text,
+  absl::flat_hash_set<int> roles = {selection.id, selection.label, selection.text, selection.image,
                                     selection.sequence};
   roles.insert(selection.targets.begin(), selection.targets.end());
   for (int column = 0; column < static_cast<int>(table.columns.size()); ++column) {
@@ -181,6 +220,12 @@ absl::StatusOr<adapt::v1::Input> RowInput(const Table& table, const ColumnSelect
   adapt::v1::Input input;
   if (selection.input == InputKind::kText) {
     input.set_text(table.rows[row][selection.text]);
+    return input;
+  }
+  if (selection.input == InputKind::kImage) {
+    absl::StatusOr<std::string> bytes = ReadImageCell(table, row, selection.image);
+    if (!bytes.ok()) return bytes.status();
+    input.set_image(*std::move(bytes));
     return input;
   }
   google::protobuf::RepeatedField<float>* values = input.mutable_vector()->mutable_values();

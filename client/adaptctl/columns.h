@@ -2,10 +2,13 @@
 // rows. Stateless; thread-safe.
 //
 // Roles: `id` (copied into Example.id and through to predictions), the label column (label
-// stores), the target columns (vector:M stores), the text column (text encoders), the sequence
+// stores), the target columns (vector:M stores), the text column (text encoders), the image
+// column (image encoders: each cell a path to a PNG or JPEG file, sent as its bytes; a relative
+// path is taken from the table file's folder, or the working folder for stdin), the sequence
 // column (adapt --sequence-col: which sequence a row belongs to), and the features: for vector
 // encoders, every other column whose first non-empty value is a number, in file order. A later
-// non-numeric value in a feature column is an error that names the line and the column.
+// non-numeric value in a feature column, or an image file that cannot be read, is an error that
+// names the line and the column.
 #ifndef ADAPTD_CLIENT_ADAPTCTL_COLUMNS_H_
 #define ADAPTD_CLIENT_ADAPTCTL_COLUMNS_H_
 
@@ -19,7 +22,7 @@
 namespace adaptctl {
 
 // What the store's encoder reads.
-enum class InputKind { kVector, kText };
+enum class InputKind { kVector, kText, kImage };
 
 // The column options of adapt, forget and predict, as the user gave them (empty: default).
 struct ColumnOptions {
@@ -30,6 +33,8 @@ struct ColumnOptions {
   std::vector<std::string> target_cols;
   // Default: "text".
   std::string text_col;
+  // Default: "image".
+  std::string image_col;
   // No default: only adapt --sequence-col names one.
   std::string sequence_col;
 };
@@ -46,6 +51,7 @@ struct ColumnSelection {
   int label = -1;
   std::vector<int> targets;
   int text = -1;
+  int image = -1;
   int sequence = -1;
   std::vector<int> features;
 };

@@ -1,5 +1,7 @@
 #include "client/adaptctl/columns.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -174,6 +176,38 @@ TEST(SelectColumnsTest, TextInput) {
   // A vector encoder has no text column to name.
   EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Labels(), true).status().message(),
               Begins("d.csv: --text-col applies to text encoders"));
+}
+
+TEST(SelectColumnsTest, ImageInputReadsTheFilesRelativeToTheTable) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "adaptctl_images";
+  std::filesystem::create_directories(dir / "pics");
+  std::ofstream(dir / "pics" / "a.png", std::ios::binary) << std::string("\x89PNG\0a", 6);
+  std::ofstream(dir / "b.jpg", std::ios::binary) << "\xff\xd8\xffb";
+  Table table = Csv("id,photo,label,size\n1,pics/a.png,cat,3\n2," + (dir / "b.jpg").string() +
+                    ",dog,4\n3,missing.png,cat,5\n");
+  table.source = (dir / "d.csv").string();
+  ColumnOptions options;
+  EXPECT_THAT(SelectColumns(table, options, InputKind::kImage, Labels(), true).status().message(),
+              Begins(table.source + ": no image column \"image\"; name it with --image-col"));
+  options.image_col = "photo";
+  absl::StatusOr<ColumnSelection> selection =
+      SelectColumns(table, options, InputKind::kImage, Labels(), true);
+  ASSERT_TRUE(selection.ok()) << selection.status();
+  EXPECT_TRUE(selection->features.empty());
+  absl::StatusOr<adapt::v1::Input> a = RowInput(table, *selection, 0);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->image(), std::string("\x89PNG\0a", 6));
+  absl::StatusOr<adapt::v1::Input> b = RowInput(table, *selection, 1);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->image(), "\xff\xd8\xffb");
+  absl::Status missing = BuildExamples(table, *selection).status();
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.message(),
+              Begins(table.source + ":4: column \"photo\": cannot read image file '" +
+                     (dir / "missing.png").string() + "'"));
+  // A vector encoder has no image column to name, and takes no paths for features.
+  EXPECT_THAT(SelectColumns(table, options, InputKind::kVector, Labels(), true).status().message(),
+              Begins(table.source + ": --image-col applies to image encoders"));
 }
 
 TEST(SelectColumnsTest, NoFeaturesIsAnError) {

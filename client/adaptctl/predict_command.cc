@@ -175,6 +175,11 @@ void AddPredictCommand(CLI::App& app, Action* action) {
       ->add_option("--text-col", options->columns.text_col,
                    "Text column, for text encoders (default: text)")
       ->type_name("NAME");
+  predict
+      ->add_option("--image-col", options->columns.image_col,
+                   "Image column, for image encoders: paths of PNG or JPEG files, relative to the "
+                   "table's folder (default: image)")
+      ->type_name("NAME");
   CLI::Option* label = predict
                            ->add_option("--label-col", options->columns.label_col,
                                         "A label column to skip (default: label)")

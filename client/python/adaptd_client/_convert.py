@@ -1,8 +1,8 @@
 """Conversions between Python/numpy/pandas values and adapt.v1 messages.
 
-Inputs are either numeric (a rows × dim array, sent as packed float32 vectors) or texts (a
-sequence of str, for text encoders). Targets are labels (one per row, sent with str) or a
-rows × M array. Wherever an array is taken, a pandas DataFrame or Series is taken too (a Series
+Inputs are numeric (a rows × dim array, sent as packed float32 vectors), texts (a sequence of
+str, for text encoders) or images (encoded bytes, paths or uint8 arrays; _images.py). Targets
+are labels (one per row, sent with str) or a rows × M array. Wherever an array is taken, a pandas DataFrame or Series is taken too (a Series
 is one column); pandas is never imported here, only recognised by its types' module.
 """
 
@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 from google.protobuf import descriptor
 
+from . import _images
 from ._stubs import pb
 
 
@@ -89,10 +90,14 @@ def _is_text_sequence(values):
 
 
 def to_inputs(values):
-    """Returns a list of pb.Input: one per row of a 2-D numeric array (or DataFrame), or one per
-    text (a sequence of str, or a Series / one-column DataFrame of str)."""
+    """Returns a list of pb.Input: one per row of a 2-D numeric array (or DataFrame), one per
+    text (a sequence of str, or a Series / one-column DataFrame of str), or one per image
+    (_images.as_images: encoded bytes, paths, uint8 arrays sent as PNG)."""
     if isinstance(values, str):
         raise ValueError("inputs: give a sequence of texts, not one str")
+    images = _images.as_images(values)
+    if images is not None:
+        return [pb.Input(image=v) for v in images]
     if pandas_kind(values) is not None:
         values = _from_pandas(values, "inputs")
         if isinstance(values, list):

@@ -219,8 +219,10 @@ class Client:
         """Streams examples into the store in one Adapt call (one transaction), `batch`
         examples per message.
 
-        inputs: rows × dim numbers (array, list of rows, DataFrame) or a sequence of texts;
-        labels: one per row (label stores, converted with str; list, array or Series) or
+        inputs: rows × dim numbers (array, list of rows, DataFrame), a sequence of texts, or
+        images (image encoders): a sequence of encoded PNG/JPEG bytes, pathlib.Path files or
+        uint8 arrays (H × W or H × W × 1/3/4, sent losslessly as PNG), or an N × H × W(× C)
+        uint8 array; labels: one per row (label stores, converted with str; list, array or Series) or
         targets: rows × M numbers (vector stores); ids: one per row, optional: without them
         the client gives each example an id unique to this call (auto_example_ids), so a
         retried call applies each example once. Returns {accepted, version, evaluated, correct,
@@ -287,7 +289,8 @@ class Client:
         return self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k))
 
     def predict(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Predictions:
-        """Adapted outputs for rows × dim inputs (or texts), read from one published version.
+        """Adapted outputs for rows × dim inputs (or texts, or images as adapt takes them), read
+        from one published version.
 
         Label stores: a list with, per input, a list of (label, score) best first (at most
         top_k). Vector stores: a float32 numpy array rows × M.

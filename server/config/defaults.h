@@ -27,7 +27,8 @@ inline constexpr char kDevice[] = "cpu";           // compute backend
 inline constexpr char kBlasCore[] = "auto";        // OpenBLAS kernels (docs/BLAS.md)
 inline constexpr uint32_t kTextEncoderDim = 1024;  // dimension of the default `text` encoder
 inline constexpr uint32_t kOnnxMaxBatch = 64;      // rows per run of an onnx encoder's model
-inline constexpr uint32_t kOnnxThreads = 0;        // threads per run; 0: ONNX Runtime's default
+inline constexpr uint32_t kOnnxThreads = 0;        // threads per run; 0: the backend threads
+inline constexpr char kOnnxRuntimeLibrary[] = "libonnxruntime.so.1";  // found by the linker
 
 // Scheduler (docs/SCHEDULER.md).
 inline constexpr uint32_t kMaxBatchSize = 32;           // predicts run as one batch, at most

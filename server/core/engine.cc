@@ -59,8 +59,9 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::CreateOver(const adapt::v1::Serv
                                                            kernels::Backend* backend,
                                                            Metrics* metrics,
                                                            DurabilityOpener open) {
-  ASSIGN_OR_RETURN(std::unique_ptr<EncoderSet> encoders,
-                   EncoderSet::Create(config.encoders(), backend));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<EncoderSet> encoders,
+      EncoderSet::Create(config.encoders(), backend, EncoderSetOptionsFromConfig(config)));
   ASSIGN_OR_RETURN(std::unique_ptr<TenantQuotas> quotas, TenantQuotas::Create(config));
   std::unique_ptr<Engine> engine(
       new Engine(config, metrics, std::move(encoders), std::move(quotas)));

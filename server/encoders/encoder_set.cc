@@ -1,5 +1,6 @@
 #include "server/encoders/encoder_set.h"
 
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,7 @@
 #include "server/encoders/identity_encoder.h"
 #include "server/encoders/onnx/onnx_encoder.h"
 #include "server/encoders/random_features_encoder.h"
+#include "server/scheduler/scheduler_config.h"
 #include "server/stores/store_kind.h"
 
 namespace adaptd {
@@ -29,23 +31,32 @@ absl::StatusOr<std::unique_ptr<Encoder>> Upcast(absl::StatusOr<std::unique_ptr<T
 // One encoder of the config; `field` is "encoders[i]".
 absl::StatusOr<std::unique_ptr<Encoder>> MakeEncoder(const adapt::v1::EncoderConfig& config,
                                                      const std::string& field,
-                                                     kernels::Backend* backend) {
+                                                     kernels::Backend* backend,
+                                                     const EncoderSetOptions& options) {
   const std::string& type = config.type();
   if (type == "identity") return std::unique_ptr<Encoder>(new IdentityEncoder(config));
   if (type == "hashed_ngrams") return Upcast(HashedNgramsEncoder::Create(config, field));
   if (type == "random_features") return Upcast(RandomFeaturesEncoder::Create(config, field));
   if (type == "fasttext") return Upcast(FastTextEncoder::Create(config, field));
   if (type == "sentence_bert") return MakeSentenceBertEncoder(config, field, backend);
-  if (type == "onnx") return Upcast(OnnxEncoder::Create(config, field));
+  if (type == "onnx") {
+    return Upcast(
+        OnnxEncoder::Create(config, field, {options.onnxruntime_library, options.backend_threads}));
+  }
   return absl::InvalidArgumentError(
       absl::StrCat(field, ".type: unknown encoder type '", type, "' (known: ", kKnownTypes, ")"));
 }
 
 }  // namespace
 
+EncoderSetOptions EncoderSetOptionsFromConfig(const adapt::v1::ServerConfig& config) {
+  return {config.onnxruntime_library(),
+          BackendThreadsFromConfig(config, std::thread::hardware_concurrency())};
+}
+
 absl::StatusOr<std::unique_ptr<EncoderSet>> EncoderSet::Create(
     const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs,
-    kernels::Backend* backend) {
+    kernels::Backend* backend, const EncoderSetOptions& options) {
   auto set = std::make_unique<EncoderSet>();
   for (int i = 0; i < configs.size(); ++i) {
     const auto& config = configs[i];
@@ -55,7 +66,7 @@ absl::StatusOr<std::unique_ptr<EncoderSet>> EncoderSet::Create(
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".name: duplicate encoder name '", config.name(), "'"));
     }
-    absl::StatusOr<std::unique_ptr<Encoder>> encoder = MakeEncoder(config, field, backend);
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = MakeEncoder(config, field, backend, options);
     if (!encoder.ok()) return encoder.status();
     set->encoders_.emplace(config.name(), *std::move(encoder));
   }

@@ -14,6 +14,19 @@
 
 namespace adaptd {
 
+// What the server gives its encoders beside their own configs.
+struct EncoderSetOptions {
+  // ONNX Runtime's library for onnx encoders (ServerConfig.onnxruntime_library; empty: the
+  // environment variable, then the dynamic linker).
+  std::string onnxruntime_library;
+  // The server's backend threads: the threads of onnx encoders whose `threads` is 0.
+  int backend_threads = 0;
+};
+
+// The options of `config`: its onnxruntime_library and BackendThreadsFromConfig on this
+// machine's cores.
+EncoderSetOptions EncoderSetOptionsFromConfig(const adapt::v1::ServerConfig& config);
+
 class EncoderSet {
  public:
   // Builds every configured encoder; an unknown type or a duplicate name is InvalidArgument
@@ -21,7 +34,7 @@ class EncoderSet {
   // must outlive the set; it may be null when no configured encoder needs one.
   static absl::StatusOr<std::unique_ptr<EncoderSet>> Create(
       const google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig>& configs,
-      kernels::Backend* backend = nullptr);
+      kernels::Backend* backend = nullptr, const EncoderSetOptions& options = {});
 
   // nullptr when no encoder has that name.
   const Encoder* Find(const std::string& name) const;

@@ -1,13 +1,12 @@
 #include "server/encoders/bert/sentence_bert_encoder.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "server/encoders/bert/bert_model.h"
+#include "server/encoders/bert/model_files.h"
 #include "server/encoders/bert/wordpiece.h"
 #include "server/encoders/fingerprint.h"
 #include "server/encoders/text_encoder.h"
@@ -18,26 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using bert::BertModel;
 using bert::WordPieceTokenizer;
-
-absl::StatusOr<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open"));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return std::move(buffer).str();
-}
-
-// An optional JSON file: an empty object when absent.
-absl::StatusOr<nlohmann::json> OptionalJson(const fs::path& path) {
-  if (!fs::exists(path)) return nlohmann::json::object();
-  auto text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path.string(), ": not a JSON object"));
-  }
-  return j;
-}
 
 class SentenceBertEncoder final : public TextEncoder {
  public:
@@ -73,17 +52,17 @@ class SentenceBertEncoder final : public TextEncoder {
 absl::StatusOr<std::unique_ptr<Encoder>> Load(const adapt::v1::EncoderConfig& config,
                                               const std::string& field, kernels::Backend* backend) {
   const fs::path dir(config.model_path());
-  auto config_text = ReadFile(dir / "config.json");
+  auto config_text = bert::ReadModelFile(dir / "config.json");
   if (!config_text.ok()) return config_text.status();
   auto bert_config = bert::ParseBertConfig(*config_text, (dir / "config.json").string());
   if (!bert_config.ok()) return bert_config.status();
 
-  auto tokenizer_config = OptionalJson(dir / "tokenizer_config.json");
+  auto tokenizer_config = bert::OptionalJsonFile(dir / "tokenizer_config.json");
   if (!tokenizer_config.ok()) return tokenizer_config.status();
   const auto lower = tokenizer_config->find("do_lower_case");
   const bool lower_case =
       lower == tokenizer_config->end() || !lower->is_boolean() || lower->get<bool>();
-  auto vocab_text = ReadFile(dir / "vocab.txt");
+  auto vocab_text = bert::ReadModelFile(dir / "vocab.txt");
   if (!vocab_text.ok()) return vocab_text.status();
   auto tokenizer = WordPieceTokenizer::Load((dir / "vocab.txt").string(), lower_case);
   if (!tokenizer.ok()) return tokenizer.status();
@@ -94,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Load(const adapt::v1::EncoderConfig& co
   }
 
   const fs::path pooling_path = dir / "1_Pooling" / "config.json";
-  auto pooling = OptionalJson(pooling_path);
+  auto pooling = bert::OptionalJsonFile(pooling_path);
   if (!pooling.ok()) return pooling.status();
   auto flag = [&](const char* key) {
     auto it = pooling->find(key);
@@ -108,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Load(const adapt::v1::EncoderConfig& co
   }
 
   const fs::path st_path = dir / "sentence_bert_config.json";
-  auto st_config = OptionalJson(st_path);
+  auto st_config = bert::OptionalJsonFile(st_path);
   if (!st_config.ok()) return st_config.status();
   int64_t max_tokens = bert_config->max_positions;
   if (auto it = st_config->find("max_seq_length"); it != st_config->end()) {

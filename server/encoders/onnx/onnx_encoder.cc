@@ -4,10 +4,13 @@
 #include <cmath>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/config/defaults.h"
 #include "server/encoders/fingerprint.h"
+#include "server/encoders/onnx/onnx_text_input.h"
+#include "server/encoders/text_encoder.h"
 
 namespace adaptd {
 namespace {
@@ -43,14 +46,48 @@ absl::StatusOr<int64_t> RowWidth(const OrtTensorSpec& spec, const std::string& c
   return spec.dims[1];
 }
 
+// How `adaptctl encoders` names an element type (ONNX's TensorProto numbering).
+std::string ElementTypeName(int type) {
+  switch (type) {
+    case 1:
+      return "float32";
+    case 2:
+      return "uint8";
+    case 3:
+      return "int8";
+    case 5:
+      return "int16";
+    case 6:
+      return "int32";
+    case 7:
+      return "int64";
+    case 8:
+      return "string";
+    case 9:
+      return "bool";
+    case 10:
+      return "float16";
+    case 11:
+      return "float64";
+    case 16:
+      return "bfloat16";
+    default:
+      return absl::StrCat("type ", type);
+  }
+}
+
 }  // namespace
 
+OnnxEncoder::~OnnxEncoder() = default;
+
 absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
-    const adapt::v1::EncoderConfig& config, const std::string& field) {
-  if (config.input() != "vector") {
+    const adapt::v1::EncoderConfig& config, const std::string& field,
+    const OnnxEncoderOptions& options) {
+  if (config.input() != "vector" && config.input() != "text") {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".input: '", config.input(),
-                     "' is not an input the onnx encoder takes yet (\"vector\"; docs/ONNX.md)"));
+                     "' is not an input the onnx encoder takes yet (\"vector\" or \"text\"; "
+                     "docs/ONNX.md)"));
   }
   const std::string& path = config.model_path();
   if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".model_path: empty"));
@@ -62,21 +99,34 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   const uint32_t max_batch = config.has_max_batch() ? config.max_batch() : defaults::kOnnxMaxBatch;
   if (max_batch == 0) return absl::InvalidArgumentError(absl::StrCat(field, ".max_batch: 0"));
 
-  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load("");
+  // threads 0: the server's backend threads, on the runtime's shared pool where it has one.
+  const int pool = config.threads() == 0 ? std::max(0, options.backend_threads) : 0;
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load(options.library, pool);
   if (!runtime.ok()) {
     return absl::Status(runtime.status().code(),
                         absl::StrCat(field, " (onnx): ", runtime.status().message()));
   }
   auto encoder = std::unique_ptr<OnnxEncoder>(new OnnxEncoder());
-  absl::StatusOr<std::unique_ptr<OrtModel>> model = OrtModel::Create(
-      *runtime, path, {.intra_op_threads = static_cast<int>(config.threads()), .arena = true});
+  encoder->kind_ = config.input();
+  encoder->shared_pool_ = pool > 0 && (*runtime)->global_threads() > 0;
+  encoder->session_threads_ =
+      encoder->shared_pool_ ? 0 : (pool > 0 ? pool : static_cast<int>(config.threads()));
+  // Vectors have one shape per batch size: the arena and memory patterns pay. Texts vary.
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(*runtime, path,
+                       {.intra_op_threads = encoder->session_threads_,
+                        .global_pool = encoder->shared_pool_,
+                        .arena = encoder->kind_ == "vector"});
   if (!model.ok()) {
     return absl::Status(model.status().code(), absl::StrCat(field, ": ", model.status().message()));
   }
   encoder->model_ = *std::move(model);
   encoder->max_batch_ = max_batch;
-  if (auto s = encoder->BindTensors(config); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
+  absl::Status bound = encoder->kind_ == "text" ? encoder->BindTextInput(config, field)
+                                                : encoder->BindVectorInput(config);
+  if (!bound.ok()) {
+    if (absl::StartsWith(bound.message(), field)) return bound;
+    return absl::Status(bound.code(), absl::StrCat(field, ": ", bound.message()));
   }
   if (config.dim() != 0 && config.dim() != encoder->info_.dim()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".dim: ", config.dim(),
@@ -86,17 +136,59 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   if (auto s = encoder->SetFingerprint(config); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
   }
-  // Warm-up: the first request should not pay for kernel selection and arena growth.
-  std::vector<float> zeros(static_cast<size_t>(encoder->max_batch_ * encoder->width_), 0.0f);
-  std::vector<float> keys;
-  if (auto s = encoder->RunRows(zeros, 0, encoder->max_batch_, &keys); !s.ok()) {
+  if (auto s = encoder->WarmUp(); !s.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": warm-up run of '", path, "' failed: ", s.message()));
   }
   return encoder;
 }
 
-absl::Status OnnxEncoder::BindTensors(const adapt::v1::EncoderConfig& config) {
+// Warm-up: the first request should not pay for kernel selection and arena growth.
+absl::Status OnnxEncoder::WarmUp() {
+  EncodedBatch out;
+  if (kind_ == "text") {
+    const adapt::v1::Input a = [] {
+      adapt::v1::Input input;
+      input.set_text("a");
+      return input;
+    }();
+    const std::vector<const adapt::v1::Input*> texts(static_cast<size_t>(max_batch_), &a);
+    return EncodeTexts(
+        texts, [](size_t) { return std::string("warm-up"); }, &out);
+  }
+  std::vector<float> zeros(static_cast<size_t>(max_batch_ * width_), 0.0f);
+  return RunRows(zeros, 0, max_batch_, &out.keys);
+}
+
+void OnnxEncoder::Describe(const adapt::v1::EncoderConfig& config, int64_t dim) {
+  info_.set_name(config.name());
+  info_.set_type("onnx");
+  info_.set_input_kind(kind_);
+  info_.set_dim(static_cast<uint32_t>(dim));
+  info_.set_normalize(config.normalize());
+  auto add = [](const OrtTensorSpec& spec, adapt::v1::EncoderInfo::Tensor* tensor) {
+    tensor->set_name(spec.name);
+    tensor->set_element_type(ElementTypeName(spec.element_type));
+    for (int64_t d : spec.dims) tensor->add_shape(d < 0 ? -1 : d);
+  };
+  for (const OrtTensorSpec& spec : model_->inputs()) add(spec, info_.add_input_tensors());
+  for (const OrtTensorSpec& spec : model_->outputs()) add(spec, info_.add_output_tensors());
+}
+
+absl::Status OnnxEncoder::BindTextInput(const adapt::v1::EncoderConfig& config,
+                                        const std::string& field) {
+  absl::StatusOr<std::unique_ptr<OnnxTextInput>> text =
+      OnnxTextInput::Create(*model_, config, field);
+  if (!text.ok()) return text.status();
+  text_ = *std::move(text);
+  if (text_->fixed_batch() == 1) max_batch_ = 1;
+  output_tensor_ = text_->output_tensor();
+  Describe(config, text_->dim());
+  info_.set_max_tokens(static_cast<uint32_t>(text_->max_tokens()));
+  return absl::OkStatus();
+}
+
+absl::Status OnnxEncoder::BindVectorInput(const adapt::v1::EncoderConfig& config) {
   const std::string context = absl::StrCat("ONNX model '", model_->path(), "'");
   absl::StatusOr<const OrtTensorSpec*> input =
       PickTensor(model_->inputs(), config.input_tensor(), "input", context);
@@ -123,19 +215,20 @@ absl::Status OnnxEncoder::BindTensors(const adapt::v1::EncoderConfig& config) {
   input_tensor_ = (*input)->name;
   output_tensor_ = (*output)->name;
   width_ = *width;
-  info_.set_name(config.name());
-  info_.set_type("onnx");
-  info_.set_input_kind("vector");
-  info_.set_dim(static_cast<uint32_t>(*dim));
-  info_.set_normalize(config.normalize());
+  Describe(config, *dim);
   return absl::OkStatus();
 }
 
 absl::Status OnnxEncoder::SetFingerprint(const adapt::v1::EncoderConfig& config) {
   // Threads and batch sizes do not change a key, so they stay out.
   Fnv1a64 hash;
-  hash.Add(absl::StrCat("onnx/v1\ninput=vector\ninput_tensor=", input_tensor_, "\noutput_tensor=",
-                        output_tensor_, "\nnormalize=", config.normalize() ? 1 : 0, "\nmodel="));
+  hash.Add(absl::StrCat("onnx/v1\ninput=", kind_, "\ninput_tensor=", input_tensor_,
+                        "\noutput_tensor=", output_tensor_,
+                        "\nnormalize=", config.normalize() ? 1 : 0));
+  if (text_ != nullptr) {
+    if (auto s = text_->AddToFingerprint(&hash); !s.ok()) return s;
+  }
+  hash.Add("\nmodel=");
   if (auto s = HashFile(model_->path(), &hash); !s.ok()) return s;
   info_.set_fingerprint(FormatFingerprint("onnx", hash.value()));
   return absl::OkStatus();
@@ -166,6 +259,37 @@ absl::StatusOr<EncodedBatch> OnnxEncoder::Encode(const std::vector<const adapt::
                                                       " differs from encoder '", info_.name(),
                                                       "' dimension ", info_.dim()));
   }
+  EncodedBatch out;
+  out.rows = static_cast<int64_t>(inputs.size());
+  out.dim = info_.dim();
+  absl::Status s =
+      kind_ == "text" ? EncodeTexts(inputs, field, &out) : EncodeVectors(inputs, field, &out);
+  if (!s.ok()) return s;
+  if (info_.normalize()) NormalizeRows(out.keys.data(), out.rows, out.dim);
+  return out;
+}
+
+absl::Status OnnxEncoder::EncodeTexts(const std::vector<const adapt::v1::Input*>& inputs,
+                                      const FieldNamer& field, EncodedBatch* out) const {
+  std::vector<std::string_view> texts;
+  texts.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const adapt::v1::Input& input = *inputs[i];
+    if (input.value_case() != adapt::v1::Input::kText) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(i), ": encoder '", info_.name(), "' takes text"));
+    }
+    if (absl::Status s = CheckText(input.text(), field(i) + ".text"); !s.ok()) return s;
+    texts.push_back(input.text());
+  }
+  out->keys.assign(texts.size() * static_cast<size_t>(info_.dim()), 0.0f);
+  absl::StatusOr<int64_t> truncated = text_->Encode(*model_, texts, max_batch_, out->keys.data());
+  if (!truncated.ok()) return truncated.status();
+  return absl::OkStatus();
+}
+
+absl::Status OnnxEncoder::EncodeVectors(const std::vector<const adapt::v1::Input*>& inputs,
+                                        const FieldNamer& field, EncodedBatch* out) const {
   std::vector<float> packed;
   packed.reserve(inputs.size() * static_cast<size_t>(width_));
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -188,25 +312,12 @@ absl::StatusOr<EncodedBatch> OnnxEncoder::Encode(const std::vector<const adapt::
     }
     packed.insert(packed.end(), values.begin(), values.end());
   }
-  EncodedBatch out;
-  out.rows = static_cast<int64_t>(inputs.size());
-  out.dim = info_.dim();
-  out.keys.reserve(static_cast<size_t>(out.rows * out.dim));
-  for (int64_t begin = 0; begin < out.rows; begin += max_batch_) {
-    const int64_t rows = std::min(max_batch_, out.rows - begin);
-    if (auto s = RunRows(packed, begin, rows, &out.keys); !s.ok()) return s;
+  out->keys.reserve(static_cast<size_t>(out->rows * out->dim));
+  for (int64_t begin = 0; begin < out->rows; begin += max_batch_) {
+    const int64_t rows = std::min(max_batch_, out->rows - begin);
+    if (auto s = RunRows(packed, begin, rows, &out->keys); !s.ok()) return s;
   }
-  if (info_.normalize()) {
-    for (int64_t r = 0; r < out.rows; ++r) {
-      float* row = out.keys.data() + r * out.dim;
-      double norm2 = 0;
-      for (int64_t j = 0; j < out.dim; ++j) norm2 += static_cast<double>(row[j]) * row[j];
-      if (norm2 == 0) continue;
-      const double scale = 1.0 / std::sqrt(norm2);
-      for (int64_t j = 0; j < out.dim; ++j) row[j] = static_cast<float>(row[j] * scale);
-    }
-  }
-  return out;
+  return absl::OkStatus();
 }
 
 }  // namespace adaptd

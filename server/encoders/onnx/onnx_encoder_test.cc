@@ -23,14 +23,10 @@ class OnnxEncoderTest : public ::testing::Test {
   void SetUp() override { onnx_test::UseTestRuntime(); }
 
   static std::unique_ptr<OnnxEncoder> Make(const adapt::v1::EncoderConfig& config) {
-    absl::StatusOr<std::unique_ptr<OnnxEncoder>> encoder =
-        OnnxEncoder::Create(config, "encoders[0]");
-    EXPECT_TRUE(encoder.ok()) << encoder.status();
-    return encoder.ok() ? *std::move(encoder) : nullptr;
+    return onnx_test::MakeEncoder(config);
   }
-
   static absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
-    return OnnxEncoder::Create(config, "encoders[0]").status();
+    return onnx_test::Refusal(config);
   }
 };
 
@@ -166,10 +162,10 @@ TEST_F(OnnxEncoderTest, AMissingCorruptOrMismatchedModelFailsNamingTheFileAndTen
 
 TEST_F(OnnxEncoderTest, SettingsAreCheckedByField) {
   adapt::v1::EncoderConfig config = OnnxConfig("proj", "linear.onnx");
-  config.set_input("text");
+  config.set_input("audio");
   absl::Status s = Refusal(config);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.message(), HasSubstr("encoders[0].input: 'text'"));
+  EXPECT_THAT(s.message(), HasSubstr("encoders[0].input: 'audio'"));
   config.clear_input();
   EXPECT_THAT(Refusal(config).message(), HasSubstr("encoders[0].input: ''"));
   config = OnnxConfig("proj", "linear.onnx");

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "adapt/v1/config.pb.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/encoders/onnx/onnx_encoder.h"
 #include "server/encoders/onnx/ort_runtime.h"
 
 namespace adaptd::onnx_test {
@@ -33,6 +35,18 @@ inline adapt::v1::EncoderConfig OnnxConfig(const std::string& name, const std::s
   config.set_input("vector");
   config.set_model_path(Data(file));
   return config;
+}
+
+// The encoder of `config` as entry encoders[0]; null (and a test failure) when refused.
+inline std::unique_ptr<OnnxEncoder> MakeEncoder(const adapt::v1::EncoderConfig& config) {
+  absl::StatusOr<std::unique_ptr<OnnxEncoder>> encoder = OnnxEncoder::Create(config, "encoders[0]");
+  EXPECT_TRUE(encoder.ok()) << encoder.status();
+  return encoder.ok() ? *std::move(encoder) : nullptr;
+}
+
+// Why `config` is refused as entry encoders[0] (OK when it is not).
+inline absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
+  return OnnxEncoder::Create(config, "encoders[0]").status();
 }
 
 }  // namespace adaptd::onnx_test

@@ -2,7 +2,9 @@
 // (the runtime ships no headers and none is copied; docs/ONNX.md). The runtime hands out one
 // table of function pointers (OrtApi); each slot used is listed below with its index in that
 // table, a fact of the published ABI: the table only grows at its end, and API version 1 ends
-// at slot 101. Every slot below lies in version 1, so the loader requests version 1.
+// at slot 101. The slots of ADAPTD_ORT_SLOTS lie in version 1, so the loader requests version
+// 1; those of ADAPTD_ORT_GLOBAL_POOL_SLOTS (the shared thread pool) need version 5, asked for
+// only when a global pool is wanted (docs/ONNX.md, "Threads, arena, warm-up").
 //
 // Calling convention: the platform's C one. Functions returning an OrtStatus* return null on
 // success; a non-null status is read with GetErrorMessage and freed with ReleaseStatus.
@@ -26,9 +28,12 @@ struct OrtTypeInfo;
 struct OrtTensorTypeAndShapeInfo;
 struct OrtMemoryInfo;
 struct OrtAllocator;
+struct OrtThreadingOptions;
 
-// The requested API version: the lowest one that has every slot below.
+// The requested API version: the lowest one that has every slot of ADAPTD_ORT_SLOTS.
 inline constexpr uint32_t kApiVersion = 1;
+// The version the global thread pool's slots need (SetGlobalIntraOpNumThreads came in 5).
+inline constexpr uint32_t kGlobalPoolApiVersion = 5;
 
 // Enum values passed to or read from the runtime (their C enums are int-sized).
 inline constexpr int kLoggingLevelWarning = 2;
@@ -89,13 +94,33 @@ using GetApiBaseFn = const OrtApiBase* (*)() noexcept;
   X(ReleaseTensorTypeAndShapeInfo, 99, void, OrtTensorTypeAndShapeInfo*)                    \
   X(ReleaseSessionOptions, 100, void, OrtSessionOptions*)
 
-// The last slot of API version 1; every declared slot is at or below it.
+// The last slot of API version 1; every slot of ADAPTD_ORT_SLOTS is at or below it.
 inline constexpr int kLastSlotOfVersion1 = 101;
 
-// The declared slots as typed function pointers, filled by the loader from the runtime's table.
+// The shared (global) thread pool: an environment whose intra-op pool every session that
+// disables its own threads runs on. Version 3 added the environment, the session switch and the
+// threading options (slots 119-122); version 5 the pool's sizes and spin control (147-149,
+// version 5 ends at 149).
+#define ADAPTD_ORT_GLOBAL_POOL_SLOTS(X)                                                            \
+  X(CreateEnvWithGlobalThreadPools, 119, OrtStatus*, int, const char*, const OrtThreadingOptions*, \
+    OrtEnv**)                                                                                      \
+  X(DisablePerSessionThreads, 120, OrtStatus*, OrtSessionOptions*)                                 \
+  X(CreateThreadingOptions, 121, OrtStatus*, OrtThreadingOptions**)                                \
+  X(ReleaseThreadingOptions, 122, void, OrtThreadingOptions*)                                      \
+  X(SetGlobalIntraOpNumThreads, 147, OrtStatus*, OrtThreadingOptions*, int)                        \
+  X(SetGlobalInterOpNumThreads, 148, OrtStatus*, OrtThreadingOptions*, int)                        \
+  X(SetGlobalSpinControl, 149, OrtStatus*, OrtThreadingOptions*, int)
+
+// The last slot of API version 5; every slot of ADAPTD_ORT_GLOBAL_POOL_SLOTS is at or below it.
+inline constexpr int kLastSlotOfVersion5 = 149;
+
+// The declared slots as typed function pointers, filled by the loader from the runtime's table
+// (the global pool's only when the runtime serves version 5 and a pool was asked for; null
+// otherwise).
 struct Api {
 #define ADAPTD_ORT_MEMBER(name, slot, ret, ...) ret (*name)(__VA_ARGS__) noexcept = nullptr;
   ADAPTD_ORT_SLOTS(ADAPTD_ORT_MEMBER)
+  ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_MEMBER)
 #undef ADAPTD_ORT_MEMBER
 };
 
@@ -104,10 +129,17 @@ struct SlotInfo {
   int slot;
 };
 
-// Every declared slot, in declaration order (for the loader's checks and the test).
+// Every declared slot of version 1, in declaration order (for the loader's checks and the test).
 inline constexpr SlotInfo kSlots[] = {
 #define ADAPTD_ORT_INFO(name, slot, ...) {#name, slot},
     ADAPTD_ORT_SLOTS(ADAPTD_ORT_INFO)
+#undef ADAPTD_ORT_INFO
+};
+
+// The global pool's slots (version 5), likewise.
+inline constexpr SlotInfo kGlobalPoolSlots[] = {
+#define ADAPTD_ORT_INFO(name, slot, ...) {#name, slot},
+    ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_INFO)
 #undef ADAPTD_ORT_INFO
 };
 

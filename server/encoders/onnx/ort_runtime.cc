@@ -45,6 +45,22 @@ bool FillSlots(const void* table, ort::Api* api, std::string* missing) {
   return true;
 }
 
+// Fills the global pool's slots from a version-5 table; false (and none filled) when one is
+// empty.
+bool FillGlobalPoolSlots(const void* table, ort::Api* api) {
+  const auto* slots = static_cast<void* const*>(table);
+#define ADAPTD_ORT_CHECK(name, slot, ...)                                        \
+  static_assert(slot <= ort::kLastSlotOfVersion5, #name " is not in version 5"); \
+  if (slots[slot] == nullptr) return false;
+  ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_CHECK)
+#undef ADAPTD_ORT_CHECK
+#define ADAPTD_ORT_FILL(name, slot, ...) \
+  api->name = reinterpret_cast<decltype(api->name)>(slots[slot]);
+  ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_FILL)
+#undef ADAPTD_ORT_FILL
+  return true;
+}
+
 }  // namespace
 
 std::string OrtRuntime::ResolvePath(const std::string& path) {
@@ -54,7 +70,7 @@ std::string OrtRuntime::ResolvePath(const std::string& path) {
   return kOnnxRuntimeDefaultLibrary;
 }
 
-absl::StatusOr<const OrtRuntime*> OrtRuntime::Load(const std::string& path) {
+absl::StatusOr<const OrtRuntime*> OrtRuntime::Load(const std::string& path, int global_threads) {
   static std::mutex mu;
   static auto* loaded = new std::map<std::string, std::unique_ptr<OrtRuntime>>();
   const std::string resolved = ResolvePath(path);
@@ -83,14 +99,38 @@ absl::StatusOr<const OrtRuntime*> OrtRuntime::Load(const std::string& path) {
         resolved, absl::StrCat("(version ", runtime->version_, ") does not serve C API version ",
                                ort::kApiVersion, missing.empty() ? "" : " slot ", missing)));
   }
-  absl::Status env =
-      runtime->Check(runtime->api_.CreateEnv(ort::kLoggingLevelError, "adaptd", &runtime->env_),
-                     absl::StrCat("ONNX Runtime '", resolved, "': CreateEnv"),
-                     absl::StatusCode::kFailedPrecondition);
-  if (!env.ok()) return env;
+  const void* table5 = global_threads > 0 ? base->GetApi(ort::kGlobalPoolApiVersion) : nullptr;
+  if (table5 != nullptr && FillGlobalPoolSlots(table5, &runtime->api_)) {
+    if (auto s = runtime->CreatePooledEnv(global_threads); !s.ok()) return s;
+  } else {
+    absl::Status env =
+        runtime->Check(runtime->api_.CreateEnv(ort::kLoggingLevelError, "adaptd", &runtime->env_),
+                       absl::StrCat("ONNX Runtime '", resolved, "': CreateEnv"),
+                       absl::StatusCode::kFailedPrecondition);
+    if (!env.ok()) return env;
+  }
   const OrtRuntime* result = runtime.get();
   loaded->emplace(resolved, std::move(runtime));
   return result;
+}
+
+absl::Status OrtRuntime::CreatePooledEnv(int threads) {
+  const std::string context = absl::StrCat("ONNX Runtime '", library_, "': global thread pool");
+  ort::OrtThreadingOptions* options = nullptr;
+  if (auto s = Check(api_.CreateThreadingOptions(&options), context); !s.ok()) return s;
+  // Inter-op 1: sessions run sequentially; no spinning, so idle pool threads leave the cores to
+  // the scheduler's workers and OpenBLAS.
+  absl::Status s = Check(api_.SetGlobalIntraOpNumThreads(options, threads), context);
+  if (s.ok()) s = Check(api_.SetGlobalInterOpNumThreads(options, 1), context);
+  if (s.ok()) s = Check(api_.SetGlobalSpinControl(options, 0), context);
+  if (s.ok()) {
+    s = Check(
+        api_.CreateEnvWithGlobalThreadPools(ort::kLoggingLevelError, "adaptd", options, &env_),
+        context, absl::StatusCode::kFailedPrecondition);
+  }
+  api_.ReleaseThreadingOptions(options);
+  if (s.ok()) global_threads_ = threads;
+  return s;
 }
 
 absl::Status OrtRuntime::Check(ort::OrtStatus* status, absl::string_view context,

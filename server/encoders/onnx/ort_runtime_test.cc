@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,14 +92,20 @@ TEST(OrtRuntimeTest, ALibraryWithoutTheEntryPointIsRefused) {
               HasSubstr("ONNX Runtime's library 'libm.so.6' has no OrtGetApiBase"));
 }
 
-// Calls each declared slot directly, recording its name; the set must be every declared slot.
+// Calls each declared slot directly, recording its name; the calls among the slots of `list`
+// (by default the version-1 ones) must be every slot of it.
 class SlotCalls {
  public:
-  explicit SlotCalls(const OrtRuntime* runtime) : runtime_(runtime), api_(runtime->api()) {}
+  explicit SlotCalls(const OrtRuntime* runtime, std::span<const ort::SlotInfo> list = ort::kSlots)
+      : runtime_(runtime), api_(runtime->api()), list_(list) {}
   ~SlotCalls() {
     std::set<std::string> declared;
-    for (const ort::SlotInfo& slot : ort::kSlots) declared.insert(slot.name);
-    EXPECT_EQ(called_, declared);
+    for (const ort::SlotInfo& slot : list_) declared.insert(slot.name);
+    std::set<std::string> called;
+    for (const std::string& name : called_) {
+      if (declared.contains(name) || list_.data() == ort::kSlots) called.insert(name);
+    }
+    EXPECT_EQ(called, declared);
   }
   const ort::Api& api(const char* name) {
     called_.insert(name);
@@ -108,6 +116,7 @@ class SlotCalls {
  private:
   const OrtRuntime* runtime_;
   const ort::Api& api_;
+  std::span<const ort::SlotInfo> list_;
   std::set<std::string> called_;
 };
 #define ORT(name) calls.api(#name).name
@@ -215,7 +224,115 @@ TEST(OrtRuntimeTest, EveryDeclaredSlotAnswersAsThePythonRuntime) {
   ORT(ReleaseSessionOptions)(options);
   ORT(ReleaseEnv)(env);
 }
+
+// A copy of the library under another name: a runtime of its own (ONNX Runtime's environment
+// is one per loaded library), so the first Load of it decides its pool whatever ran before.
+std::string LibraryCopy(const std::string& name) {
+  const std::string copy = ::testing::TempDir() + "/" + name;
+  std::filesystem::copy_file(ADAPTD_ONNXRUNTIME_LIBRARY, copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  return copy;
+}
+
+TEST(OrtRuntimeTest, EveryGlobalPoolSlotAnswersAndSessionsRunOnThePool) {
+  absl::StatusOr<const OrtRuntime*> loaded = OrtRuntime::Load(LibraryCopy("ort_pool.so"), 2);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const OrtRuntime* runtime = *loaded;
+  EXPECT_EQ(runtime->global_threads(), 2);
+  for (const ort::SlotInfo& slot : ort::kGlobalPoolSlots) {
+    EXPECT_GT(slot.slot, ort::kLastSlotOfVersion1) << slot.name;
+    EXPECT_LE(slot.slot, ort::kLastSlotOfVersion5) << slot.name;
+  }
+  const nlohmann::json want = Reference()["linear.onnx"];
+  const nlohmann::json run = want["runs"][1];
+  {
+    SlotCalls calls(runtime, ort::kGlobalPoolSlots);
+    ort::OrtThreadingOptions* threading = nullptr;
+    calls.Ok(ORT(CreateThreadingOptions)(&threading));
+    calls.Ok(ORT(SetGlobalIntraOpNumThreads)(threading, 2));
+    calls.Ok(ORT(SetGlobalInterOpNumThreads)(threading, 1));
+    calls.Ok(ORT(SetGlobalSpinControl)(threading, 0));
+    // The library's one environment: the one Load made with its pool.
+    ort::OrtEnv* env = nullptr;
+    calls.Ok(ORT(CreateEnvWithGlobalThreadPools)(ort::kLoggingLevelWarning, "ort_runtime_test",
+                                                 threading, &env));
+    ORT(ReleaseThreadingOptions)(threading);
+    ort::OrtSessionOptions* options = nullptr;
+    calls.Ok(ORT(CreateSessionOptions)(&options));
+    calls.Ok(ORT(DisablePerSessionThreads)(options));
+    ort::OrtSession* session = nullptr;
+    calls.Ok(ORT(CreateSession)(env, (kData + "linear.onnx").c_str(), options, &session));
+    EXPECT_NE(session, nullptr);
+    if (session != nullptr) ORT(ReleaseSession)(session);
+    ORT(ReleaseSessionOptions)(options);
+    ORT(ReleaseEnv)(env);
+  }
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(runtime, kData + "linear.onnx", {.global_pool = true});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::vector<float> values = run["input"]["values"].get<std::vector<float>>();
+  absl::StatusOr<OrtFloatTensor> out =
+      (*model)->Run("features", run["input"]["shape"], values, "embedding");
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectClose(out->values, run["output"]["values"].get<std::vector<float>>());
+
+  // A later Load of the same library returns the same runtime, whatever it asks.
+  absl::StatusOr<const OrtRuntime*> again = OrtRuntime::Load(::testing::TempDir() + "/ort_pool.so");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, runtime);
+}
+
+TEST(OrtRuntimeTest, WithoutAPoolAskedForSessionsKeepTheirOwnThreads) {
+  absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load(LibraryCopy("ort_nopool.so"));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  EXPECT_EQ((*runtime)->global_threads(), 0);
+  EXPECT_EQ((*runtime)->api().CreateEnvWithGlobalThreadPools, nullptr);
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(*runtime, kData + "linear.onnx", {.global_pool = true});
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.status().message(), HasSubstr("the runtime has no shared pool"));
+}
 #undef ORT
+
+TEST(OrtModelTest, Int64InputsRunAsThePythonRuntime) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(runtime, kData + "text/text.onnx", {.arena = false});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const nlohmann::json reference = Reference();
+  const nlohmann::json& want = reference["text/text.onnx"];
+  ExpectSpecs((*model)->inputs(), want["inputs"]);
+  ExpectSpecs((*model)->outputs(), want["outputs"]);
+  const nlohmann::json& run = want["runs"][2];
+  const std::vector<int64_t> ids = run["ids"].get<std::vector<int64_t>>();
+  const std::vector<int64_t> ones(ids.size(), 1), zeros(ids.size(), 0);
+  const std::vector<int64_t> shape = {1, static_cast<int64_t>(ids.size())};
+  const size_t bytes = ids.size() * sizeof(int64_t);
+  const std::vector<OrtInput> inputs = {
+      {"input_ids", ort::kElementInt64, shape, ids.data(), bytes},
+      {"attention_mask", ort::kElementInt64, shape, ones.data(), bytes},
+      {"token_type_ids", ort::kElementInt64, shape, zeros.data(), bytes}};
+  absl::StatusOr<OrtFloatTensor> pooled = (*model)->Run(inputs, "pooled");
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  EXPECT_EQ(pooled->shape, (std::vector<int64_t>{1, 4}));
+  ExpectClose(pooled->values, run["mean"].get<std::vector<float>>());
+  absl::StatusOr<OrtFloatTensor> hidden = (*model)->Run(inputs, "hidden");
+  ASSERT_TRUE(hidden.ok()) << hidden.status();
+  EXPECT_EQ(hidden->shape, (std::vector<int64_t>{1, static_cast<int64_t>(ids.size()), 4}));
+  ExpectClose({hidden->values.begin(), hidden->values.begin() + 4},
+              run["first"].get<std::vector<float>>());
+  // A float tensor where the model takes int64 is InvalidArgument naming the file.
+  const std::vector<float> float_mask(ids.size(), 1.0f);
+  const std::vector<OrtInput> wrong_type = {
+      inputs[0],
+      {"attention_mask", ort::kElementFloat, shape, float_mask.data(), ids.size() * sizeof(float)},
+      inputs[2]};
+  absl::StatusOr<OrtFloatTensor> refused = (*model)->Run(wrong_type, "hidden");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("text.onnx"));
+}
 
 TEST(OrtModelTest, SignatureAndOutputsMatchThePythonRuntime) {
   const OrtRuntime* runtime = Runtime();

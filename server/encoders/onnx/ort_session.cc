@@ -1,6 +1,7 @@
 #include "server/encoders/onnx/ort_session.h"
 
 #include <functional>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -40,6 +41,12 @@ absl::StatusOr<std::unique_ptr<OrtModel>> OrtModel::Create(const OrtRuntime* run
       api.SetIntraOpNumThreads(raw_options, options.intra_op_threads),
       api.SetInterOpNumThreads(raw_options, 1),
   };
+  if (options.global_pool) {
+    if (runtime->global_threads() <= 0) {
+      return absl::InternalError(absl::StrCat(context, ": the runtime has no shared pool"));
+    }
+    settings.push_back(api.DisablePerSessionThreads(raw_options));
+  }
   if (!options.arena) {
     settings.push_back(api.DisableMemPattern(raw_options));
     settings.push_back(api.DisableCpuMemArena(raw_options));
@@ -135,25 +142,41 @@ absl::StatusOr<OrtFloatTensor> OrtModel::Run(const std::string& input,
                                              const std::vector<int64_t>& shape,
                                              std::span<const float> values,
                                              const std::string& output) const {
+  const OrtInput one{.name = input,
+                     .element_type = ort::kElementFloat,
+                     .shape = shape,
+                     .data = values.data(),
+                     .bytes = values.size_bytes()};
+  return Run({&one, 1}, output);
+}
+
+absl::StatusOr<OrtFloatTensor> OrtModel::Run(std::span<const OrtInput> inputs,
+                                             const std::string& output) const {
   const ort::Api& api = runtime_->api();
   const std::string context = absl::StrCat("ONNX model '", path_, "': run");
-  ort::OrtValue* raw_input = nullptr;
-  // The runtime only reads an input tensor; its API takes a mutable pointer.
-  void* data = const_cast<float*>(values.data());
-  if (auto s = runtime_->Check(
-          api.CreateTensorWithDataAsOrtValue(cpu_, data, values.size_bytes(), shape.data(),
-                                             shape.size(), ort::kElementFloat, &raw_input),
-          context, absl::StatusCode::kInvalidArgument);
-      !s.ok()) {
-    return s;
+  std::vector<std::unique_ptr<Owned<ort::OrtValue>>> owned;
+  std::vector<const ort::OrtValue*> values;
+  std::vector<const char*> names;
+  for (const OrtInput& input : inputs) {
+    ort::OrtValue* raw = nullptr;
+    // The runtime only reads an input tensor; its API takes a mutable pointer.
+    void* data = const_cast<void*>(input.data);
+    if (auto s = runtime_->Check(
+            api.CreateTensorWithDataAsOrtValue(cpu_, data, input.bytes, input.shape.data(),
+                                               input.shape.size(), input.element_type, &raw),
+            absl::StrCat(context, " input '", input.name, "'"), absl::StatusCode::kInvalidArgument);
+        !s.ok()) {
+      return s;
+    }
+    owned.push_back(std::make_unique<Owned<ort::OrtValue>>(raw, api.ReleaseValue));
+    values.push_back(raw);
+    names.push_back(input.name.c_str());
   }
-  Owned<ort::OrtValue> input_value(raw_input, api.ReleaseValue);
-  const char* input_name = input.c_str();
   const char* output_name = output.c_str();
   ort::OrtValue* raw_output = nullptr;
-  if (auto s = runtime_->Check(
-          api.Run(session_, nullptr, &input_name, &raw_input, 1, &output_name, 1, &raw_output),
-          context, absl::StatusCode::kInvalidArgument);
+  if (auto s = runtime_->Check(api.Run(session_, nullptr, names.data(), values.data(),
+                                       values.size(), &output_name, 1, &raw_output),
+                               context, absl::StatusCode::kInvalidArgument);
       !s.ok()) {
     return s;
   }

@@ -1,5 +1,6 @@
 // OrtModel: one ONNX model loaded into an ONNX Runtime session (ort_runtime.h), with its inputs'
-// and outputs' names, element types and shapes, and a run over one float input tensor. The
+// and outputs' names, element types and shapes, and a run over float or int64 input tensors
+// giving one float output. The
 // session is created at start-up and never changes; Run is safe to call from many threads at
 // once (ONNX Runtime's sessions are), and each call owns its tensors.
 //
@@ -25,6 +26,16 @@ struct OrtTensorSpec {
   std::vector<int64_t> dims;
 };
 
+// One input of a run: a dense tensor on the caller's buffer (not copied; it must outlive the
+// run). element_type is ort::kElementFloat or ort::kElementInt64.
+struct OrtInput {
+  std::string name;
+  int element_type = 0;
+  std::vector<int64_t> shape;
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
 struct OrtFloatTensor {
   std::vector<int64_t> shape;
   std::vector<float> values;
@@ -33,6 +44,9 @@ struct OrtFloatTensor {
 struct OrtModelOptions {
   // Threads inside one Run (0: the runtime's default, one per core).
   int intra_op_threads = 0;
+  // Run on the runtime's shared pool instead of a pool of the session's own (ignores
+  // intra_op_threads); only where the runtime has one (OrtRuntime::global_threads() > 0).
+  bool global_pool = false;
   // Keep the CPU arena and memory patterns (suits inputs of few shapes); false releases
   // memory after each shape (docs/ONNX.md, "Threads, arena, warm-up").
   bool arena = true;
@@ -57,6 +71,11 @@ class OrtModel {
   // float output `output`. The model must have no other input. Errors name the file.
   absl::StatusOr<OrtFloatTensor> Run(const std::string& input, const std::vector<int64_t>& shape,
                                      std::span<const float> values,
+                                     const std::string& output) const;
+  // Runs the model with `inputs` (every input the model has) and returns the float output
+  // `output`. A tensor the runtime refuses (a wrong shape or type) is InvalidArgument naming
+  // the file.
+  absl::StatusOr<OrtFloatTensor> Run(std::span<const OrtInput> inputs,
                                      const std::string& output) const;
 
  private:

@@ -116,6 +116,7 @@ std::optional<int> SetUpBlas(const std::string& mode, char** argv, std::string* 
 // The values of adaptd's own flags; an unset flag leaves the config's value (0 or empty).
 struct Flags {
   std::string config_path, listen, metrics_listen, http_listen, data_dir, device;
+  std::string onnxruntime_library;
   uint64_t max_message_bytes = 0;
   uint64_t max_call_bytes = 0;
   uint32_t worker_threads = 0, compile_threads = 0, max_dim = 0;
@@ -172,6 +173,11 @@ void AddComputeFlags(CLI::App& app, Flags* f) {
                  WithDefault("Compute backend: cpu, cuda (CUDA device 0) or cuda:N; cuda fails "
                              "at start-up where no usable device exists",
                              d::kDevice));
+  app.add_option("--onnxruntime-library", f->onnxruntime_library,
+                 WithDefault("ONNX Runtime's shared library, opened when the config names an onnx "
+                             "encoder (docs/ONNX.md); unset: $ADAPTD_ONNXRUNTIME_LIBRARY, else "
+                             "the dynamic linker's search for",
+                             d::kOnnxRuntimeLibrary));
 }
 
 // The cluster's members (docs/CLUSTER.md).
@@ -265,6 +271,7 @@ absl::StatusOr<adapt::v1::ServerConfig> BuildConfig(const Flags& f) {
   if (f.compile_threads > 0) config.set_compile_threads(f.compile_threads);
   if (f.max_dim > 0) config.set_max_dim(f.max_dim);
   if (!f.device.empty()) config.set_device(f.device);
+  if (!f.onnxruntime_library.empty()) config.set_onnxruntime_library(f.onnxruntime_library);
   adaptd::ApplySecurityFlags(f.security, &config);
   adaptd::ApplyPersistenceFlags(f.persistence, &config);
   if (absl::Status s = ApplyClusterFlags(f, &config); !s.ok()) return s;

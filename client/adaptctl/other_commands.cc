@@ -94,6 +94,24 @@ void PrintEncoderTable(const adapt::v1::ListEncodersResponse& encoders) {
     }
     std::printf("%s\n", line.c_str());
   }
+  // Model encoders (onnx): the tensors the model takes and gives, one line each way.
+  auto tensors = [](const auto& list) {
+    std::string text;
+    for (const adapt::v1::EncoderInfo::Tensor& t : list) {
+      std::string shape;
+      for (int64_t d : t.shape()) {
+        shape += (shape.empty() ? "" : ", ") + (d < 0 ? std::string("?") : std::to_string(d));
+      }
+      text += (text.empty() ? "" : ", ") + t.name() + " " + t.element_type() + " [" + shape + "]";
+    }
+    return text;
+  };
+  for (const auto& e : encoders.encoders()) {
+    if (e.input_tensors().empty() && e.output_tensors().empty()) continue;
+    std::printf("%s inputs: %s\n", e.name().c_str(), tensors(e.input_tensors()).c_str());
+    std::printf("%s outputs: %s\n", e.name().c_str(), tensors(e.output_tensors()).c_str());
+    if (e.max_tokens() > 0) std::printf("%s max_tokens: %u\n", e.name().c_str(), e.max_tokens());
+  }
 }
 
 absl::Status RunEncoders(bool table, const GlobalOptions& globals) {

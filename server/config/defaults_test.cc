@@ -58,6 +58,7 @@ std::vector<Default> AllDefaults() {
       {"--compile-threads", "compile_threads", n(d::kCompileThreads)},
       {"--max-dim", "max_dim", n(d::kMaxDim)},
       {"--device", "device", d::kDevice},
+      {"--onnxruntime-library", "onnxruntime_library", d::kOnnxRuntimeLibrary},
       {"--shutdown-grace-seconds", "shutdown_grace_seconds", n(d::kShutdownGraceSeconds)},
       {"--quota-max-stores", "max_stores", n(d::kQuotaMaxStores)},
       {"--quota-max-memory-bytes", "max_memory_bytes", n(d::kQuotaMaxMemoryBytes)},

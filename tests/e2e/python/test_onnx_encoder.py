@@ -6,7 +6,10 @@ server/encoders/testdata/onnx/linear.onnx and ONNX Runtime's library named by
 ADAPTD_ONNXRUNTIME_LIBRARY; a faast store on the encoder adapts and predicts as a store on the
 identity encoder fed the keys the Python onnxruntime computed (reference.json); a vector of the
 wrong width is INVALID_ARGUMENT naming the example; and a start without the runtime stops with
-one line saying how to get it.
+one line saying how to get it. A text encoder over text/text.onnx (WordPiece from the vocab.txt
+beside it) lists its tensors and max_tokens, and a store on it predicts as one on the identity
+encoder fed the Python runtime's pooled rows; --onnxruntime-library names the library over the
+environment's.
 
 Run by ctest with ADAPTD_BIN, ADAPTD_ONNXRUNTIME_LIBRARY, ADAPTD_ONNX_TESTDATA and PYTHONPATH set.
 """
@@ -39,17 +42,22 @@ def write_config():
         json.dump({"encoders": [
             {"name": "identity", "type": "identity"},
             {"name": "proj", "type": "onnx", "input": "vector",
-             "modelPath": os.path.join(DATA, "linear.onnx"), "maxBatch": 2}]}, f)
+             "modelPath": os.path.join(DATA, "linear.onnx"), "maxBatch": 2},
+            {"name": "words", "type": "onnx", "input": "text",
+             "modelPath": os.path.join(DATA, "text", "text.onnx"), "outputTensor": "hidden",
+             "maxTokens": 6, "maxBatch": 4}]}, f)
     return path
 
 
-def launcher(library):
-    """An executable that runs adaptd with the config and the runtime named by `library`
-    (AdaptdProcess adds the listen address and data directory)."""
+def launcher(library, flag=None):
+    """An executable that runs adaptd with the config and the runtime named by `library` in the
+    environment, and by `flag` with --onnxruntime-library when given (AdaptdProcess adds the
+    listen address and data directory)."""
     path = os.path.join(TMP, "adaptd-onnx-%d.sh" % len(os.listdir(TMP)))
+    extra = ' --onnxruntime-library "%s"' % flag if flag else ""
     with open(path, "w") as f:
-        f.write('#!/bin/sh\nADAPTD_ONNXRUNTIME_LIBRARY="%s" exec "%s" --config "%s" "$@"\n' %
-                (library, os.environ["ADAPTD_BIN"], write_config()))
+        f.write('#!/bin/sh\nADAPTD_ONNXRUNTIME_LIBRARY="%s" exec "%s" --config "%s"%s "$@"\n' %
+                (library, os.environ["ADAPTD_BIN"], write_config(), extra))
     os.chmod(path, stat.S_IRWXU)
     return path
 
@@ -124,6 +132,63 @@ class OnnxEncoderEndToEnd(unittest.TestCase):
         self.assertIn("encoders[1] (onnx): ONNX Runtime's library "
                       "'/nonexistent/libonnxruntime.so.1' could not be opened", lines[0])
         self.assertIn("pip download onnxruntime", lines[0])
+
+    def test_the_flag_names_the_library_over_the_environment(self):
+        server = AdaptdProcess(binary=launcher("/nonexistent/libonnxruntime.so.1", flag=LIBRARY))
+        server.start()
+        try:
+            with Client(server.address, timeout=30.0) as client:
+                names = [e["name"] for e in client.encoders()]
+            self.assertIn("words", names)
+        finally:
+            server.stop()
+
+
+class OnnxTextEncoderEndToEnd(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.client = Client(SERVER.address, timeout=30.0)
+        with open(os.path.join(DATA, "reference.json")) as f:
+            cls.runs = json.load(f)["text/text.onnx"]["runs"]
+        cls.texts = [run["text"] for run in cls.runs]
+        cls.keys = [run["mean"] for run in cls.runs]
+        cls.labels = ["x", "y", "y", "x", "x", "y"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+
+    def test_lists_the_models_tensors_and_max_tokens(self):
+        (words,) = [e for e in self.client.encoders() if e["name"] == "words"]
+        self.assertEqual(words["input_kind"], "text")
+        self.assertEqual(words["dim"], 4)
+        self.assertEqual(words["max_tokens"], 6)
+        self.assertEqual([t["name"] for t in words["input_tensors"]],
+                         ["input_ids", "attention_mask", "token_type_ids"])
+        self.assertEqual({t["element_type"] for t in words["input_tensors"]}, {"int64"})
+        self.assertEqual(words["output_tensors"][0]["name"], "hidden")
+        self.assertEqual([int(d) for d in words["output_tensors"][0]["shape"]], [-1, -1, 4])
+        (proj,) = [e for e in self.client.encoders() if e["name"] == "proj"]
+        self.assertEqual(proj["input_tensors"][0]["name"], "features")
+
+    def test_a_text_store_predicts_as_one_on_the_pooled_rows(self):
+        self.client.create_store(TENANT, "words", encoder="words", ridge=0.1, **MANUAL)
+        self.client.create_store(TENANT, "rows", encoder="identity", ridge=0.1, **MANUAL)
+        self.assertEqual(self.client.adapt(TENANT, "words", self.texts,
+                                           labels=self.labels)["accepted"], 6)
+        self.client.adapt(TENANT, "rows", self.keys, labels=self.labels)
+        self.client.compile(TENANT, "words")
+        self.client.compile(TENANT, "rows")
+        served = self.client.predict(TENANT, "words", self.texts, top_k=2)
+        reference = self.client.predict(TENANT, "rows", self.keys, top_k=2)
+        for got, want in zip(served, reference):
+            self.assertEqual([label for label, _ in got], [label for label, _ in want])
+            for (_, a), (_, b) in zip(got, want):
+                self.assertAlmostEqual(a, b, delta=1e-4)
+        with self.assertRaises(AdaptdError) as caught:
+            self.client.adapt(TENANT, "words", [[1.0, 2.0, 3.0, 4.0]], labels=["x"])
+        self.assertEqual(caught.exception.code_name, "INVALID_ARGUMENT")
+        self.assertEqual(self.client.get_store(TENANT, "words")["examples"], 6)
 
 
 if __name__ == "__main__":

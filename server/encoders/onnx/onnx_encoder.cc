@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "server/config/defaults.h"
 #include "server/encoders/fingerprint.h"
+#include "server/encoders/onnx/onnx_image_input.h"
 #include "server/encoders/onnx/onnx_text_input.h"
 #include "server/encoders/text_encoder.h"
 
@@ -83,11 +84,11 @@ OnnxEncoder::~OnnxEncoder() = default;
 absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
     const adapt::v1::EncoderConfig& config, const std::string& field,
     const OnnxEncoderOptions& options) {
-  if (config.input() != "vector" && config.input() != "text") {
+  if (config.input() != "vector" && config.input() != "text" && config.input() != "image") {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".input: '", config.input(),
-                     "' is not an input the onnx encoder takes yet (\"vector\" or \"text\"; "
-                     "docs/ONNX.md)"));
+                     "' is not an input the onnx encoder takes (\"vector\", \"text\" or "
+                     "\"image\"; docs/ONNX.md)"));
   }
   const std::string& path = config.model_path();
   if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".model_path: empty"));
@@ -122,8 +123,9 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   }
   encoder->model_ = *std::move(model);
   encoder->max_batch_ = max_batch;
-  absl::Status bound = encoder->kind_ == "text" ? encoder->BindTextInput(config, field)
-                                                : encoder->BindVectorInput(config);
+  absl::Status bound = encoder->kind_ == "text"    ? encoder->BindTextInput(config, field)
+                       : encoder->kind_ == "image" ? encoder->BindImageInput(config, field)
+                                                   : encoder->BindVectorInput(config);
   if (!bound.ok()) {
     if (absl::StartsWith(bound.message(), field)) return bound;
     return absl::Status(bound.code(), absl::StrCat(field, ": ", bound.message()));
@@ -146,6 +148,7 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
 // Warm-up: the first request should not pay for kernel selection and arena growth.
 absl::Status OnnxEncoder::WarmUp() {
   EncodedBatch out;
+  if (image_ != nullptr) return image_->WarmUp(*model_, max_batch_);
   if (kind_ == "text") {
     const adapt::v1::Input a = [] {
       adapt::v1::Input input;
@@ -173,6 +176,19 @@ void OnnxEncoder::Describe(const adapt::v1::EncoderConfig& config, int64_t dim) 
   };
   for (const OrtTensorSpec& spec : model_->inputs()) add(spec, info_.add_input_tensors());
   for (const OrtTensorSpec& spec : model_->outputs()) add(spec, info_.add_output_tensors());
+}
+
+absl::Status OnnxEncoder::BindImageInput(const adapt::v1::EncoderConfig& config,
+                                         const std::string& field) {
+  absl::StatusOr<std::unique_ptr<OnnxImageInput>> image =
+      OnnxImageInput::Create(*model_, config, field);
+  if (!image.ok()) return image.status();
+  image_ = *std::move(image);
+  if (image_->fixed_batch() == 1) max_batch_ = 1;
+  input_tensor_ = image_->input_tensor();
+  output_tensor_ = image_->output_tensor();
+  Describe(config, image_->dim());
+  return absl::OkStatus();
 }
 
 absl::Status OnnxEncoder::BindTextInput(const adapt::v1::EncoderConfig& config,
@@ -228,6 +244,7 @@ absl::Status OnnxEncoder::SetFingerprint(const adapt::v1::EncoderConfig& config)
   if (text_ != nullptr) {
     if (auto s = text_->AddToFingerprint(&hash); !s.ok()) return s;
   }
+  if (image_ != nullptr) image_->AddToFingerprint(&hash);
   hash.Add("\nmodel=");
   if (auto s = HashFile(model_->path(), &hash); !s.ok()) return s;
   info_.set_fingerprint(FormatFingerprint("onnx", hash.value()));
@@ -262,8 +279,9 @@ absl::StatusOr<EncodedBatch> OnnxEncoder::Encode(const std::vector<const adapt::
   EncodedBatch out;
   out.rows = static_cast<int64_t>(inputs.size());
   out.dim = info_.dim();
-  absl::Status s =
-      kind_ == "text" ? EncodeTexts(inputs, field, &out) : EncodeVectors(inputs, field, &out);
+  absl::Status s = kind_ == "text"    ? EncodeTexts(inputs, field, &out)
+                   : kind_ == "image" ? EncodeImages(inputs, field, &out)
+                                      : EncodeVectors(inputs, field, &out);
   if (!s.ok()) return s;
   if (info_.normalize()) NormalizeRows(out.keys.data(), out.rows, out.dim);
   return out;
@@ -286,6 +304,12 @@ absl::Status OnnxEncoder::EncodeTexts(const std::vector<const adapt::v1::Input*>
   absl::StatusOr<int64_t> truncated = text_->Encode(*model_, texts, max_batch_, out->keys.data());
   if (!truncated.ok()) return truncated.status();
   return absl::OkStatus();
+}
+
+absl::Status OnnxEncoder::EncodeImages(const std::vector<const adapt::v1::Input*>& inputs,
+                                       const FieldNamer& field, EncodedBatch* out) const {
+  out->keys.assign(inputs.size() * static_cast<size_t>(info_.dim()), 0.0f);
+  return image_->Encode(*model_, inputs, field, max_batch_, out->keys.data());
 }
 
 absl::Status OnnxEncoder::EncodeVectors(const std::vector<const adapt::v1::Input*>& inputs,

@@ -1,7 +1,8 @@
 // OnnxEncoder: the `onnx` encoder type, a user's frozen ONNX model run by ONNX Runtime
 // (docs/ONNX.md). Its input kind is the config's `input`: "vector" (each input's vector is a
 // row of the model's float input [batch, width]; each row of its float output [batch, dim] is
-// a key) or "text" (onnx_text_input.h: WordPiece token ids in, a pooled row out). Each kind has
+// a key), "text" (onnx_text_input.h: WordPiece token ids in, a pooled row out) or "image"
+// (onnx_image_input.h: a decoded, preprocessed PNG or JPEG in, a row out). Each kind has
 // its own binding at Create and its own Encode path. The width and dim come from the model; a
 // model whose batch dimension is fixed at 1 runs item by item. Built once at start-up (loading
 // the runtime, the model and a warm-up run); Encode is const and safe to call from many threads.
@@ -19,6 +20,7 @@
 
 namespace adaptd {
 
+class OnnxImageInput;
 class OnnxTextInput;
 
 // What the server gives every onnx encoder.
@@ -62,10 +64,13 @@ class OnnxEncoder final : public Encoder {
   // Per input kind: binding the model's tensors at Create, and encoding a batch into `out`.
   absl::Status BindVectorInput(const adapt::v1::EncoderConfig& config);
   absl::Status BindTextInput(const adapt::v1::EncoderConfig& config, const std::string& field);
+  absl::Status BindImageInput(const adapt::v1::EncoderConfig& config, const std::string& field);
   absl::Status EncodeVectors(const std::vector<const adapt::v1::Input*>& inputs,
                              const FieldNamer& field, EncodedBatch* out) const;
   absl::Status EncodeTexts(const std::vector<const adapt::v1::Input*>& inputs,
                            const FieldNamer& field, EncodedBatch* out) const;
+  absl::Status EncodeImages(const std::vector<const adapt::v1::Input*>& inputs,
+                            const FieldNamer& field, EncodedBatch* out) const;
   absl::Status WarmUp();
   // EncoderInfo's name, type, kind, dim, normalize and the model's tensors.
   void Describe(const adapt::v1::EncoderConfig& config, int64_t dim);
@@ -75,9 +80,10 @@ class OnnxEncoder final : public Encoder {
                        std::vector<float>* out) const;
 
   adapt::v1::EncoderInfo info_;
-  std::string kind_;  // the config's input: "vector" or "text"
+  std::string kind_;  // the config's input: "vector", "text" or "image"
   std::unique_ptr<OrtModel> model_;
-  std::unique_ptr<OnnxTextInput> text_;  // the text input's tokenizer and tensors
+  std::unique_ptr<OnnxTextInput> text_;    // the text input's tokenizer and tensors
+  std::unique_ptr<OnnxImageInput> image_;  // the image input's preprocessing and tensors
   bool shared_pool_ = false;
   int session_threads_ = 0;
   std::string input_tensor_;

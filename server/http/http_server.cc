@@ -1,11 +1,14 @@
 #include "server/http/http_server.h"
 
 #include <civetweb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/http/civetweb_tls.h"
 
 namespace adaptd::http {
 namespace {
@@ -77,17 +80,72 @@ int SendLibraryError(mg_connection* connection, int status, const char* message)
   return 0;  // handled: no page of civetweb's own
 }
 
+// OpenSSL's last error, for a message.
+std::string TlsErrorText() {
+  const unsigned long code = ERR_get_error();
+  if (code == 0) return "no detail from OpenSSL";
+  char text[256] = {};
+  ERR_error_string_n(code, text, sizeof(text));
+  ERR_clear_error();
+  return text;
+}
+
 }  // namespace
+
+int HttpServer::InitTls(void* ssl_ctx, void* self) {
+  auto* server = static_cast<HttpServer*>(self);
+  auto* ctx = static_cast<SSL_CTX*>(ssl_ctx);
+  auto fail = [server](const std::string& field, const std::string& file) {
+    server->tls_error_ = absl::StrCat(field, " ", file, ": ", TlsErrorText());
+    return -1;
+  };
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  if (SSL_CTX_use_certificate_chain_file(ctx, server->tls_cert_file_.c_str()) != 1) {
+    return fail("tls_cert_file", server->tls_cert_file_);
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, server->tls_key_file_.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx) != 1) {
+    return fail("tls_key_file", server->tls_key_file_);
+  }
+  if (!server->tls_client_ca_file_.empty()) {
+    // As gRPC's GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY: a certificate the
+    // CA signed is required; none, or another CA's, fails the handshake.
+    const char* ca = server->tls_client_ca_file_.c_str();
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(ca);
+    if (names == nullptr || SSL_CTX_load_verify_locations(ctx, ca, nullptr) != 1) {
+      if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return fail("tls_client_ca_file", server->tls_client_ca_file_);
+    }
+    SSL_CTX_set_client_CA_list(ctx, names);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  } else {
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nullptr);
+  }
+  return 1;  // civetweb sets nothing more up
+}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
                                                               Service* service) {
-  mg_init_library(0);
+  const bool tls = !options.tls_cert_file.empty();
+  // With TLS, civetweb loads OpenSSL here (libssl.so and libcrypto.so, by those unversioned
+  // names); mg_start2 fails, saying so, when it could not. (1.15's first mg_init_library
+  // answers 0 whatever it initialized, so its answer is not read.)
+  mg_init_library(tls ? MG_FEATURES_TLS : 0);
+  if (tls) {
+    if (absl::Status repaired = RepairCivetwebTls(); !repaired.ok()) {
+      mg_exit_library();
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot serve HTTP over TLS on ", options.listen, ": ", repaired.message()));
+    }
+  }
   std::unique_ptr<HttpServer> server(new HttpServer(service, options));
   const std::string threads = absl::StrCat(options.threads);
+  // A port served over TLS is named with an `s` after it.
+  const std::string listening = tls ? absl::StrCat(options.listen, "s") : options.listen;
   // The headers and the body leave in two writes: without tcp_nodelay, Nagle's algorithm holds
   // the body back until the client's delayed ACK (about 40 ms a call).
   // clang-format off
-  const char* settings[] = {"listening_ports",   options.listen.c_str(),
+  const char* settings[] = {"listening_ports",   listening.c_str(),
                             "num_threads",       threads.c_str(),
                             "enable_keep_alive", "yes",
                             "tcp_nodelay",       "1",
@@ -95,12 +153,17 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOp
   // clang-format on
   mg_callbacks callbacks = {};
   callbacks.http_error = &SendLibraryError;
+  if (tls) callbacks.init_ssl = &HttpServer::InitTls;
   mg_init_data init = {&callbacks, server.get(), settings};
   char error_text[256] = {};
   mg_error_data error = {nullptr, error_text, sizeof(error_text)};
   server->context_ = mg_start2(&init, &error);
   if (server->context_ == nullptr) {
     mg_exit_library();  // Stop, which gives back the library otherwise, has nothing to stop
+    if (!server->tls_error_.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot serve HTTP over TLS on ", options.listen, ": ", server->tls_error_));
+    }
     return absl::UnavailableError(absl::StrCat("cannot serve HTTP on ", options.listen, ": ",
                                                error_text,
                                                " (the address may be in use or not available)"));

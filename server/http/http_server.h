@@ -1,7 +1,8 @@
 // HttpServer: the HTTP/1.1 listener of the HTTP/JSON front end (docs/HTTP.md), on civetweb
 // (Debian's libcivetweb, which prometheus-cpp's exposer already brings). Civetweb parses HTTP
-// (keep-alive, chunked request bodies) and runs each connection on one of its threads; each
-// request's body is read up to the size limit and served by `Api`. Start once; Drain and Stop
+// (keep-alive, chunked request bodies, TLS through the OpenSSL it loads) and runs each
+// connection on one of its threads; each request's body is read up to the size limit and
+// served by `Api`. Start once; Drain and Stop
 // from the thread that shuts the server down.
 #ifndef ADAPTD_SERVER_HTTP_HTTP_SERVER_H_
 #define ADAPTD_SERVER_HTTP_HTTP_SERVER_H_
@@ -28,6 +29,10 @@ struct HttpServerOptions {
   size_t max_call_bytes = WriteLimits{}.max_call_bytes;
   // Connections served at once; each waits on its call.
   int threads = 64;
+  // TLS with the gRPC listener's files (tls_cert_file, tls_key_file): empty for plain HTTP.
+  // With a client CA (tls_client_ca_file), mutual TLS: a client certificate that CA signed is
+  // required, as gRPC requires it.
+  std::string tls_cert_file, tls_key_file, tls_client_ca_file;
 };
 
 class HttpServer {
@@ -50,8 +55,14 @@ class HttpServer {
   explicit HttpServer(Service* service, const HttpServerOptions& options)
       : api_(service, WriteLimits{options.max_body_bytes, options.max_call_bytes}),
         max_body_bytes_(options.max_body_bytes),
-        max_call_bytes_(options.max_call_bytes) {}
+        max_call_bytes_(options.max_call_bytes),
+        tls_cert_file_(options.tls_cert_file),
+        tls_key_file_(options.tls_key_file),
+        tls_client_ca_file_(options.tls_client_ca_file) {}
   static int Handle(mg_connection* connection, void* self);
+  // civetweb's init_ssl: loads the files into its SSL_CTX; 1 when done, -1 (tls_error_ set)
+  // when a file cannot be used.
+  static int InitTls(void* ssl_ctx, void* self);
   int Serve(mg_connection* connection) const;
 
   Api api_;
@@ -59,6 +70,8 @@ class HttpServer {
   const size_t max_call_bytes_;
   mg_context* context_ = nullptr;
   std::string address_;
+  std::string tls_cert_file_, tls_key_file_, tls_client_ca_file_;
+  std::string tls_error_;  // why InitTls failed
 };
 
 }  // namespace adaptd::http

@@ -43,6 +43,10 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::Ser
   options.listen = config.http_listen();
   options.max_body_bytes = config.max_message_bytes();
   options.max_call_bytes = config.max_call_bytes();
+  // The gRPC listener's TLS files (checked when its credentials were made).
+  options.tls_cert_file = config.tls_cert_file();
+  options.tls_key_file = config.tls_key_file();
+  options.tls_client_ca_file = config.tls_client_ca_file();
   return http::HttpServer::Start(options, service);
 }
 

@@ -1,6 +1,6 @@
 """What the HTTP front end's end-to-end tests share: free ports, one HTTP call, raw bytes sent
 and the answer read, a config with tokens, starting adaptd, waiting for its HTTP listener and
-stopping it."""
+stopping it, length-delimited messages (ExportStore's and ImportStore's bodies)."""
 
 import hashlib
 import http.client
@@ -19,11 +19,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def call(port, verb, path, body=None, token=None, headers=None, chunked=False):
-    """One HTTP call to 127.0.0.1:port: (status, the parsed JSON body, the response headers).
-    A body that is not bytes, str or (when `chunked`, sent as Transfer-Encoding: chunked) an
-    iterable of pieces is sent as JSON."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND_S)
+def call(port, verb, path, body=None, token=None, headers=None, chunked=False, tls=None):
+    """One HTTP call to 127.0.0.1:port (HTTPS with the ssl.SSLContext `tls`): (status, the
+    parsed JSON body, the response headers). A body that is not bytes, str or (when `chunked`,
+    sent as Transfer-Encoding: chunked) an iterable of pieces is sent as JSON."""
+    if tls is not None:
+        connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=BOUND_S,
+                                                 context=tls)
+    else:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND_S)
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = "Bearer " + token
@@ -53,12 +57,13 @@ def raw_call(port, raw):
     return head, body
 
 
-def wait_ready(port, process, log):
-    """Waits until /readyz answers 200; fails with the server's log if it exits or never does."""
+def wait_ready(port, process, log, tls=None):
+    """Waits until /readyz answers 200 (over HTTPS with the ssl.SSLContext `tls`); fails with
+    the server's log if it exits or never does."""
     deadline = time.monotonic() + BOUND_S
     while True:
         try:
-            if call(port, "GET", "/readyz")[0] == 200:
+            if call(port, "GET", "/readyz", tls=tls)[0] == 200:
                 return
         except OSError:
             pass
@@ -96,3 +101,43 @@ def stop(server):
             if server.poll() is None:
                 server.kill()
                 server.wait()
+
+
+def varint(n):
+    """n as a protobuf varint: 7 bits a byte, the lowest first."""
+    out = bytearray()
+    while True:
+        low = n & 0x7F
+        n >>= 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def delimited(chunks):
+    """The messages as ExportStore writes its chunks over HTTP: each a varint length, then
+    the message."""
+    out = b""
+    for chunk in chunks:
+        data = chunk.SerializeToString()
+        out += varint(len(data)) + data
+    return out
+
+
+def undelimited(body, message_class):
+    """The messages (of `message_class`) of a length-delimited body; fails on a malformed
+    one."""
+    chunks, at = [], 0
+    while at < len(body):
+        length, shift = 0, 0
+        while True:
+            byte = body[at]
+            at += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        assert at + length <= len(body), "a truncated export"
+        chunks.append(message_class.FromString(body[at:at + length]))
+        at += length
+    return chunks

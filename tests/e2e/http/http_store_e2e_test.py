@@ -27,52 +27,14 @@ from google.protobuf import json_format
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import (BOUND_S, call, free_port, start_adaptd, stop, token_config,  # noqa: E402
-                      wait_ready)
+from http_e2e import (BOUND_S, call, delimited, free_port, start_adaptd, stop,  # noqa: E402
+                      token_config, undelimited, varint, wait_ready)
 
 # The export's chunks are at most half of it: 8 KiB, so a store of DIM 64 spans several.
 MAX_MESSAGE_BYTES = 16 << 10
 TOKENS = {"acme": "acme-secret-4c1e", "other": "other-secret-9b2a"}
 TENANT = "acme"
 DIM = 64
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        low = n & 0x7F
-        n >>= 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def delimited(chunks):
-    """The chunks as ExportStore writes them over HTTP: each a varint length, then the
-    message."""
-    out = b""
-    for chunk in chunks:
-        data = chunk.SerializeToString()
-        out += varint(len(data)) + data
-    return out
-
-
-def undelimited(body):
-    """The StoreChunk messages of a length-delimited body; fails on a malformed one."""
-    chunks, at = [], 0
-    while at < len(body):
-        length, shift = 0, 0
-        while True:
-            byte = body[at]
-            at += 1
-            length |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        assert at + length <= len(body), "a truncated export"
-        chunks.append(pb.StoreChunk.FromString(body[at:at + length]))
-        at += length
-    return chunks
 
 
 def renamed(chunks, store, tenant=TENANT):
@@ -186,7 +148,7 @@ class HttpStoreTest(unittest.TestCase):
         self.assertEqual(headers.get("Transfer-Encoding"), "chunked")
         chunks = self.grpc_export("src")
         self.assertGreaterEqual(len(chunks), 2)  # the export's chunking is exercised
-        self.assertEqual(undelimited(body), chunks)
+        self.assertEqual(undelimited(body, pb.StoreChunk), chunks)
         self.assertEqual(body, delimited(chunks))
 
         imported_grpc = self.stub.ImportStore(iter(renamed(chunks, "via-grpc")),
@@ -204,8 +166,8 @@ class HttpStoreTest(unittest.TestCase):
                 self.assertEqual(self.predict(store), self.predict("src"))
         status, _, body = self.http_export("via-http")
         self.assertEqual(status, 200)
-        self.assertEqual(undelimited(body), self.grpc_export("via-http"))
-        self.assertEqual(undelimited(body), self.grpc_export("via-grpc"))
+        self.assertEqual(undelimited(body, pb.StoreChunk), self.grpc_export("via-http"))
+        self.assertEqual(undelimited(body, pb.StoreChunk), self.grpc_export("via-grpc"))
 
         # The upload sent whole (a Content-Length body) imports too.
         status, answer, _ = self.upload(delimited(renamed(chunks, "whole")))

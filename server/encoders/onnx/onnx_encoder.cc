@@ -142,6 +142,7 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": warm-up run of '", path, "' failed: ", s.message()));
   }
+  encoder->truncated_.store(0, std::memory_order_relaxed);
   return encoder;
 }
 
@@ -303,6 +304,7 @@ absl::Status OnnxEncoder::EncodeTexts(const std::vector<const adapt::v1::Input*>
   out->keys.assign(texts.size() * static_cast<size_t>(info_.dim()), 0.0f);
   absl::StatusOr<int64_t> truncated = text_->Encode(*model_, texts, max_batch_, out->keys.data());
   if (!truncated.ok()) return truncated.status();
+  truncated_.fetch_add(static_cast<uint64_t>(*truncated), std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #ifndef ADAPTD_SERVER_ENCODERS_ONNX_ONNX_ENCODER_H_
 #define ADAPTD_SERVER_ENCODERS_ONNX_ONNX_ENCODER_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ class OnnxEncoder final : public Encoder {
   // otherwise (0: ONNX Runtime's default).
   bool shared_pool() const { return shared_pool_; }
   int session_threads() const { return session_threads_; }
+  // Texts cut to max_tokens since start-up (the warm-up's not counted); 0 for vectors.
+  uint64_t truncated_texts() const { return truncated_.load(std::memory_order_relaxed); }
 
  private:
   OnnxEncoder() = default;
@@ -86,6 +89,7 @@ class OnnxEncoder final : public Encoder {
   std::unique_ptr<OnnxImageInput> image_;  // the image input's preprocessing and tensors
   bool shared_pool_ = false;
   int session_threads_ = 0;
+  mutable std::atomic<uint64_t> truncated_{0};
   std::string input_tensor_;
   std::string output_tensor_;
   int64_t width_ = 0;

@@ -136,9 +136,11 @@ TEST_F(OnnxTextTest, KeysAreThePythonRuntimesPooledRowsInAnyBatchCut) {
       ASSERT_NE(encoder, nullptr);
       EXPECT_EQ(encoder->info().input_kind(), "text");
       EXPECT_EQ(encoder->dim(), 4);
+      EXPECT_EQ(encoder->truncated_texts(), 0u);
       absl::StatusOr<EncodedBatch> keys = EncodeTexts(*encoder, Texts());
       ASSERT_TRUE(keys.ok()) << keys.status();
       ExpectRowsClose(keys->keys, std::string(pooling) == "first" ? first : mean);
+      EXPECT_EQ(encoder->truncated_texts(), 2u);  // two of the texts pass max_tokens
     }
   }
 }

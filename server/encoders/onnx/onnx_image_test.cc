@@ -6,15 +6,17 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "server/core/engine.h"
 #include "server/encoders/onnx/onnx_encoder.h"
 #include "server/encoders/onnx/onnx_test_util.h"
+#include "server/encoders/test_util.h"
 
 namespace adaptd {
 namespace {
@@ -22,12 +24,7 @@ namespace {
 using onnx_test::Data;
 using ::testing::HasSubstr;
 
-std::string Bytes(const std::string& file) {
-  std::ifstream in(Data(file), std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+std::string Bytes(const std::string& file) { return testing::ReadTestData("onnx/" + file); }
 
 nlohmann::json Cases() {
   std::ifstream in(Data("image_reference.json"));
@@ -53,10 +50,7 @@ std::vector<adapt::v1::Input> Images(const std::vector<std::string>& files) {
 
 absl::StatusOr<EncodedBatch> Encode(const Encoder& encoder,
                                     const std::vector<adapt::v1::Input>& inputs) {
-  std::vector<const adapt::v1::Input*> pointers;
-  for (const auto& input : inputs) pointers.push_back(&input);
-  return encoder.Encode(pointers, 0, 8192,
-                        [](size_t i) { return "examples[" + std::to_string(i) + "].input"; });
+  return encoder.Encode(testing::Pointers(inputs), 0, 8192, testing::ExamplesNamer());
 }
 
 class OnnxImageTest : public ::testing::Test {
@@ -162,14 +156,11 @@ TEST_F(OnnxImageTest, TheFingerprintFollowsThePreprocessingNotTheLimits) {
 
 adapt::v1::CreateStoreRequest FaastStore(const std::string& name, const std::string& encoder) {
   adapt::v1::CreateStoreRequest create;
-  create.set_tenant("acme");
-  create.set_store(name);
-  auto* spec = create.mutable_spec();
-  spec->set_kind(adapt::v1::STORE_KIND_FAAST);
-  spec->set_encoder(encoder);
-  spec->mutable_faast()->set_ridge(0.1);
-  spec->mutable_faast()->set_auto_compile_every(0);
-  spec->mutable_faast()->set_auto_compile_delay_ms(0);
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      absl::StrCat("tenant: 'acme' store: '", name, "' spec { kind: STORE_KIND_FAAST encoder: '",
+                   encoder,
+                   "' faast { ridge: 0.1 auto_compile_every: 0 auto_compile_delay_ms: 0 } }"),
+      &create));
   return create;
 }
 

@@ -18,17 +18,7 @@ using onnx_test::OnnxConfig;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class OnnxEncoderTest : public ::testing::Test {
- protected:
-  void SetUp() override { onnx_test::UseTestRuntime(); }
-
-  static std::unique_ptr<OnnxEncoder> Make(const adapt::v1::EncoderConfig& config) {
-    return onnx_test::MakeEncoder(config);
-  }
-  static absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
-    return onnx_test::Refusal(config);
-  }
-};
+class OnnxEncoderTest : public onnx_test::EncoderTest {};
 
 // Inputs of `n` floats each from the flat `values`.
 std::vector<adapt::v1::Input> Vectors(const std::vector<float>& values, size_t n) {

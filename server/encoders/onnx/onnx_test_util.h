@@ -49,6 +49,18 @@ inline absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
   return OnnxEncoder::Create(config, "encoders[0]").status();
 }
 
+// A fixture whose tests load the test's runtime and build or refuse encoders.
+class EncoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { UseTestRuntime(); }
+  static std::unique_ptr<OnnxEncoder> Make(const adapt::v1::EncoderConfig& config) {
+    return MakeEncoder(config);
+  }
+  static absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
+    return onnx_test::Refusal(config);
+  }
+};
+
 }  // namespace adaptd::onnx_test
 
 #endif  // ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_

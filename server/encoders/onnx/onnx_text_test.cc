@@ -69,17 +69,8 @@ void ExpectRowsClose(const std::vector<float>& got, const std::vector<std::vecto
   }
 }
 
-class OnnxTextTest : public ::testing::Test {
+class OnnxTextTest : public onnx_test::EncoderTest {
  protected:
-  void SetUp() override { onnx_test::UseTestRuntime(); }
-
-  static std::unique_ptr<OnnxEncoder> Make(const adapt::v1::EncoderConfig& config) {
-    return onnx_test::MakeEncoder(config);
-  }
-  static absl::Status Refusal(const adapt::v1::EncoderConfig& config) {
-    return onnx_test::Refusal(config);
-  }
-
   // A directory holding a copy of the text model and its vocab.txt, plus `extra` files.
   static std::string ModelDir(const std::string& name, const std::vector<std::string>& extra,
                               bool vocab = true) {

@@ -62,6 +62,26 @@ def launcher(library, flag=None):
     return path
 
 
+def predicts_alike(test, client, served, reference, labels, top_k):
+    """A faast store on the encoder (served: store, encoder, inputs) and one on the identity
+    encoder fed the reference keys (reference: store, keys) adapt on `labels` and predict
+    alike: the same labels in order, scores within 1e-4."""
+    (store, encoder, inputs), (ref_store, keys) = served, reference
+    client.create_store(TENANT, store, encoder=encoder, ridge=0.1, **MANUAL)
+    client.create_store(TENANT, ref_store, encoder="identity", ridge=0.1, **MANUAL)
+    test.assertEqual(client.adapt(TENANT, store, inputs, labels=labels)["accepted"], len(labels))
+    client.adapt(TENANT, ref_store, keys, labels=labels)
+    client.compile(TENANT, store)
+    client.compile(TENANT, ref_store)
+    got_all = client.predict(TENANT, store, inputs, top_k=top_k)
+    want_all = client.predict(TENANT, ref_store, keys, top_k=top_k)
+    test.assertEqual(len(got_all), len(labels))
+    for got, want in zip(got_all, want_all):
+        test.assertEqual([label for label, _ in got], [label for label, _ in want])
+        for (_, a), (_, b) in zip(got, want):
+            test.assertAlmostEqual(a, b, delta=1e-4)
+
+
 def setUpModule():
     global SERVER
     if not os.path.exists(LIBRARY):
@@ -99,20 +119,8 @@ class OnnxEncoderEndToEnd(unittest.TestCase):
         self.assertTrue(proj["fingerprint"].startswith("onnx:"))
 
     def test_a_store_on_the_encoder_predicts_as_one_on_the_reference_keys(self):
-        self.client.create_store(TENANT, "onnx", encoder="proj", ridge=0.1, **MANUAL)
-        self.client.create_store(TENANT, "keys", encoder="identity", ridge=0.1, **MANUAL)
-        self.assertEqual(self.client.adapt(TENANT, "onnx", self.inputs,
-                                           labels=self.labels)["accepted"], 5)
-        self.client.adapt(TENANT, "keys", self.keys, labels=self.labels)
-        self.client.compile(TENANT, "onnx")
-        self.client.compile(TENANT, "keys")
-        served = self.client.predict(TENANT, "onnx", self.inputs, top_k=3)
-        reference = self.client.predict(TENANT, "keys", self.keys, top_k=3)
-        self.assertEqual(len(served), 5)
-        for got, want in zip(served, reference):
-            self.assertEqual([label for label, _ in got], [label for label, _ in want])
-            for (_, a), (_, b) in zip(got, want):
-                self.assertAlmostEqual(a, b, delta=1e-4)
+        predicts_alike(self, self.client, ("onnx", "proj", self.inputs),
+                       ("keys", self.keys), self.labels, top_k=3)
 
         with self.assertRaises(AdaptdError) as caught:
             self.client.adapt(TENANT, "onnx", [self.inputs[1][:3]], labels=["b"])
@@ -172,19 +180,8 @@ class OnnxTextEncoderEndToEnd(unittest.TestCase):
         self.assertEqual(proj["input_tensors"][0]["name"], "features")
 
     def test_a_text_store_predicts_as_one_on_the_pooled_rows(self):
-        self.client.create_store(TENANT, "words", encoder="words", ridge=0.1, **MANUAL)
-        self.client.create_store(TENANT, "rows", encoder="identity", ridge=0.1, **MANUAL)
-        self.assertEqual(self.client.adapt(TENANT, "words", self.texts,
-                                           labels=self.labels)["accepted"], 6)
-        self.client.adapt(TENANT, "rows", self.keys, labels=self.labels)
-        self.client.compile(TENANT, "words")
-        self.client.compile(TENANT, "rows")
-        served = self.client.predict(TENANT, "words", self.texts, top_k=2)
-        reference = self.client.predict(TENANT, "rows", self.keys, top_k=2)
-        for got, want in zip(served, reference):
-            self.assertEqual([label for label, _ in got], [label for label, _ in want])
-            for (_, a), (_, b) in zip(got, want):
-                self.assertAlmostEqual(a, b, delta=1e-4)
+        predicts_alike(self, self.client, ("words", "words", self.texts),
+                       ("rows", self.keys), self.labels, top_k=2)
         with self.assertRaises(AdaptdError) as caught:
             self.client.adapt(TENANT, "words", [[1.0, 2.0, 3.0, 4.0]], labels=["x"])
         self.assertEqual(caught.exception.code_name, "INVALID_ARGUMENT")

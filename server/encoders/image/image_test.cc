@@ -1,7 +1,9 @@
 // The image decoders and preprocessing against Pillow's decode and numpy's preprocessing of
-// it (testdata/make_image_cases.py, run once per test binary with Debian's python3-pil): PNG
+// it (testdata/make_image_cases.py, run once per test process with Debian's python3-pil): PNG
 // decodes exactly as Pillow does, JPEG within kJpegTolerance per 8-bit value (both use
 // libjpeg-turbo; the bound allows another build's IDCT), preprocessing within float rounding.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -32,7 +34,9 @@ std::string ReadFile(const std::filesystem::path& path) {
 class ImageTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::filesystem::path(std::filesystem::path(::testing::TempDir()) / "image_cases");
+    // One folder per process: ctest runs the tests of this binary as parallel processes.
+    dir_ = new std::filesystem::path(std::filesystem::path(::testing::TempDir()) /
+                                     ("image_cases_" + std::to_string(::getpid())));
     const std::string command =
         std::string(ADAPTD_PYTHON3) + " " + ADAPTD_IMAGE_CASES_SCRIPT + " " + dir_->string();
     ASSERT_EQ(std::system(command.c_str()), 0) << command;

@@ -40,7 +40,8 @@ def quantiles(metric, by, legend_prefix):
 # (row title, [(panel title, description, unit, targets)])
 ROWS = [
     ("Traffic and errors", [
-        ("Requests by method", "Finished RPCs per second, by method.", "reqps",
+        ("Requests by method", "Finished calls per second, by method (both transports).",
+         "reqps",
          [q('sum by (method) (rate(adaptd_requests_total{%s}[%s]))' % (SEL, W), "{{method}}")]),
         ("Requests by status code", "Finished RPCs per second, by gRPC status code.", "reqps",
          [q('sum by (code) (rate(adaptd_requests_total{%s}[%s]))' % (SEL, W), "{{code}}")]),
@@ -51,6 +52,18 @@ ROWS = [
          [q('(sum(rate(adaptd_requests_total{%s,%s}[%s])) or vector(0)) / '
             'sum(rate(adaptd_requests_total{%s}[%s]))' % (SEL, SERVER_ERRORS, W, SEL, W),
             "server errors")]),
+        ("Requests by transport",
+         "Finished calls per second, by the front end they came over: grpc, or http (the "
+         "HTTP/JSON front end, docs/HTTP.md).", "reqps",
+         [q('sum by (transport) (rate(adaptd_requests_total{%s}[%s]))' % (SEL, W),
+            "{{transport}}")]),
+        ("Server error ratio by transport",
+         "The server error ratio above, per transport: a failure of one front end alone shows "
+         "here first.", "percentunit",
+         [q('(sum by (transport) (rate(adaptd_requests_total{%s,%s}[%s])) or '
+            'sum by (transport) (rate(adaptd_requests_total{%s}[%s])) * 0) / '
+            'sum by (transport) (rate(adaptd_requests_total{%s}[%s]))'
+            % (SEL, SERVER_ERRORS, W, SEL, W, SEL, W), "{{transport}}")]),
         ("Examples ingested by kind", "Examples committed per second, by store kind.", "short",
          [q('sum by (kind) (rate(adaptd_examples_ingested_total{%s}[%s]))' % (SEL, W),
             "{{kind}}")]),
@@ -68,6 +81,10 @@ ROWS = [
         ("Request latency by method",
          "Percentiles of the time from a call's arrival to its final status.", "s",
          quantiles("adaptd_request_duration_seconds", ["method"], "{{method}}")),
+        ("Request latency by transport",
+         "Percentiles of the time from a call's arrival to its final status, all methods, by "
+         "transport (grpc, http).", "s",
+         quantiles("adaptd_request_duration_seconds", ["transport"], "{{transport}}")),
         ("Compile duration", "Percentiles of store compile times (explicit and automatic).",
          "s", quantiles("adaptd_compile_duration_seconds", [], "")),
         ("Compiles by trigger and result", "Compiles per second.", "short",

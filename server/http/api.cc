@@ -114,11 +114,11 @@ std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo
   absl::Status status = ParseJson(body, request);
   if (status.ok()) status = service.Admit(info, TenantOf(*request), admitted);
   if (!status.ok()) {
-    service.Record(name, status, start);
+    service.Record(name, status, start, Transport::kHttp);
     return ErrorReply(status);
   }
   if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, *request)) {
-    service.Record(name, refused->status, start);
+    service.Record(name, refused->status, start, Transport::kHttp);
     return ErrorReply(refused->http_status, refused->status);
   }
   return std::nullopt;
@@ -138,7 +138,7 @@ Reply Unary(Service& service, const char* name, const CallInfo& info, absl::stri
   Resp response;
   const absl::Status status =
       Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
-  service.Record(name, status, start);
+  service.Record(name, status, start, Transport::kHttp);
   if (!status.ok()) return ErrorReply(status);
   absl::StatusOr<std::string> json = PrintJson(response);
   if (!json.ok()) return ErrorReply(json.status());
@@ -161,7 +161,7 @@ Reply Export(Service& service, const char* name, const CallInfo& info, absl::str
   const absl::Status status =
       Wait([&](Service::Done done) { service.Export(info, request, file.get(), done); });
   if (!status.ok()) {
-    service.Record(name, status, start);
+    service.Record(name, status, start, Transport::kHttp);
     return ErrorReply(status);
   }
   Reply reply;
@@ -176,7 +176,7 @@ Reply Export(Service& service, const char* name, const CallInfo& info, absl::str
       AppendDelimited(chunk, &piece);
       if (!write(piece)) written = absl::CancelledError("the client stopped reading");
     }
-    service.Record(name, written, start);
+    service.Record(name, written, start, Transport::kHttp);
   };
   return reply;
 }
@@ -188,7 +188,7 @@ Reply Ping(Service& service, const char* name, const CallInfo& info, absl::strin
   absl::Status status = ParseJson(body, &request);
   AdmittedCall admitted;
   if (status.ok()) status = service.Admit(info, "", &admitted);
-  service.Record(name, status, start);
+  service.Record(name, status, start, Transport::kHttp);
   return status.ok() ? Json(200, "{}") : ErrorReply(status);
 }
 
@@ -236,7 +236,8 @@ std::optional<Refusal> StageAll(Service& service, const CallInfo& info, WriteBod
 Reply Answered(Service& service, const char* name, absl::Time start,
                const std::optional<Refusal>& refused, bool body_ended,
                const google::protobuf::Message& response) {
-  service.Record(name, refused.has_value() ? refused->status : absl::OkStatus(), start);
+  service.Record(name, refused.has_value() ? refused->status : absl::OkStatus(), start,
+                 Transport::kHttp);
   if (refused.has_value()) {
     Reply reply = ErrorReply(refused->http_status, refused->status);
     if (!body_ended) reply.headers.emplace_back("Connection", "close");

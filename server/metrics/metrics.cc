@@ -143,7 +143,7 @@ void Metrics::RegisterCounters() {
       this, *registry_, prometheus::BuildCounter,
       {
           {&Metrics::requests_, "adaptd_requests_total",
-           "Finished RPCs by method and gRPC status code"},
+           "Finished calls by method, gRPC status code and transport (grpc, http)"},
           {&Metrics::checkpoint_stores_, "adaptd_checkpoint_stores_total",
            "Store states written by checkpoints (result=\"written\"), and those a checkpoint could "
            "not write (result=\"failed\")"},
@@ -236,7 +236,8 @@ void Metrics::RegisterHistograms() {
       this, *registry_, prometheus::BuildHistogram,
       {
           {&Metrics::latency_, "adaptd_request_duration_seconds",
-           "RPC latency by method, from arrival to the final status"},
+           "Call latency by method and transport (grpc, http), from arrival to the final "
+           "status"},
           {&Metrics::queue_time_, "adaptd_queue_time_seconds",
            "Time request work waited in the queue before a worker started it"},
           {&Metrics::batch_size_, "adaptd_batch_size",
@@ -282,9 +283,10 @@ void Metrics::RegisterKindGauges() {
 
 Metrics::~Metrics() { static_cast<Collector*>(collectable_.get())->Detach(); }
 
-void Metrics::RecordRequest(const std::string& method, const std::string& code, double seconds) {
-  requests_->Add({{"method", method}, {"code", code}}).Increment();
-  latency_->Add({{"method", method}}, LatencyBuckets()).Observe(seconds);
+void Metrics::RecordRequest(const std::string& method, const std::string& code,
+                            const std::string& transport, double seconds) {
+  requests_->Add({{"method", method}, {"code", code}, {"transport", transport}}).Increment();
+  latency_->Add({{"method", method}, {"transport", transport}}, LatencyBuckets()).Observe(seconds);
 }
 
 void Metrics::RecordQueueWait(double seconds) {

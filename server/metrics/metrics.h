@@ -49,8 +49,10 @@ class Metrics {
   std::shared_ptr<prometheus::Collectable> collectable() const { return collectable_; }
 
   // --- requests and queueing ------------------------------------------------------------
-  // One finished RPC: its method (e.g. "Predict"), its status code name and its duration.
-  void RecordRequest(const std::string& method, const std::string& code, double seconds);
+  // One finished call: its method (e.g. "Predict"), its status code name, the transport it came
+  // over ("grpc" or "http") and its duration.
+  void RecordRequest(const std::string& method, const std::string& code,
+                     const std::string& transport, double seconds);
   // Time a request waited in the request queue before a worker started it.
   void RecordQueueWait(double seconds);
   // Sampled at each scrape into adaptd_queue_depth; nullptr stops sampling. The source must

@@ -127,6 +127,24 @@ TEST(Metrics, EntriesOfDeadStoresDoNotPileUpWithoutScrapes) {
   EXPECT_EQ(m.observed_stores(), 1u);  // the scrape swept the rest
 }
 
+TEST(Metrics, RequestsAreCountedByTransport) {
+  Metrics m;
+  m.RecordRequest("Predict", "OK", "grpc", 0.001);
+  m.RecordRequest("Predict", "OK", "http", 0.002);
+  m.RecordRequest("Predict", "OK", "http", 0.003);
+  m.RecordRequest("GetStore", "NOT_FOUND", "http", 0.001);
+  const std::string text = Scrape(m);
+  EXPECT_TRUE(Has(text, R"(adaptd_requests_total{code="OK",method="Predict",transport="grpc"} 1)"))
+      << text;
+  EXPECT_TRUE(Has(text, R"(adaptd_requests_total{code="OK",method="Predict",transport="http"} 2)"));
+  EXPECT_TRUE(
+      Has(text, R"(adaptd_requests_total{code="NOT_FOUND",method="GetStore",transport="http"} 1)"));
+  EXPECT_TRUE(
+      Has(text, R"(adaptd_request_duration_seconds_count{method="Predict",transport="http"} 2)"));
+  EXPECT_TRUE(
+      Has(text, R"(adaptd_request_duration_seconds_count{method="Predict",transport="grpc"} 1)"));
+}
+
 TEST(Metrics, QueueDepthIsSampledAtScrape) {
   Metrics m;
   size_t depth = 7;

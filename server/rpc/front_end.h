@@ -24,7 +24,7 @@ struct FrontEnd {
   Forwarder* relay = nullptr;
 
   void Record(const char* method, const grpc::Status& status, absl::Time start) const {
-    service->Record(method, FromGrpc(status), start);
+    service->Record(method, FromGrpc(status), start, Transport::kGrpc);
   }
 };
 

@@ -219,9 +219,11 @@ absl::Status Service::CreateCounted(const std::string& tenant, const std::string
   return o_.cluster->quotas()->Create(tenant, store, deadline, create);
 }
 
-void Service::Record(const char* method, const absl::Status& status, absl::Time start) const {
+void Service::Record(const char* method, const absl::Status& status, absl::Time start,
+                     Transport transport) const {
   if (o_.metrics == nullptr) return;
   o_.metrics->RecordRequest(method, CodeName(status.code()),
+                            transport == Transport::kHttp ? "http" : "grpc",
                             absl::ToDoubleSeconds(absl::Now() - start));
 }
 

@@ -30,6 +30,9 @@ namespace adaptd {
 
 class StaticCluster;  // server/cluster/static_cluster.h
 
+// The front end a call came over: the `transport` label of the request metrics.
+enum class Transport { kGrpc, kHttp };
+
 struct ServiceOptions {
   Engine* engine = nullptr;
   // Runs every request's work: per-tenant queues, deadlines, lanes, predict batches.
@@ -165,8 +168,10 @@ class Service {
   void ClusterBase(const CallInfo& call, const adapt::v1::ClusterBaseRequest& request,
                    adapt::v1::ClusterBaseResponse* response, Done done);
 
-  // Counts a finished call (adaptd_requests_total, adaptd_request_duration_seconds).
-  void Record(const char* method, const absl::Status& status, absl::Time start) const;
+  // Counts a finished call (adaptd_requests_total, adaptd_request_duration_seconds), labelled
+  // with the transport it came over.
+  void Record(const char* method, const absl::Status& status, absl::Time start,
+              Transport transport) const;
 
  private:
   // Queues `fn` (returning absl::Status) in the call's tenant queue and runs `done` with its

@@ -13,7 +13,10 @@ rule-evaluation intervals, then asks Prometheus's HTTP API:
   (an alert's expression is otherwise empty while it does not fire);
 - per-tenant series stay within the allow-list + top K + "other";
 - every adaptd_* family scraped is listed in deploy/README.md's metric reference, and the
-  durable log's families are there on a server without etcd (at zero).
+  durable log's families are there on a server without etcd (at zero);
+- the request series carry the `transport` label: calls over gRPC and over the HTTP/JSON front
+  end (docs/HTTP.md; a few of the same calls sent over HTTP each round) are counted apart, and
+  the per-transport recorded error ratio holds both.
 
 Panels of store kinds this build cannot create (the server answers UNIMPLEMENTED) are
 reported and left out. A missing `prometheus` binary is a failure.
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -111,7 +115,23 @@ class Prometheus:
         return self.get("/api/v1/query", query=expr)["result"]
 
 
-def drive(client, kinds, round_no):
+def http_calls(http_port):
+    """A few calls over the HTTP/JSON front end: predictions, a listing and a caller mistake."""
+    calls = [("/v1/Predict", {"tenant": "vip", "store": "s", "top_k": 1,
+                              "inputs": [{"vector": {"values": [0.5] * 8}}]}),
+             ("/v1/ListStores", {"tenant": "vip"}),
+             ("/v1/GetStore", {"tenant": "vip", "store": "missing"})]
+    for path, body in calls:
+        request = urllib.request.Request("http://127.0.0.1:%d%s" % (http_port, path),
+                                         data=json.dumps(body).encode(), method="POST")
+        try:
+            urllib.request.urlopen(request, timeout=30).read()
+        except urllib.error.HTTPError as error:  # the caller mistake: 404
+            if error.code != 404:
+                raise
+
+
+def drive(client, kinds, round_no, http_port):
     rng = np.random.default_rng(round_no)
     x = rng.normal(size=(120, 8))
     labels = ["pos" if v > 0 else "neg" for v in x[:, 0]]
@@ -152,6 +172,7 @@ def drive(client, kinds, round_no):
             client.predict("vip", kind, x[:8])
         except AdaptdError as error:
             print("note: %s store: %s" % (kind, error))
+    http_calls(http_port)
     # Caller mistakes, for the code series.
     for call in (lambda: client.predict("vip", "missing", x[:1]),
                  lambda: client.get_store("vip", "bad name!")):
@@ -261,6 +282,17 @@ def evaluate(prom, kinds):
         if family not in families:
             failures.append("metric %s: not scraped from a server without etcd" % family)
 
+    transports = {s["metric"]["transport"] for s in
+                  prom.query("count by (transport) (adaptd_requests_total)")}
+    if transports != {"grpc", "http"}:
+        failures.append("adaptd_requests_total's transports %s: want grpc and http"
+                        % sorted(transports))
+    ratios = {s["metric"].get("transport") for s in
+              prom.query("adaptd:request_error_ratio_by_transport:rate5m")}
+    if ratios != {"grpc", "http"}:
+        failures.append("adaptd:request_error_ratio_by_transport:rate5m's transports %s: "
+                        "want grpc and http" % sorted(ratios, key=str))
+
     return failures, skipped, checked, rules
 
 
@@ -278,6 +310,7 @@ def main():
     try:
         grpc_addr = "127.0.0.1:%d" % free_port()
         metrics_addr = "127.0.0.1:%d" % free_port()
+        http_port = free_port()
         config = os.path.join(tmp, "adaptd.json")
         with open(config, "w") as f:
             json.dump({"metricsTenants": ALLOW, "metricsTopTenants": TOP_K}, f)
@@ -285,6 +318,7 @@ def main():
             procs.append(subprocess.Popen(
                 pdeathsig() + [adaptd, "--config", config, "--listen", grpc_addr,
                                "--metrics-listen", metrics_addr,
+                               "--http-listen", "127.0.0.1:%d" % http_port,
                                "--data-dir", os.path.join(tmp, "data")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT))
         client = Client(grpc_addr, timeout=30)
@@ -315,12 +349,12 @@ def main():
                  procs[-1], prom_log)
 
         kinds = create_optional_kinds(client)
-        drive(client, kinds, 0)
+        drive(client, kinds, 0, http_port)
         # A rate needs two samples of a series: wait for a scrape after each round (polling
         # Prometheus, not a fixed time), then poll every check until it holds or a deadline.
         wait_for("a scrape after round 0", lambda: scraped_after(prom, time.time()), 60,
                  procs[-1], prom_log)
-        drive(client, kinds, 1)
+        drive(client, kinds, 1, http_port)
         deadline = time.monotonic() + 90
         while True:
             failures, skipped, checked, rules = evaluate(prom, kinds)

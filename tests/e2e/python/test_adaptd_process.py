@@ -114,7 +114,8 @@ class ProcessTest(unittest.TestCase):
                 self.assertEqual(client.get_store("t", "s")["spec"]["dim"], 4)
             body = urllib.request.urlopen(
                 "http://127.0.0.1:%d/metrics" % metrics_port, timeout=10).read().decode()
-            self.assertIn('adaptd_requests_total{code="OK",method="CreateStore"} 1', body)
+            self.assertIn('adaptd_requests_total{code="OK",method="CreateStore",transport="grpc"} 1',
+                          body)
             self.assertIn("adaptd_request_duration_seconds_bucket", body)
             self.assertIn('adaptd_stores{kind="faast",tier="hot"} 1', body)
             process.send_signal(signal.SIGTERM)

@@ -15,7 +15,8 @@ the output projection, residual and LayerNorm, the feed-forward block with exact
 residual and LayerNorm. Pooling is the encoder's.
 
 The onnx tests build it at test time (a ctest fixture) into the build directory: the file is
-about 90 MB and is never committed.
+about 90 MB and is never committed. Without the model it fails, unless ADAPTD_SKIP_MODEL_TESTS=1
+(then it builds nothing and the test skips, as the other model tests do).
 """
 import json
 import os
@@ -149,6 +150,10 @@ def main():
     if len(sys.argv) != 3:
         sys.exit("usage: make_minilm_onnx.py MODEL_DIR OUT_DIR")
     model_dir, out_dir = sys.argv[1], sys.argv[2]
+    if (not os.path.exists(os.path.join(model_dir, "model.safetensors")) and
+            os.environ.get("ADAPTD_SKIP_MODEL_TESTS") == "1"):
+        print("no model at %s and ADAPTD_SKIP_MODEL_TESTS=1: nothing built" % model_dir)
+        return
     os.makedirs(out_dir, exist_ok=True)
     model = build(model_dir)
     onnx.checker.check_model(model)

@@ -13,7 +13,6 @@ in it entirely or not at all.
 Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated stubs.
 """
 
-import hashlib
 import http.client
 import json
 import os
@@ -31,7 +30,8 @@ from google.protobuf import json_format
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import BOUND_S, call, free_port, raw_call, stop, wait_ready  # noqa: E402
+from http_e2e import (BOUND_S, call, free_port, raw_call, stop, token_config,  # noqa: E402
+                      wait_ready)
 
 MAX_MESSAGE_BYTES = 64 << 10
 MAX_CALL_BYTES = 128 << 10
@@ -106,11 +106,7 @@ class HttpWriteTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="adaptd-http-write-")
-        config = {"tokens": [{"name": name, "sha256": hashlib.sha256(t.encode()).hexdigest(),
-                              "tenants": [name]} for name, t in TOKENS.items()]}
-        config_path = os.path.join(cls.tmp.name, "config.json")
-        with open(config_path, "w") as f:
-            json.dump(config, f)
+        config_path = token_config(cls.tmp.name, TOKENS)
         cls.http_port = free_port()
         cls.log = open(os.path.join(cls.tmp.name, "adaptd.log"), "w+b")
         grpc_address = "127.0.0.1:%d" % free_port()

@@ -15,22 +15,13 @@ namespace adaptd::cluster {
 namespace {
 
 using adapt::v1::ClusterMemberRecord;
-using etcdserverpb::Compare;
 using etcdserverpb::TxnRequest;
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
-Compare ModRevisionIs(const std::string& key, int64_t revision) {
-  Compare compare;
-  compare.set_key(key);
-  compare.set_target(revision == 0 ? Compare::CREATE : Compare::MOD);
-  compare.set_result(Compare::EQUAL);
-  if (revision == 0) {
-    compare.set_create_revision(0);
-  } else {
-    compare.set_mod_revision(revision);
-  }
-  return compare;
+// The key is at `revision` (0: it does not exist).
+etcdserverpb::Compare At(const std::string& key, int64_t revision) {
+  return revision == 0 ? etcd::CreateRevisionIs(key, 0) : etcd::ModRevisionIs(key, revision);
 }
 
 void AddPut(TxnRequest* txn, const std::string& key, const std::string& value, int64_t lease) {
@@ -127,7 +118,7 @@ absl::Status ClusterRegistry::Register() {
 absl::Status ClusterRegistry::Put(const std::string& name, const ClusterMemberRecord& record,
                                   int64_t expected_mod_revision) {
   TxnRequest txn;
-  *txn.add_compare() = ModRevisionIs(KeyOf(name), expected_mod_revision);
+  *txn.add_compare() = At(KeyOf(name), expected_mod_revision);
   AddPut(&txn, KeyOf(name), record.SerializeAsString(), record.lease_id());
   ASSIGN_OR_RETURN(etcdserverpb::TxnResponse response, client_->Txn(txn));
   if (!response.succeeded()) {
@@ -175,7 +166,7 @@ absl::Status ClusterRegistry::HandOverForRestart(absl::Duration grace,
   for (size_t begin = 0; begin < all.size(); begin += kPerTxn) {
     TxnRequest txn;
     for (size_t i = begin; i < std::min(all.size(), begin + kPerTxn); ++i) {
-      *txn.add_compare() = ModRevisionIs(all[i].key, all[i].mod_revision);
+      *txn.add_compare() = At(all[i].key, all[i].mod_revision);
       AddPut(&txn, all[i].key, all[i].value, lease.id());
     }
     ASSIGN_OR_RETURN(etcdserverpb::TxnResponse response, client_->Txn(txn));

@@ -12,80 +12,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/cluster/cluster_etcd_test_util.h"
 #include "server/cluster/membership_source_contract.h"
-#include "server/etcd/testing/etcd_cluster.h"
 
 namespace adaptd::cluster {
 namespace {
 
 using adapt::v1::ClusterMemberRecord;
-using etcd::testing::EtcdCluster;
-
-constexpr absl::Duration kTtl = absl::Seconds(2);
-
-// One etcd for every test of the binary; each test registers under a prefix of its own.
-class SharedEtcd {
- public:
-  static SharedEtcd& Get() {
-    static SharedEtcd* shared = new SharedEtcd();
-    return *shared;
-  }
-  etcd::EtcdClient* client() { return client_.get(); }
-  std::string NewPrefix() { return absl::StrCat("/registry-test/", next_++, "/"); }
-
- private:
-  SharedEtcd() {
-    etcd::testing::EtcdClusterOptions options;
-    options.members = 1;
-    absl::StatusOr<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::Start(options);
-    if (!cluster.ok()) {
-      ADD_FAILURE() << cluster.status();
-      return;
-    }
-    cluster_ = std::move(*cluster);
-    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = cluster_->Client();
-    if (!client.ok()) {
-      ADD_FAILURE() << client.status();
-      return;
-    }
-    client_ = std::move(*client);
-  }
-  std::unique_ptr<EtcdCluster> cluster_;
-  std::unique_ptr<etcd::EtcdClient> client_;
-  std::atomic<int> next_{0};
-};
-
-ClusterRegistry::Options OptionsOf(const std::string& prefix, const std::string& name,
-                                   absl::Duration settle = absl::ZeroDuration()) {
-  ClusterRegistry::Options options;
-  options.prefix = prefix;
-  options.self = name;
-  options.address = absl::StrCat(name, ".adaptd:50051");
-  options.lease_ttl = kTtl;
-  options.settle = settle;
-  options.register_wait = absl::Seconds(6);
-  return options;
-}
-
-std::unique_ptr<ClusterRegistry> Register(const ClusterRegistry::Options& options) {
-  etcd::EtcdClient* client = SharedEtcd::Get().client();
-  if (client == nullptr) return nullptr;
-  absl::StatusOr<std::unique_ptr<ClusterRegistry>> registry =
-      ClusterRegistry::Start(client, options);
-  EXPECT_TRUE(registry.ok()) << registry.status();
-  return registry.ok() ? std::move(*registry) : nullptr;
-}
-
-// Waits until `check` holds (10 s at most).
-template <typename F>
-bool Eventually(F check) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!check()) {
-    if (absl::Now() >= deadline) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
-}
 
 // Members a (this member), b and c, registered and READY, settle time 0: b and c own stores
 // while READY and not while DRAINING.

@@ -10,14 +10,7 @@
 namespace adaptd {
 namespace {
 
-etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision) {
-  etcdserverpb::Compare compare;
-  compare.set_key(key);
-  compare.set_target(etcdserverpb::Compare::CREATE);
-  compare.set_result(etcdserverpb::Compare::EQUAL);
-  compare.set_create_revision(revision);
-  return compare;
-}
+using etcd::CreateRevisionIs;
 
 etcdserverpb::RequestOp RangeOf(const std::string& key) {
   etcdserverpb::RequestOp op;

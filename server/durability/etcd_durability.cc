@@ -21,14 +21,8 @@
 namespace adaptd {
 namespace {
 
-etcdserverpb::Compare VersionIs(const std::string& key, int64_t version) {
-  etcdserverpb::Compare compare;
-  compare.set_key(key);
-  compare.set_target(etcdserverpb::Compare::VERSION);
-  compare.set_result(etcdserverpb::Compare::EQUAL);
-  compare.set_version(version);
-  return compare;
-}
+using etcd::ModRevisionIs;
+using etcd::VersionIs;
 
 }  // namespace
 
@@ -102,11 +96,7 @@ absl::StatusOr<bool> EtcdDurability::TryClaim(int64_t lease, int64_t previous,
   *txn.add_compare() = VersionIs(owner, 0);
   if (previous > 0) {
     // Claimed again only when no one claimed in between: the epoch is still this server's.
-    etcdserverpb::Compare* unchanged = txn.add_compare();
-    unchanged->set_key(epoch);
-    unchanged->set_target(etcdserverpb::Compare::MOD);
-    unchanged->set_result(etcdserverpb::Compare::EQUAL);
-    unchanged->set_mod_revision(previous);
+    *txn.add_compare() = ModRevisionIs(epoch, previous);
   }
   etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
   put->set_key(owner);
@@ -236,12 +226,8 @@ absl::Status EtcdDurability::FencedTxn(const std::string& key,
                                        std::vector<etcdserverpb::RequestOp> ops) {
   const std::string owner = options_.prefix + "owner";
   etcdserverpb::TxnRequest txn;
-  etcdserverpb::Compare* fence = txn.add_compare();
-  fence->set_key(owner);
-  fence->set_target(etcdserverpb::Compare::CREATE);
-  fence->set_result(etcdserverpb::Compare::EQUAL);
   const int64_t fence_revision = claim_revision_;
-  fence->set_create_revision(fence_revision);
+  *txn.add_compare() = etcd::CreateRevisionIs(owner, fence_revision);
   for (etcdserverpb::Compare& compare : compares) *txn.add_compare() = std::move(compare);
   for (etcdserverpb::RequestOp& op : ops) *txn.add_success() = std::move(op);
   txn.add_failure()->mutable_request_range()->set_key(owner);
@@ -394,11 +380,7 @@ absl::StatusOr<Position> EtcdDurability::AppendCreate(const std::string& tenant,
   std::vector<etcdserverpb::RequestOp> ops(1);
   ops[0].mutable_request_put()->set_key(EntryKey(key));
   ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
-  std::vector<etcdserverpb::Compare> compares(1);
-  compares[0].set_key(EntryKey(key));
-  compares[0].set_target(etcdserverpb::Compare::VERSION);
-  compares[0].set_result(etcdserverpb::Compare::EQUAL);
-  compares[0].set_version(0);
+  std::vector<etcdserverpb::Compare> compares = {VersionIs(EntryKey(key), 0)};
   absl::MutexLock entry_lock(&entry->mu);
   if (absl::Status made = FencedTxn(key, std::move(compares), std::move(ops)); !made.ok()) {
     if (absl::IsFailedPrecondition(made)) {

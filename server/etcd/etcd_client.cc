@@ -134,6 +134,36 @@ absl::StatusOr<Response> CallAt(EtcdConnection& impl, const std::string& endpoin
 
 }  // namespace
 
+namespace {
+
+etcdserverpb::Compare Equal(const std::string& key, etcdserverpb::Compare::CompareTarget target) {
+  etcdserverpb::Compare compare;
+  compare.set_key(key);
+  compare.set_target(target);
+  compare.set_result(etcdserverpb::Compare::EQUAL);
+  return compare;
+}
+
+}  // namespace
+
+etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision) {
+  etcdserverpb::Compare compare = Equal(key, etcdserverpb::Compare::CREATE);
+  compare.set_create_revision(revision);
+  return compare;
+}
+
+etcdserverpb::Compare ModRevisionIs(const std::string& key, int64_t revision) {
+  etcdserverpb::Compare compare = Equal(key, etcdserverpb::Compare::MOD);
+  compare.set_mod_revision(revision);
+  return compare;
+}
+
+etcdserverpb::Compare VersionIs(const std::string& key, int64_t version) {
+  etcdserverpb::Compare compare = Equal(key, etcdserverpb::Compare::VERSION);
+  compare.set_version(version);
+  return compare;
+}
+
 std::string PrefixEnd(const std::string& prefix) {
   std::string end = prefix;
   while (!end.empty()) {

@@ -51,6 +51,12 @@ struct EtcdOptions {
 // `prefix` is empty or all 0xff.
 std::string PrefixEnd(const std::string& prefix);
 
+// A transaction's comparisons that a key's create revision (0: the key does not exist), mod
+// revision or version equals the one given.
+etcdserverpb::Compare CreateRevisionIs(const std::string& key, int64_t revision);
+etcdserverpb::Compare ModRevisionIs(const std::string& key, int64_t revision);
+etcdserverpb::Compare VersionIs(const std::string& key, int64_t version);
+
 // Whether a failed write's outcome is unknown (sent, and no answer came back).
 bool IsOutcomeUnknown(const absl::Status& status);
 

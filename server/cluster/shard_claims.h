@@ -1,0 +1,154 @@
+// Shards and their claims in etcd, for the cluster on etcd (docs/CLUSTER_ETCD.md, "Shards" and
+// "Claims and the fence").
+//
+// - ShardOf: a store's shard, fnv1a64("tenant/store") mod the shard count (4,096).
+// - DesiredOwner: the rendezvous (docs/CLUSTER.md's weight) over the given members by the
+//   shard's key "shard-SSSS".
+// - ShardClaims: this member's claims. It follows PREFIX/claims/ with an EtcdWatcher (so
+//   HolderOf answers who holds any shard, as etcd records it) and, on a thread of its own,
+//   every `tick` and whenever the claims or the members change:
+//     * claims the free shards it is the desired owner of (a transaction per batch, each claim
+//       created only when absent, under this member's lease); the claim's mod revision is the
+//       shard's fence;
+//     * re-claims, at start, the claims that name it under another lease (a restart within its
+//       grace: a put under the new lease, compared at the claim's revision: a new fence);
+//     * releases the shards whose desired owner is another eligible member (or all of them
+//       while this member drains): `on_release` first (the shard's writes stop and its stores
+//       are written out), then a delete compared at the fence.
+//   The desired owner is computed over the eligible members plus this member unless it drains,
+//   so a member in its settle time keeps what it holds (the others give it nothing until it is
+//   eligible), and it claims a free shard only while no member is eligible (a cluster
+//   starting).
+//   A claim of this member's that etcd deletes or another member puts (its lease lapsed) is
+//   lost: `on_lost`, and it is no longer held.
+//
+// Thread-safety: every method may be called concurrently; the hooks run on the claims thread
+// (on_acquired, on_release) or the watcher's (on_lost), never two at once for one shard.
+#ifndef ADAPTD_SERVER_CLUSTER_SHARD_CLAIMS_H_
+#define ADAPTD_SERVER_CLUSTER_SHARD_CLAIMS_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/cluster/cluster_registry.h"
+#include "server/etcd/etcd_client.h"
+#include "server/etcd/etcd_watcher.h"
+
+namespace adaptd::cluster {
+
+inline constexpr int kDefaultShards = 4096;
+
+// The shard of tenant/store among `shards`.
+int ShardOf(absl::string_view tenant, absl::string_view store, int shards = kDefaultShards);
+// "SSSS": the shard's number in 4 hex digits (its claim key's last component).
+std::string ShardName(int shard);
+// Of `members` (any order), the one of highest rendezvous weight for the key "shard-SSSS";
+// "" when there is none.
+std::string DesiredOwner(const std::vector<std::string>& members, int shard);
+
+struct ShardHolder {
+  std::string member;
+  int64_t lease = 0;
+  int64_t fence = 0;  // the claim's mod revision
+};
+
+enum class ClaimReason { kNew, kRestart, kFailover, kMove };
+
+class ShardClaims {
+ public:
+  struct Options {
+    std::string prefix = "/adaptd/";
+    int shards = kDefaultShards;
+    absl::Duration tick = absl::Milliseconds(500);
+    size_t batch = 100;  // claims or releases per transaction
+    etcd::EtcdWatcher::Options watch;
+  };
+  struct Hooks {
+    // A shard this member now holds, under `fence`: open it (read its stores' entries). Runs
+    // before the shard is reported held.
+    std::function<void(int shard, int64_t fence, ClaimReason reason)> on_acquired;
+    // Before a release: stop the shard's writes, write its changed stores out, unload them. An
+    // error keeps the shard held, and the release is tried again next tick.
+    std::function<absl::Status(int shard)> on_release;
+    // A shard held no longer, without a release (this member's lease lapsed): drop it.
+    std::function<void(int shard)> on_lost;
+  };
+
+  // Starts following the claims and claiming; `registry` must outlive it.
+  static absl::StatusOr<std::unique_ptr<ShardClaims>> Start(etcd::EtcdClient* client,
+                                                            ClusterRegistry* registry,
+                                                            Options options, Hooks hooks);
+  // Stops claiming and releasing; claims stay in etcd under the lease (they go with it, or
+  // move with a restart hand-over).
+  ~ShardClaims();
+  ShardClaims(const ShardClaims&) = delete;
+  ShardClaims& operator=(const ShardClaims&) = delete;
+
+  // Who holds `shard` as etcd records it (as this member last saw it); nullopt when nobody.
+  std::optional<ShardHolder> HolderOf(int shard) const;
+  // The fence of a shard this member holds; Unavailable naming the holder otherwise.
+  absl::StatusOr<int64_t> FenceOf(int shard) const;
+  // The shards this member holds, and their claims as keys at their revisions (for
+  // ClusterRegistry::HandOverForRestart).
+  std::vector<int> Held() const;
+  std::vector<KeyAtRevision> HeldKeys() const;
+  // Stops claiming and releasing (a graceful stop under way), once the round under way ended;
+  // what is held stays held.
+  void Freeze();
+  // Whether every shard is held, each by its desired owner over the eligible members.
+  bool Settled() const;
+  int shards() const { return options_.shards; }
+  std::string ClaimKey(int shard) const;
+
+ private:
+  ShardClaims(etcd::EtcdClient* client, ClusterRegistry* registry, Options options, Hooks hooks);
+  void Reset(const std::vector<mvccpb::KeyValue>& kvs);
+  void Apply(const std::vector<mvccpb::Event>& events);
+  // A claim of this member's that etcd no longer records as its own, under `mu_`: lost.
+  void LoseUnless(int shard, const std::optional<ShardHolder>& now, std::vector<int>* lost)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run();
+  void Round();
+  void Reclaim(const std::vector<int>& shards);
+  void Claim(const std::vector<int>& shards, ClaimReason reason);
+  void Release(int shard);
+  int ShardOfKey(const std::string& key) const;
+
+  etcd::EtcdClient* client_;
+  ClusterRegistry* registry_;
+  const Options options_;
+  const Hooks hooks_;
+  std::unique_ptr<etcd::EtcdWatcher> watcher_;
+  Subscription membership_;
+
+  mutable absl::Mutex mu_;
+  std::vector<std::optional<ShardHolder>> table_ ABSL_GUARDED_BY(mu_);  // by shard
+  std::map<int, int64_t> held_ ABSL_GUARDED_BY(mu_);                    // shard -> fence
+  std::set<int> releasing_ ABSL_GUARDED_BY(mu_);
+  // Who last held each shard (for the claim's reason: a holder still registered released it,
+  // one gone lapsed).
+  std::map<int, std::string> last_holder_ ABSL_GUARDED_BY(mu_);
+  bool table_ready_ ABSL_GUARDED_BY(mu_) = false;
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;
+  bool round_running_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;
+};
+
+}  // namespace adaptd::cluster
+
+#endif  // ADAPTD_SERVER_CLUSTER_SHARD_CLAIMS_H_

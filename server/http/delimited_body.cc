@@ -32,13 +32,9 @@ void AppendDelimited(const google::protobuf::MessageLite& message, std::string* 
 
 std::optional<BodyRefusal> DelimitedBody::ReadMore(bool* more) {
   *more = false;
-  if (ended_) return std::nullopt;
   size_t got = 0;
-  if (auto refused = ReadPiece(read_, &buffer_, &got)) return refused;
-  if (got == 0) {
-    ended_ = true;
-    return std::nullopt;
-  }
+  if (auto refused = ReadPiece(read_, &buffer_, &ended_, &got)) return refused;
+  if (got == 0) return std::nullopt;
   if (offset_ > 0) {  // what was handed out is dropped before the buffer grows
     pending_.erase(0, offset_);
     offset_ = 0;

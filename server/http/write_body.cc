@@ -16,26 +16,25 @@ BodyRefusal TooLarge(std::string what) {
 
 }  // namespace
 
-std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer,
+std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer, bool* ended,
                                      size_t* got) {
+  *got = 0;
+  if (*ended) return std::nullopt;
   buffer->resize(64 << 10);
   const int n = read(buffer->data(), buffer->size());
   if (n < 0) {
     return BodyRefusal{absl::InvalidArgumentError("request body: the connection failed"), 400};
   }
   *got = static_cast<size_t>(n);
+  *ended = n == 0;
   return std::nullopt;
 }
 
 std::optional<BodyRefusal> WriteBody::ReadMore(bool* more) {
   *more = false;
-  if (ended_) return std::nullopt;
   size_t got = 0;
-  if (auto refused = ReadPiece(read_, &buffer_, &got)) return refused;
-  if (got == 0) {
-    ended_ = true;
-    return std::nullopt;
-  }
+  if (auto refused = ReadPiece(read_, &buffer_, &ended_, &got)) return refused;
+  if (got == 0) return std::nullopt;
   read_bytes_ += got;
   if (read_bytes_ > limits_.max_call_bytes) {
     return TooLarge(absl::StrCat("request body: the call passed ", limits_.max_call_bytes,

@@ -27,10 +27,11 @@ struct BodyRefusal {
   int http_status;
 };
 
-// Reads the next piece of a body with `read` into `*buffer`: its size, 0 at the body's end, or
-// the refusal (400) of a failed connection. The buffer lives on the heap: civetweb's connection
-// threads have small stacks.
-std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer,
+// Reads the next piece of a body with `read` into `*buffer`: its size in `*got`, 0 once the
+// body ended (`*ended` is then set, and nothing is read after it), or the refusal (400) of a
+// failed connection. The buffer lives on the heap: civetweb's connection threads have small
+// stacks.
+std::optional<BodyRefusal> ReadPiece(const BodyReader& read, std::vector<char>* buffer, bool* ended,
                                      size_t* got);
 
 struct WriteLimits {

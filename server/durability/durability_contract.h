@@ -101,7 +101,9 @@ class DurabilityContract : public ::testing::Test {
     absl::StatusOr<Position> position =
         durability_->AppendCreate("t", name, store, spec, /*imported=*/false, FenceOf(name));
     EXPECT_TRUE(position.ok()) << position.status();
-    if (position.ok()) EXPECT_TRUE(durability_->WaitDurable(*position).ok());
+    if (position.ok()) {
+      EXPECT_TRUE(durability_->WaitDurable(*position).ok());
+    }
     stores_[name] = store;
     return store;
   }

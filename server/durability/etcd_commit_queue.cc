@@ -10,8 +10,6 @@
 namespace adaptd {
 namespace {
 
-using etcd::CreateRevisionIs;
-
 etcdserverpb::RequestOp RangeOf(const std::string& key) {
   etcdserverpb::RequestOp op;
   op.mutable_request_range()->set_key(key);
@@ -27,8 +25,19 @@ bool Definitive(const absl::Status& status) {
 
 }  // namespace
 
-EtcdCommitQueue::EtcdCommitQueue(etcd::EtcdClient* client, std::string fence_key, Options options)
-    : client_(client), fence_key_(std::move(fence_key)), options_(options) {
+etcdserverpb::Compare EtcdFence::Compare() const {
+  return by_mod_revision ? etcd::ModRevisionIs(key, revision)
+                         : etcd::CreateRevisionIs(key, revision);
+}
+
+int64_t EtcdFence::RevisionOf(const mvccpb::KeyValue& claim) const {
+  return by_mod_revision ? claim.mod_revision() : claim.create_revision();
+}
+
+std::string EtcdFence::Token() const { return absl::StrCat(key, "@", revision); }
+
+EtcdCommitQueue::EtcdCommitQueue(etcd::EtcdClient* client, Options options)
+    : client_(client), options_(options) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -44,12 +53,12 @@ void EtcdCommitQueue::Stop() {
 }
 
 absl::Status EtcdCommitQueue::Commit(const std::string& store, const std::string& log_key,
-                                     std::string value, int64_t fence_revision, bool* unknown) {
+                                     std::string value, const EtcdFence& fence, bool* unknown) {
   Item item;
   item.store = store;
   item.log_key = log_key;
   item.value = std::move(value);
-  item.fence = fence_revision;
+  item.fence = fence;
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the etcd log is closed");
   queue_.push_back(&item);
@@ -133,15 +142,16 @@ void EtcdCommitQueue::CommitGroup(const Group& group) {
   etcdserverpb::TxnRequest request;
   for (const auto& [store, items] : group) {
     etcdserverpb::TxnRequest* nested = request.add_success()->mutable_request_txn();
-    *nested->add_compare() = CreateRevisionIs(fence_key_, items.front()->fence);
+    const EtcdFence& fence = items.front()->fence;
+    *nested->add_compare() = fence.Compare();
     for (const Item* item : items) {
-      *nested->add_compare() = CreateRevisionIs(item->log_key, 0);
+      *nested->add_compare() = etcd::CreateRevisionIs(item->log_key, 0);
       etcdserverpb::PutRequest* put = nested->add_success()->mutable_request_put();
       put->set_key(item->log_key);
       put->set_value(item->value);
     }
     // What a failed comparison was: the claim as it is, and the first key as it is.
-    *nested->add_failure() = RangeOf(fence_key_);
+    *nested->add_failure() = RangeOf(fence.key);
     *nested->add_failure() = RangeOf(items.front()->log_key);
   }
   if (options_.fault) {
@@ -202,13 +212,14 @@ void EtcdCommitQueue::Settle(const Group& group, const etcdserverpb::TxnResponse
       const auto& first = nested->responses(1).response_range();
       if (first.kvs_size() == 1 && first.kvs(0).value() == items.front()->value) {
         status = absl::OkStatus();  // an earlier attempt of this transaction committed it
-      } else if (claim.kvs_size() == 0 || claim.kvs(0).create_revision() != items.front()->fence) {
+      } else if (const EtcdFence& fence = items.front()->fence;
+                 claim.kvs_size() == 0 || fence.RevisionOf(claim.kvs(0)) != fence.revision) {
         status = OwnershipLostError(
             group[i].first,
             claim.kvs_size() == 0
-                ? absl::StrCat("the claim ", fence_key_, " is gone (its lease lapsed)")
-                : absl::StrCat("the claim ", fence_key_, " was taken over at revision ",
-                               claim.kvs(0).create_revision()));
+                ? absl::StrCat("the claim ", fence.key, " is gone (its lease lapsed)")
+                : absl::StrCat("the claim ", fence.key, " was taken over at revision ",
+                               fence.RevisionOf(claim.kvs(0))));
       } else {
         status = absl::InternalError(absl::StrCat("store ", group[i].first, ": log key ",
                                                   items.front()->log_key,

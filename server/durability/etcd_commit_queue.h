@@ -23,9 +23,27 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "etcd/mvcc/mvccpb/kv.pb.h"
 #include "server/etcd/etcd_client.h"
 
 namespace adaptd {
+
+// What a durable write compares in etcd (docs/DURABLE_LOG.md, "The claim and the fence"): the
+// key of the claim that lets this server write the store, and the claim's revision when it was
+// made: its create revision for a single server's claim of the prefix, its mod revision for a
+// cluster member's claim of a shard (every re-claim puts it again).
+struct EtcdFence {
+  std::string key;
+  int64_t revision = 0;
+  bool by_mod_revision = false;
+
+  // The comparison that holds while the claim is this one.
+  etcdserverpb::Compare Compare() const;
+  // The claim's revision as this fence counts it, from the key as etcd holds it.
+  int64_t RevisionOf(const mvccpb::KeyValue& claim) const;
+  // "KEY@REVISION": the Durability::Fence token.
+  std::string Token() const;
+};
 
 class EtcdCommitQueue {
  public:
@@ -44,16 +62,16 @@ class EtcdCommitQueue {
     std::function<void()> on_fence_failure;
   };
 
-  EtcdCommitQueue(etcd::EtcdClient* client, std::string fence_key, Options options);
+  EtcdCommitQueue(etcd::EtcdClient* client, Options options);
   // Stops; records still queued fail Unavailable.
   ~EtcdCommitQueue();
 
   // Commits `value` under `log_key`, one of `store`'s records (a store's records commit in the
-  // order they were queued), if the claim at the fence key still has `fence_revision`. OK once
-  // committed; OwnershipLostError when the fence is stale; Unavailable when it was not
-  // committed, or (with *unknown set) when no one can say.
+  // order they were queued), if `fence` still holds. OK once committed; OwnershipLostError when
+  // the fence is stale; Unavailable when it was not committed, or (with *unknown set) when no
+  // one can say.
   absl::Status Commit(const std::string& store, const std::string& log_key, std::string value,
-                      int64_t fence_revision, bool* unknown) ABSL_LOCKS_EXCLUDED(mu_);
+                      const EtcdFence& fence, bool* unknown) ABSL_LOCKS_EXCLUDED(mu_);
   // `store`'s records are sent again (its uncertain ones were read back).
   void ClearUncertain(const std::string& store) ABSL_LOCKS_EXCLUDED(mu_);
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -61,7 +79,7 @@ class EtcdCommitQueue {
  private:
   struct Item {
     std::string store, log_key, value;
-    int64_t fence = 0;
+    EtcdFence fence;
     absl::Status status;
     bool unknown = false;
     bool done = false;
@@ -76,7 +94,6 @@ class EtcdCommitQueue {
   void Settle(const Group& group, const etcdserverpb::TxnResponse& response);
 
   etcd::EtcdClient* const client_;
-  const std::string fence_key_;
   const Options options_;
   absl::Mutex mu_;
   std::deque<Item*> queue_ ABSL_GUARDED_BY(mu_);

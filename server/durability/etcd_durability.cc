@@ -62,8 +62,7 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
   queue.on_commit = hooks.on_commit;
   if (hooks.on_error) queue.on_error = [on_error = hooks.on_error] { on_error("etcd"); };
   queue.on_fence_failure = hooks.on_fence_failure;
-  durability->commits_ = std::make_unique<EtcdCommitQueue>(
-      durability->client_.get(), durability->options_.prefix + "owner", queue);
+  durability->commits_ = std::make_unique<EtcdCommitQueue>(durability->client_.get(), queue);
   RETURN_IF_ERROR(durability->RecoverAll(recovered));
   EtcdDurability* d = durability.get();
   durability->snapshotter_ = std::thread([d] { d->SnapshotLoop(); });
@@ -201,12 +200,12 @@ std::string EtcdDurability::LogKey(const std::string& key, uint64_t incarnation,
   return absl::StrFormat("%s%016x", LogPrefix(key, incarnation), seq);
 }
 
-std::string EtcdDurability::FenceToken() const {
-  return absl::StrCat(options_.prefix, "owner@", claim_revision_.load());
+EtcdFence EtcdDurability::FenceOf(const std::string&) const {
+  return EtcdFence{options_.prefix + "owner", claim_revision_.load(), false};
 }
 
-Fence EtcdDurability::CurrentFence(const std::string&, const std::string&) const {
-  return Fence{FenceToken()};
+Fence EtcdDurability::CurrentFence(const std::string& tenant, const std::string& name) const {
+  return Fence{FenceOf(StoreKey(tenant, name)).Token()};
 }
 
 absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fence) const {
@@ -216,21 +215,21 @@ absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fen
     Count(lost, "etcd");
     return lost;
   }
-  if (fence.token == FenceToken()) return absl::OkStatus();
+  const std::string current = FenceOf(key).Token();
+  if (fence.token == current) return absl::OkStatus();
   return OwnershipLostError(
-      key, absl::StrCat("fence '", fence.token, "' is not this server's (", FenceToken(), ")"));
+      key, absl::StrCat("fence '", fence.token, "' is not this server's (", current, ")"));
 }
 
 absl::Status EtcdDurability::FencedTxn(const std::string& key,
                                        std::vector<etcdserverpb::Compare> compares,
                                        std::vector<etcdserverpb::RequestOp> ops) {
-  const std::string owner = options_.prefix + "owner";
+  const EtcdFence fence = FenceOf(key);
   etcdserverpb::TxnRequest txn;
-  const int64_t fence_revision = claim_revision_;
-  *txn.add_compare() = etcd::CreateRevisionIs(owner, fence_revision);
+  *txn.add_compare() = fence.Compare();
   for (etcdserverpb::Compare& compare : compares) *txn.add_compare() = std::move(compare);
   for (etcdserverpb::RequestOp& op : ops) *txn.add_success() = std::move(op);
-  txn.add_failure()->mutable_request_range()->set_key(owner);
+  txn.add_failure()->mutable_request_range()->set_key(fence.key);
   absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
   Count(response.status(), "etcd");
   if (!response.ok()) {
@@ -240,9 +239,9 @@ absl::Status EtcdDurability::FencedTxn(const std::string& key,
   }
   if (response->succeeded()) return absl::OkStatus();
   const auto& claim = response->responses(0).response_range();
-  if (fenced_ || claim.kvs_size() == 0 || claim.kvs(0).create_revision() != fence_revision) {
-    const absl::Status lost =
-        OwnershipLostError(key, absl::StrCat("the claim ", owner, " is no longer this server's"));
+  if (fenced_ || claim.kvs_size() == 0 || fence.RevisionOf(claim.kvs(0)) != fence.revision) {
+    const absl::Status lost = OwnershipLostError(
+        key, absl::StrCat("the claim ", fence.key, " is no longer this server's"));
     Count(lost, "etcd");
     return lost;
   }

@@ -238,7 +238,8 @@ class EtcdDurability final : public Durability {
   std::string EntryKey(const std::string& key) const;
   std::string LogPrefix(const std::string& key, uint64_t incarnation) const;
   std::string LogKey(const std::string& key, uint64_t incarnation, uint64_t seq) const;
-  std::string FenceToken() const;
+  // The fence of `key`'s writes (tenant/store): this server's claim of the prefix.
+  EtcdFence FenceOf(const std::string& key) const;
   absl::Status CheckFence(const std::string& key, const Fence& fence) const;
   // A fenced transaction of `ops`, under `key`'s name for messages; `compares` beside the fence.
   absl::Status FencedTxn(const std::string& key, std::vector<etcdserverpb::Compare> compares,

@@ -138,7 +138,7 @@ absl::StatusOr<CommitResult> EtcdDurability::AppendAndApply(
   }
   bool unknown = false;
   const std::string serialized = value.SerializeAsString();
-  if (status.ok()) status = commits_->Commit(key, log_key, serialized, claim_revision_, &unknown);
+  if (status.ok()) status = commits_->Commit(key, log_key, serialized, FenceOf(key), &unknown);
   bool snapshot_due = false;
   absl::StatusOr<CommitResult> result = FinishAppend(key, entry, seq, status, unknown, record,
                                                      serialized.size(), apply, &snapshot_due);

@@ -41,7 +41,11 @@ void RequestRgb8(png_structp png, png_infop info) {
   if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
   if (bit_depth == 16) png_set_strip_16(png);
-  if ((color_type & PNG_COLOR_MASK_ALPHA) != 0) png_set_strip_alpha(png);
+  // A palette's transparency (its tRNS chunk) becomes an alpha channel when the palette is
+  // expanded: dropped as any alpha is. Stripping is a no-op on rows that have no alpha.
+  if ((color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, info, PNG_INFO_tRNS) != 0) {
+    png_set_strip_alpha(png);
+  }
   if ((color_type & PNG_COLOR_MASK_COLOR) == 0) png_set_gray_to_rgb(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);

@@ -112,6 +112,11 @@ def main(out_dir):
     files["gray.png"] = encode(Image.fromarray(smooth(16, 12, 1)[..., 0], "L"), "PNG")
     files["gray_alpha.png"] = encode(Image.fromarray(smooth(11, 9, 2), "LA"), "PNG")
     files["palette.png"] = encode(Image.fromarray(rgb, "RGB").quantize(16), "PNG")
+    # Transparency in a tRNS chunk: a palette's becomes alpha in libpng's expansion (dropped).
+    files["palette_trns.png"] = encode(Image.fromarray(rgb, "RGB").quantize(16), "PNG",
+                                       transparency=bytes(range(0, 256, 16)))
+    files["gray_trns.png"] = encode(Image.fromarray(smooth(16, 12, 1)[..., 0], "L"), "PNG",
+                                    transparency=40)
     gray16 = (RNG.integers(0, 65536, size=(10, 14))).astype(np.uint16)
     files["gray16.png"] = encode(Image.fromarray(gray16, "I;16"), "PNG")
     rgb16 = RNG.integers(0, 65536, size=(9, 13, 3)).astype(">u2")

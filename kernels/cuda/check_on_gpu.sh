@@ -40,7 +40,11 @@ else
 fi
 echo "== building"
 cmake --build "$build" --parallel --target cuda_backend_test cuda_consistency_test \
-  kernels_consistency_test cuda_bench
+  kernels_consistency_test cuda_bench onnx_cuda_test
+# onnx_cuda_test (the onnx encoder on ONNX Runtime's CUDA provider) runs where
+# ADAPTD_ONNXRUNTIME_GPU_LIBRARY names the onnxruntime-gpu wheel's libonnxruntime.so; it skips
+# otherwise.
+echo "ADAPTD_ONNXRUNTIME_GPU_LIBRARY=${ADAPTD_ONNXRUNTIME_GPU_LIBRARY:-(unset: onnx_cuda_test skips)}"
 
 echo "== ctest -L gpu"
 test_status=0

@@ -59,9 +59,14 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::CreateOver(const adapt::v1::Serv
                                                            kernels::Backend* backend,
                                                            Metrics* metrics,
                                                            DurabilityOpener open) {
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<EncoderSet> encoders,
-      EncoderSet::Create(config.encoders(), backend, EncoderSetOptionsFromConfig(config)));
+  EncoderSetOptions encoder_options = EncoderSetOptionsFromConfig(config);
+  if (metrics != nullptr) {
+    encoder_options.on_truncated_texts = [metrics](const std::string& encoder, uint64_t texts) {
+      metrics->RecordTruncatedTexts(encoder, texts);
+    };
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<EncoderSet> encoders,
+                   EncoderSet::Create(config.encoders(), backend, encoder_options));
   ASSIGN_OR_RETURN(std::unique_ptr<TenantQuotas> quotas, TenantQuotas::Create(config));
   std::unique_ptr<Engine> engine(
       new Engine(config, metrics, std::move(encoders), std::move(quotas)));

@@ -40,8 +40,12 @@ absl::StatusOr<std::unique_ptr<Encoder>> MakeEncoder(const adapt::v1::EncoderCon
   if (type == "fasttext") return Upcast(FastTextEncoder::Create(config, field));
   if (type == "sentence_bert") return MakeSentenceBertEncoder(config, field, backend);
   if (type == "onnx") {
-    return Upcast(
-        OnnxEncoder::Create(config, field, {options.onnxruntime_library, options.backend_threads}));
+    OnnxEncoderOptions onnx{options.onnxruntime_library, options.backend_threads, options.device};
+    if (options.on_truncated_texts) {
+      onnx.on_truncated = [hook = options.on_truncated_texts,
+                           name = config.name()](uint64_t texts) { hook(name, texts); };
+    }
+    return Upcast(OnnxEncoder::Create(config, field, onnx));
   }
   return absl::InvalidArgumentError(
       absl::StrCat(field, ".type: unknown encoder type '", type, "' (known: ", kKnownTypes, ")"));
@@ -51,7 +55,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> MakeEncoder(const adapt::v1::EncoderCon
 
 EncoderSetOptions EncoderSetOptionsFromConfig(const adapt::v1::ServerConfig& config) {
   return {config.onnxruntime_library(),
-          BackendThreadsFromConfig(config, std::thread::hardware_concurrency())};
+          BackendThreadsFromConfig(config, std::thread::hardware_concurrency()), config.device()};
 }
 
 absl::StatusOr<std::unique_ptr<EncoderSet>> EncoderSet::Create(

@@ -3,6 +3,8 @@
 #ifndef ADAPTD_SERVER_ENCODERS_ENCODER_SET_H_
 #define ADAPTD_SERVER_ENCODERS_ENCODER_SET_H_
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,10 +23,16 @@ struct EncoderSetOptions {
   std::string onnxruntime_library;
   // The server's backend threads: the threads of onnx encoders whose `threads` is 0.
   int backend_threads = 0;
+  // The server's device (ServerConfig.device): onnx encoders run on ONNX Runtime's CUDA
+  // execution provider for "cuda" and "cuda:N".
+  std::string device;
+  // Called with an encoder's name and the texts it cut to its max_tokens (onnx text encoders:
+  // with 0 once at start, then after each batch that cut some); may be empty.
+  std::function<void(const std::string& encoder, uint64_t texts)> on_truncated_texts;
 };
 
-// The options of `config`: its onnxruntime_library and BackendThreadsFromConfig on this
-// machine's cores.
+// The options of `config`: its onnxruntime_library, BackendThreadsFromConfig on this
+// machine's cores and its device.
 EncoderSetOptions EncoderSetOptionsFromConfig(const adapt::v1::ServerConfig& config);
 
 class EncoderSet {

@@ -156,6 +156,8 @@ void Metrics::RegisterCounters() {
            "status code"},
           {&Metrics::moves_, "adaptd_handoff_moves_total",
            "Stores this member handed off to their new owner, by outcome"},
+          {&Metrics::truncated_texts_, "adaptd_encoder_truncated_texts_total",
+           "Texts an onnx text encoder cut to its max_tokens before encoding, by encoder"},
           {&Metrics::examples_, "adaptd_examples_ingested_total",
            "Examples committed into stores, by store kind"},
           {&Metrics::compiles_, "adaptd_compiles_total", "Store compiles by trigger and result"},
@@ -348,6 +350,10 @@ void Metrics::RecordEviction(const std::string& kind) {
 
 void Metrics::RecordMove(const std::string& outcome) {
   moves_->Add({{"outcome", outcome}}).Increment();
+}
+
+void Metrics::RecordTruncatedTexts(const std::string& encoder, uint64_t texts) {
+  truncated_texts_->Add({{"encoder", encoder}}).Increment(static_cast<double>(texts));
 }
 
 void Metrics::SetHandOff(double moving, bool settled) {

@@ -100,6 +100,9 @@ class Metrics {
   // Cluster (docs/CLUSTER.md): a call passed to its store's owner, by method and the owner's
   // status code (adaptd_forwarded_calls_total).
   void RecordForwarded(const std::string& method, const std::string& code);
+  // Texts an encoder cut to its max_tokens before encoding (adaptd_encoder_truncated_texts_total,
+  // by encoder); `texts` 0 makes the encoder's series exist at zero.
+  void RecordTruncatedTexts(const std::string& encoder, uint64_t texts);
   // A store handed off to another member (docs/CLUSTER.md, "Hand-off"): `outcome` "moved"
   // or "failed" (adaptd_handoff_moves_total).
   void RecordMove(const std::string& outcome);
@@ -190,6 +193,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* evictions_ = nullptr;
   prometheus::Family<prometheus::Counter>* forwarded_ = nullptr;
   prometheus::Family<prometheus::Counter>* moves_ = nullptr;
+  prometheus::Family<prometheus::Counter>* truncated_texts_ = nullptr;
   prometheus::Family<prometheus::Gauge>* handoff_ = nullptr;
   prometheus::Family<prometheus::Gauge>* build_info_ = nullptr;
   prometheus::Gauge* build_info_series_ ABSL_GUARDED_BY(build_info_mu_) = nullptr;

@@ -145,6 +145,18 @@ TEST(Metrics, RequestsAreCountedByTransport) {
       Has(text, R"(adaptd_request_duration_seconds_count{method="Predict",transport="grpc"} 1)"));
 }
 
+TEST(Metrics, TruncatedTextsAreCountedByEncoder) {
+  Metrics m;
+  m.RecordTruncatedTexts("minilm", 0);
+  EXPECT_TRUE(Has(Scrape(m), R"(adaptd_encoder_truncated_texts_total{encoder="minilm"} 0)"));
+  m.RecordTruncatedTexts("minilm", 3);
+  m.RecordTruncatedTexts("minilm", 2);
+  m.RecordTruncatedTexts("other", 1);
+  const std::string text = Scrape(m);
+  EXPECT_TRUE(Has(text, R"(adaptd_encoder_truncated_texts_total{encoder="minilm"} 5)")) << text;
+  EXPECT_TRUE(Has(text, R"(adaptd_encoder_truncated_texts_total{encoder="other"} 1)")) << text;
+}
+
 TEST(Metrics, QueueDepthIsSampledAtScrape) {
   Metrics m;
   size_t depth = 7;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/device_name.h"
 #include "server/config/defaults.h"
 #include "server/encoders/fingerprint.h"
 #include "server/encoders/onnx/onnx_image_input.h"
@@ -100,6 +101,10 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   const uint32_t max_batch = config.has_max_batch() ? config.max_batch() : defaults::kOnnxMaxBatch;
   if (max_batch == 0) return absl::InvalidArgumentError(absl::StrCat(field, ".max_batch: 0"));
 
+  absl::StatusOr<kernels::DeviceName> device = kernels::ParseDeviceName(options.device);
+  if (!device.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " (onnx): ", device.status().message()));
+  }
   // threads 0: the server's backend threads, on the runtime's shared pool where it has one.
   const int pool = config.threads() == 0 ? std::max(0, options.backend_threads) : 0;
   absl::StatusOr<const OrtRuntime*> runtime = OrtRuntime::Load(options.library, pool);
@@ -109,6 +114,15 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   }
   auto encoder = std::unique_ptr<OnnxEncoder>(new OnnxEncoder());
   encoder->kind_ = config.input();
+  if (device->cuda) {
+    // Said before the model loads: a runtime that cannot run CUDA sessions, and why.
+    if (auto cuda = (*runtime)->Cuda(); !cuda.ok()) {
+      return absl::Status(
+          cuda.status().code(),
+          absl::StrCat(field, " (onnx): device ", options.device, ": ", cuda.status().message()));
+    }
+    encoder->cuda_device_ = device->index;
+  }
   encoder->shared_pool_ = pool > 0 && (*runtime)->global_threads() > 0;
   encoder->session_threads_ =
       encoder->shared_pool_ ? 0 : (pool > 0 ? pool : static_cast<int>(config.threads()));
@@ -117,7 +131,8 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
       OrtModel::Create(*runtime, path,
                        {.intra_op_threads = encoder->session_threads_,
                         .global_pool = encoder->shared_pool_,
-                        .arena = encoder->kind_ == "vector"});
+                        .arena = encoder->kind_ == "vector",
+                        .cuda_device = encoder->cuda_device_});
   if (!model.ok()) {
     return absl::Status(model.status().code(), absl::StrCat(field, ": ", model.status().message()));
   }
@@ -143,6 +158,11 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
         absl::StrCat(field, ": warm-up run of '", path, "' failed: ", s.message()));
   }
   encoder->truncated_.store(0, std::memory_order_relaxed);
+  // Set after the warm-up, whose one-word texts are never cut; the series starts at zero.
+  if (encoder->kind_ == "text" && options.on_truncated) {
+    encoder->on_truncated_ = options.on_truncated;
+    encoder->on_truncated_(0);
+  }
   return encoder;
 }
 
@@ -305,6 +325,7 @@ absl::Status OnnxEncoder::EncodeTexts(const std::vector<const adapt::v1::Input*>
   absl::StatusOr<int64_t> truncated = text_->Encode(*model_, texts, max_batch_, out->keys.data());
   if (!truncated.ok()) return truncated.status();
   truncated_.fetch_add(static_cast<uint64_t>(*truncated), std::memory_order_relaxed);
+  if (*truncated > 0 && on_truncated_) on_truncated_(static_cast<uint64_t>(*truncated));
   return absl::OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #define ADAPTD_SERVER_ENCODERS_ONNX_ONNX_ENCODER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,13 @@ struct OnnxEncoderOptions {
   // on the runtime's shared pool of this many threads (a pool of its own of this many where the
   // runtime lacks API version 5); 0 leaves ONNX Runtime's default, one per core.
   int backend_threads = 0;
+  // The server's device (ServerConfig.device: "cpu" or empty, "cuda", "cuda:N"). On a CUDA
+  // device the model runs on ONNX Runtime's CUDA execution provider; a runtime that cannot
+  // (CPU-only, or without its provider library) fails the start saying why.
+  std::string device;
+  // Called with the texts a text encoder cut to max_tokens: 0 once at start (after the
+  // warm-up), then after each batch that cut some; may be empty.
+  std::function<void(uint64_t texts)> on_truncated;
 };
 
 class OnnxEncoder final : public Encoder {
@@ -58,6 +66,8 @@ class OnnxEncoder final : public Encoder {
   // otherwise (0: ONNX Runtime's default).
   bool shared_pool() const { return shared_pool_; }
   int session_threads() const { return session_threads_; }
+  // The CUDA device the model runs on; -1 for the CPU.
+  int cuda_device() const { return cuda_device_; }
   // Texts cut to max_tokens since start-up (the warm-up's not counted); 0 for vectors.
   uint64_t truncated_texts() const { return truncated_.load(std::memory_order_relaxed); }
 
@@ -89,7 +99,9 @@ class OnnxEncoder final : public Encoder {
   std::unique_ptr<OnnxImageInput> image_;  // the image input's preprocessing and tensors
   bool shared_pool_ = false;
   int session_threads_ = 0;
+  int cuda_device_ = -1;
   mutable std::atomic<uint64_t> truncated_{0};
+  std::function<void(uint64_t texts)> on_truncated_;
   std::string input_tensor_;
   std::string output_tensor_;
   int64_t width_ = 0;

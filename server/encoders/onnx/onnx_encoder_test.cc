@@ -177,6 +177,40 @@ TEST_F(OnnxEncoderTest, WithoutTheRuntimeTheStartRefusesInOneLine) {
   EXPECT_THAT(s.message(), Not(HasSubstr("\n")));
 }
 
+// --device cuda on the CPU-only runtime of the tests: the start refuses in one line saying why;
+// the encoder set hands the server's device to the encoder.
+TEST_F(OnnxEncoderTest, OnACudaDeviceACpuOnlyRuntimeRefusesInOneLine) {
+  const adapt::v1::EncoderConfig config = OnnxConfig("proj", "linear.onnx");
+  for (const char* device : {"cuda", "cuda:1"}) {
+    absl::Status s = OnnxEncoder::Create(config, "encoders[0]", {.device = device}).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << device;
+    EXPECT_THAT(s.message(), HasSubstr(std::string("encoders[0] (onnx): device ") + device +
+                                       ": ONNX Runtime '"));
+    EXPECT_THAT(s.message(), HasSubstr("is a CPU-only runtime (its execution providers: "));
+    EXPECT_THAT(s.message(), HasSubstr("--device cuda needs the onnxruntime-gpu wheel's library"));
+    EXPECT_THAT(s.message(), Not(HasSubstr("\n")));
+  }
+  absl::Status bad = OnnxEncoder::Create(config, "encoders[0]", {.device = "tpu"}).status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("encoders[0] (onnx): device: \"tpu\""));
+  for (const char* device : {"", "cpu"}) {
+    absl::StatusOr<std::unique_ptr<OnnxEncoder>> cpu =
+        OnnxEncoder::Create(config, "encoders[0]", {.device = device});
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    EXPECT_EQ((*cpu)->cuda_device(), -1);
+  }
+  google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig> configs;
+  *configs.Add() = config;
+  EncoderSetOptions options;
+  options.device = "cuda";
+  absl::StatusOr<std::unique_ptr<EncoderSet>> set = EncoderSet::Create(configs, nullptr, options);
+  ASSERT_FALSE(set.ok());
+  EXPECT_THAT(set.status().message(), HasSubstr("encoders[0] (onnx): device cuda: "));
+  adapt::v1::ServerConfig server;
+  server.set_device("cuda:2");
+  EXPECT_EQ(EncoderSetOptionsFromConfig(server).device, "cuda:2");
+}
+
 TEST_F(OnnxEncoderTest, TheFingerprintCoversTheModelAndSettingsNotThreadsOrBatch) {
   const adapt::v1::EncoderConfig base = OnnxConfig("proj", "linear.onnx");
   const std::string fingerprint = Make(base)->fingerprint();

@@ -347,5 +347,26 @@ TEST(OnnxEncoderThreadsTest, TheServerConfigNamesTheLibraryAndTheBackendThreads)
                         "'/nonexistent/libonnxruntime.so.1' could not be opened"));
 }
 
+// The texts cut reach the encoder set's hook (the server's adaptd_encoder_truncated_texts_total):
+// 0 once at start, so the series exists, then each batch's count; vector encoders never call it.
+TEST_F(OnnxTextTest, TruncatedTextsReachTheEncoderSetsHookByEncoder) {
+  std::vector<std::pair<std::string, uint64_t>> calls;
+  EncoderSetOptions options;
+  options.on_truncated_texts = [&calls](const std::string& encoder, uint64_t texts) {
+    calls.emplace_back(encoder, texts);
+  };
+  google::protobuf::RepeatedPtrField<adapt::v1::EncoderConfig> configs;
+  *configs.Add() = TextConfig();
+  *configs.Add() = onnx_test::OnnxConfig("proj", "linear.onnx");
+  absl::StatusOr<std::unique_ptr<EncoderSet>> set = EncoderSet::Create(configs, nullptr, options);
+  ASSERT_TRUE(set.ok()) << set.status();
+  using Call = std::pair<std::string, uint64_t>;
+  EXPECT_EQ(calls, (std::vector<Call>{{"words", 0}}));
+  ASSERT_TRUE(EncodeTexts(*(*set)->Find("words"), Texts()).ok());
+  EXPECT_EQ(calls, (std::vector<Call>{{"words", 0}, {"words", 2}}));
+  ASSERT_TRUE(EncodeTexts(*(*set)->Find("words"), {"short"}).ok());
+  EXPECT_EQ(calls.size(), 2u);  // nothing cut, no call
+}
+
 }  // namespace
 }  // namespace adaptd

@@ -4,7 +4,8 @@
 // table, a fact of the published ABI: the table only grows at its end, and API version 1 ends
 // at slot 101. The slots of ADAPTD_ORT_SLOTS lie in version 1, so the loader requests version
 // 1; those of ADAPTD_ORT_GLOBAL_POOL_SLOTS (the shared thread pool) need version 5, asked for
-// only when a global pool is wanted (docs/ONNX.md, "Threads, arena, warm-up").
+// only when a global pool is wanted (docs/ONNX.md, "Threads, arena, warm-up"); those of
+// ADAPTD_ORT_CUDA_SLOTS need version 11, asked for only with --device cuda ("Devices").
 //
 // Calling convention: the platform's C one. Functions returning an OrtStatus* return null on
 // success; a non-null status is read with GetErrorMessage and freed with ReleaseStatus.
@@ -29,11 +30,14 @@ struct OrtTensorTypeAndShapeInfo;
 struct OrtMemoryInfo;
 struct OrtAllocator;
 struct OrtThreadingOptions;
+struct OrtCUDAProviderOptionsV2;
 
 // The requested API version: the lowest one that has every slot of ADAPTD_ORT_SLOTS.
 inline constexpr uint32_t kApiVersion = 1;
 // The version the global thread pool's slots need (SetGlobalIntraOpNumThreads came in 5).
 inline constexpr uint32_t kGlobalPoolApiVersion = 5;
+// The version the CUDA execution provider's slots need (the V2 provider options came in 11).
+inline constexpr uint32_t kCudaApiVersion = 11;
 
 // Enum values passed to or read from the runtime (their C enums are int-sized).
 inline constexpr int kLoggingLevelWarning = 2;
@@ -114,6 +118,30 @@ inline constexpr int kLastSlotOfVersion1 = 101;
 // The last slot of API version 5; every slot of ADAPTD_ORT_GLOBAL_POOL_SLOTS is at or below it.
 inline constexpr int kLastSlotOfVersion5 = 149;
 
+// The CUDA execution provider (--device cuda): the providers the library was built with
+// (GetAvailableProviders, ReleaseAvailableProviders: slots 125-126, version 4, which ends at 126)
+// and the V2 provider options appended to a session (slots 204-206 and 208, version 11, which
+// ends at 209, SessionOptionsAppendExecutionProvider_MIGraphX). A CPU-only runtime has these
+// slots too: it lists no CUDAExecutionProvider, and its CreateCUDAProviderOptions answers an
+// error.
+#define ADAPTD_ORT_CUDA_SLOTS(X)                                                               \
+  X(GetAvailableProviders, 125, OrtStatus*, char***, int*)                                     \
+  X(ReleaseAvailableProviders, 126, OrtStatus*, char**, int)                                   \
+  X(SessionOptionsAppendExecutionProvider_CUDA_V2, 204, OrtStatus*, OrtSessionOptions*,        \
+    const OrtCUDAProviderOptionsV2*)                                                           \
+  X(CreateCUDAProviderOptions, 205, OrtStatus*, OrtCUDAProviderOptionsV2**)                    \
+  X(UpdateCUDAProviderOptions, 206, OrtStatus*, OrtCUDAProviderOptionsV2*, const char* const*, \
+    const char* const*, size_t)                                                                \
+  X(ReleaseCUDAProviderOptions, 208, void, OrtCUDAProviderOptionsV2*)
+
+// The last slot of API version 11; every slot of ADAPTD_ORT_CUDA_SLOTS is at or below it.
+inline constexpr int kLastSlotOfVersion11 = 209;
+
+// The provider name a CUDA-enabled runtime lists, and its provider library, which the
+// onnxruntime-gpu wheel installs beside libonnxruntime.so.
+inline constexpr const char* kCudaProviderName = "CUDAExecutionProvider";
+inline constexpr const char* kCudaProviderLibrary = "libonnxruntime_providers_cuda.so";
+
 // The declared slots as typed function pointers, filled by the loader from the runtime's table
 // (the global pool's only when the runtime serves version 5 and a pool was asked for; null
 // otherwise).
@@ -121,6 +149,13 @@ struct Api {
 #define ADAPTD_ORT_MEMBER(name, slot, ret, ...) ret (*name)(__VA_ARGS__) noexcept = nullptr;
   ADAPTD_ORT_SLOTS(ADAPTD_ORT_MEMBER)
   ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_MEMBER)
+#undef ADAPTD_ORT_MEMBER
+};
+
+// The CUDA slots, filled apart (OrtRuntime::Cuda) once a CUDA session is asked for.
+struct CudaApi {
+#define ADAPTD_ORT_MEMBER(name, slot, ret, ...) ret (*name)(__VA_ARGS__) noexcept = nullptr;
+  ADAPTD_ORT_CUDA_SLOTS(ADAPTD_ORT_MEMBER)
 #undef ADAPTD_ORT_MEMBER
 };
 
@@ -140,6 +175,13 @@ inline constexpr SlotInfo kSlots[] = {
 inline constexpr SlotInfo kGlobalPoolSlots[] = {
 #define ADAPTD_ORT_INFO(name, slot, ...) {#name, slot},
     ADAPTD_ORT_GLOBAL_POOL_SLOTS(ADAPTD_ORT_INFO)
+#undef ADAPTD_ORT_INFO
+};
+
+// The CUDA provider's slots (version 11), likewise.
+inline constexpr SlotInfo kCudaSlots[] = {
+#define ADAPTD_ORT_INFO(name, slot, ...) {#name, slot},
+    ADAPTD_ORT_CUDA_SLOTS(ADAPTD_ORT_INFO)
 #undef ADAPTD_ORT_INFO
 };
 

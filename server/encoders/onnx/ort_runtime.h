@@ -7,7 +7,9 @@
 #ifndef ADAPTD_SERVER_ENCODERS_ONNX_ORT_RUNTIME_H_
 #define ADAPTD_SERVER_ENCODERS_ONNX_ORT_RUNTIME_H_
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,6 +46,25 @@ class OrtRuntime {
   const std::string& library() const { return library_; }
   // The shared pool's intra-op threads; 0 when the environment has none.
   int global_threads() const { return global_threads_; }
+  // The file the dynamic linker opened (library() may be a bare name it searched for).
+  const std::string& file() const { return file_; }
+
+  // The CUDA execution provider's slots (ort_api.h, API version 11), filled on the first call.
+  // FailedPrecondition in one line saying why CUDA cannot run: a runtime older than version 11,
+  // a CPU-only runtime (it lists no CUDAExecutionProvider), or no provider library beside the
+  // file loaded (CheckCudaProvider).
+  absl::StatusOr<const ort::CudaApi*> Cuda() const;
+  // The execution providers the library was built with (GetAvailableProviders), e.g.
+  // {"CPUExecutionProvider"}; empty when the runtime predates API version 11.
+  std::vector<std::string> providers() const;
+  // The CUDA slots as Cuda() filled them: also for a runtime it refused for lacking CUDA (its
+  // slots answer errors), null for one older than version 11. Call Cuda() first.
+  const ort::CudaApi& cuda_api() const { return cuda_api_; }
+
+  // Whether a runtime at `file` (version `version`) listing `providers` can run CUDA sessions:
+  // it lists kCudaProviderName and kCudaProviderLibrary lies in the same folder as `file`.
+  static absl::Status CheckCudaProvider(const std::string& file, const std::string& version,
+                                        const std::vector<std::string>& providers);
 
   // OkStatus for a null status; otherwise `code` with "<context>: <runtime's message>", and the
   // status released.
@@ -60,6 +81,14 @@ class OrtRuntime {
   std::string version_;
   std::string library_;
   int global_threads_ = 0;
+  std::string file_;
+  const void* (*get_api_)(uint32_t) noexcept = nullptr;
+
+  // Filled once by Cuda().
+  mutable std::once_flag cuda_once_;
+  mutable ort::CudaApi cuda_api_;
+  mutable absl::Status cuda_status_;
+  mutable std::vector<std::string> providers_;
 };
 
 }  // namespace adaptd

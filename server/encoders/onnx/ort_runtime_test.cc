@@ -294,6 +294,85 @@ TEST(OrtRuntimeTest, WithoutAPoolAskedForSessionsKeepTheirOwnThreads) {
 }
 #undef ORT
 
+// The CUDA provider's slots on the CPU-only runtime of the tests: each declared slot is in the
+// table; the ones that need CUDA answer an error naming it (but the append, below).
+TEST(OrtRuntimeTest, EveryCudaSlotAnswersAndACpuOnlyRuntimeRefusesCuda) {
+  const OrtRuntime* runtime = Runtime();
+  ASSERT_NE(runtime, nullptr);
+  for (const ort::SlotInfo& slot : ort::kCudaSlots) {
+    EXPECT_GT(slot.slot, ort::kLastSlotOfVersion1) << slot.name;
+    EXPECT_LE(slot.slot, ort::kLastSlotOfVersion11) << slot.name;
+  }
+  absl::StatusOr<const ort::CudaApi*> refused = runtime->Cuda();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string message(refused.status().message());
+  EXPECT_THAT(message, HasSubstr("is a CPU-only runtime (its execution providers: "));
+  EXPECT_THAT(message, HasSubstr("CPUExecutionProvider"));
+  EXPECT_THAT(message, HasSubstr("onnxruntime-gpu"));
+  EXPECT_THAT(message, Not(HasSubstr("\n")));
+  EXPECT_THAT(runtime->providers(), ::testing::Contains("CPUExecutionProvider"));
+  EXPECT_THAT(runtime->providers(), Not(::testing::Contains(ort::kCudaProviderName)));
+
+  const ort::CudaApi& cuda = runtime->cuda_api();
+  std::set<std::string> called;
+#define CUDA(name) (called.insert(#name), cuda.name)
+  char** names = nullptr;
+  int count = 0;
+  ASSERT_TRUE(runtime->Check(CUDA(GetAvailableProviders)(&names, &count), "call").ok());
+  EXPECT_EQ(std::vector<std::string>(names, names + count), runtime->providers());
+  EXPECT_TRUE(runtime->Check(CUDA(ReleaseAvailableProviders)(names, count), "call").ok());
+  // Each call that needs CUDA answers an error status naming CUDA.
+  auto expect_no_cuda = [&](ort::OrtStatus* status) {
+    ASSERT_NE(status, nullptr);
+    EXPECT_THAT(std::string(runtime->api().GetErrorMessage(status)), HasSubstr("CUDA"));
+    runtime->api().ReleaseStatus(status);
+  };
+  ort::OrtCUDAProviderOptionsV2* provider = nullptr;
+  expect_no_cuda(CUDA(CreateCUDAProviderOptions)(&provider));
+  EXPECT_EQ(provider, nullptr);
+  const char* keys[] = {"device_id"};
+  const char* values[] = {"0"};
+  expect_no_cuda(CUDA(UpdateCUDAProviderOptions)(provider, keys, values, 1));
+  CUDA(ReleaseCUDAProviderOptions)(provider);
+#undef CUDA
+  // Appending the provider takes the options CreateCUDAProviderOptions makes, which a CPU-only
+  // runtime never does (it dereferences them): here the slot is only checked to be in the
+  // table; onnx_cuda_test (label gpu) calls it through OrtModel.
+  EXPECT_NE(cuda.SessionOptionsAppendExecutionProvider_CUDA_V2, nullptr);
+  called.insert("SessionOptionsAppendExecutionProvider_CUDA_V2");
+  std::set<std::string> declared;
+  for (const ort::SlotInfo& slot : ort::kCudaSlots) declared.insert(slot.name);
+  EXPECT_EQ(called, declared);
+
+  // A session asked for CUDA is refused with the same line.
+  absl::StatusOr<std::unique_ptr<OrtModel>> model =
+      OrtModel::Create(runtime, kData + "linear.onnx", {.cuda_device = 0});
+  ASSERT_FALSE(model.ok());
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(model.status().message(), HasSubstr("is a CPU-only runtime"));
+}
+
+// A runtime listing the CUDA provider needs the provider library beside the file loaded.
+TEST(OrtRuntimeTest, ACudaRuntimeNeedsItsProviderLibraryBesideIt) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "ort_gpu";
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "libonnxruntime.so.1.32.0").string();
+  std::ofstream(file) << "a stand-in";
+  const std::vector<std::string> gpu = {"CUDAExecutionProvider", "CPUExecutionProvider"};
+  std::filesystem::remove(dir / ort::kCudaProviderLibrary);
+  absl::Status missing = OrtRuntime::CheckCudaProvider(file, "1.32.0", gpu);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.message(),
+              HasSubstr("lists CUDAExecutionProvider but has no provider library '" +
+                        (dir / ort::kCudaProviderLibrary).string() + "' beside it"));
+  std::ofstream((dir / ort::kCudaProviderLibrary).string()) << "a stand-in";
+  EXPECT_TRUE(OrtRuntime::CheckCudaProvider(file, "1.32.0", gpu).ok());
+  absl::Status cpu = OrtRuntime::CheckCudaProvider(file, "1.32.0", {"CPUExecutionProvider"});
+  EXPECT_THAT(cpu.message(), HasSubstr("(version 1.32.0) is a CPU-only runtime (its execution "
+                                       "providers: CPUExecutionProvider)"));
+}
+
 TEST(OrtModelTest, Int64InputsRunAsThePythonRuntime) {
   const OrtRuntime* runtime = Runtime();
   ASSERT_NE(runtime, nullptr);

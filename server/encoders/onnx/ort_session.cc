@@ -25,6 +25,31 @@ class Owned {
   void (*release_)(T*) noexcept;
 };
 
+// Appends the CUDA execution provider on `device` to `options`.
+absl::Status AppendCuda(const OrtRuntime* runtime, ort::OrtSessionOptions* options, int device,
+                        const std::string& context) {
+  absl::StatusOr<const ort::CudaApi*> cuda = runtime->Cuda();
+  if (!cuda.ok()) return cuda.status();
+  const std::string where = absl::StrCat(context, ": CUDA device ", device);
+  ort::OrtCUDAProviderOptionsV2* raw = nullptr;
+  if (auto s = runtime->Check((*cuda)->CreateCUDAProviderOptions(&raw), where,
+                              absl::StatusCode::kFailedPrecondition);
+      !s.ok()) {
+    return s;
+  }
+  Owned<ort::OrtCUDAProviderOptionsV2> provider(raw, (*cuda)->ReleaseCUDAProviderOptions);
+  const std::string id = absl::StrCat(device);
+  const char* keys[] = {"device_id"};
+  const char* values[] = {id.c_str()};
+  if (auto s = runtime->Check((*cuda)->UpdateCUDAProviderOptions(raw, keys, values, 1), where,
+                              absl::StatusCode::kFailedPrecondition);
+      !s.ok()) {
+    return s;
+  }
+  return runtime->Check((*cuda)->SessionOptionsAppendExecutionProvider_CUDA_V2(options, raw), where,
+                        absl::StatusCode::kFailedPrecondition);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<OrtModel>> OrtModel::Create(const OrtRuntime* runtime,
@@ -54,6 +79,9 @@ absl::StatusOr<std::unique_ptr<OrtModel>> OrtModel::Create(const OrtRuntime* run
   absl::Status first;
   for (ort::OrtStatus* status : settings) first.Update(runtime->Check(status, context));
   if (!first.ok()) return first;
+  if (options.cuda_device >= 0) {
+    if (auto s = AppendCuda(runtime, raw_options, options.cuda_device, context); !s.ok()) return s;
+  }
 
   auto model = std::unique_ptr<OrtModel>(new OrtModel(runtime, path));
   if (auto s = runtime->Check(

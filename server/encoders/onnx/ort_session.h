@@ -50,12 +50,15 @@ struct OrtModelOptions {
   // Keep the CPU arena and memory patterns (suits inputs of few shapes); false releases
   // memory after each shape (docs/ONNX.md, "Threads, arena, warm-up").
   bool arena = true;
+  // The CUDA device the session runs on (ONNX Runtime's CUDA execution provider, with the CPU's
+  // for what it does not run); -1: the CPU only. Needs a runtime OrtRuntime::Cuda() accepts.
+  int cuda_device = -1;
 };
 
 class OrtModel {
  public:
   // Loads the model file. A file the runtime cannot open or parse is FailedPrecondition
-  // naming it.
+  // naming it; so is a CUDA device asked of a runtime that cannot run one (OrtRuntime::Cuda).
   static absl::StatusOr<std::unique_ptr<OrtModel>> Create(const OrtRuntime* runtime,
                                                           const std::string& path,
                                                           const OrtModelOptions& options);

@@ -23,27 +23,10 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "etcd/mvcc/mvccpb/kv.pb.h"
+#include "server/durability/etcd_fence.h"
 #include "server/etcd/etcd_client.h"
 
 namespace adaptd {
-
-// What a durable write compares in etcd (docs/DURABLE_LOG.md, "The claim and the fence"): the
-// key of the claim that lets this server write the store, and the claim's revision when it was
-// made: its create revision for a single server's claim of the prefix, its mod revision for a
-// cluster member's claim of a shard (every re-claim puts it again).
-struct EtcdFence {
-  std::string key;
-  int64_t revision = 0;
-  bool by_mod_revision = false;
-
-  // The comparison that holds while the claim is this one.
-  etcdserverpb::Compare Compare() const;
-  // The claim's revision as this fence counts it, from the key as etcd holds it.
-  int64_t RevisionOf(const mvccpb::KeyValue& claim) const;
-  // "KEY@REVISION": the Durability::Fence token.
-  std::string Token() const;
-};
 
 class EtcdCommitQueue {
  public:

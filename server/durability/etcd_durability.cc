@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
     }
     durability->cache_ = *std::move(opened);
   }
-  RETURN_IF_ERROR(durability->Claim());
+  const bool member = durability->options_.shards != nullptr;
+  if (!member) RETURN_IF_ERROR(durability->Claim());
   EtcdCommitQueue::Options queue;
   queue.commit_timeout = durability->options_.commit_timeout;
   queue.fault = durability->options_.commit_fault;
@@ -63,12 +64,15 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
   if (hooks.on_error) queue.on_error = [on_error = hooks.on_error] { on_error("etcd"); };
   queue.on_fence_failure = hooks.on_fence_failure;
   durability->commits_ = std::make_unique<EtcdCommitQueue>(durability->client_.get(), queue);
-  RETURN_IF_ERROR(durability->RecoverAll(recovered));
+  if (!member) RETURN_IF_ERROR(durability->RecoverUnder(durability->options_.prefix, recovered));
   EtcdDurability* d = durability.get();
   durability->snapshotter_ = std::thread([d] { d->SnapshotLoop(); });
   durability->recovery_report_ =
-      absl::StrFormat("%d stores from etcd (%s) in %.3f s", recovered->size(),
-                      durability->options_.prefix, absl::ToDoubleSeconds(absl::Now() - start));
+      member ? absl::StrFormat("a cluster member of %s: stores are opened shard by shard",
+                               durability->options_.prefix)
+             : absl::StrFormat("%d stores from etcd (%s) in %.3f s", recovered->size(),
+                               durability->options_.prefix,
+                               absl::ToDoubleSeconds(absl::Now() - start));
   return durability;
 }
 
@@ -170,6 +174,9 @@ bool EtcdDurability::Reclaim() {
 
 absl::Status EtcdDurability::ReadsAllowed(const std::string& tenant,
                                           const std::string& name) const {
+  if (options_.shards != nullptr) {
+    return options_.shards->ReadsAllowed(options_.shards->ShardOf(tenant, name));
+  }
   if (fenced_) {
     return OwnershipLostError(StoreKey(tenant, name),
                               absl::StrCat("another server claimed ", options_.prefix));
@@ -187,12 +194,25 @@ absl::Status EtcdDurability::ReadsAllowed(const std::string& tenant,
       "renewals); reads resume once it does"));
 }
 
+std::string EtcdDurability::ShardRoot(int shard) const {
+  return absl::StrFormat("%sshards/%04x/", options_.prefix, shard);
+}
+
+int EtcdDurability::ShardOfKey(const std::string& key) const {
+  const size_t slash = key.find('/');
+  return options_.shards->ShardOf(key.substr(0, slash), key.substr(slash + 1));
+}
+
+std::string EtcdDurability::RootOf(const std::string& key) const {
+  return options_.shards == nullptr ? options_.prefix : ShardRoot(ShardOfKey(key));
+}
+
 std::string EtcdDurability::EntryKey(const std::string& key) const {
-  return absl::StrCat(options_.prefix, "stores/", key);
+  return absl::StrCat(RootOf(key), "stores/", key);
 }
 
 std::string EtcdDurability::LogPrefix(const std::string& key, uint64_t incarnation) const {
-  return absl::StrFormat("%slog/%s/%016x/", options_.prefix, key, incarnation);
+  return absl::StrFormat("%slog/%s/%016x/", RootOf(key), key, incarnation);
 }
 
 std::string EtcdDurability::LogKey(const std::string& key, uint64_t incarnation,
@@ -200,12 +220,18 @@ std::string EtcdDurability::LogKey(const std::string& key, uint64_t incarnation,
   return absl::StrFormat("%s%016x", LogPrefix(key, incarnation), seq);
 }
 
-EtcdFence EtcdDurability::FenceOf(const std::string&) const {
-  return EtcdFence{options_.prefix + "owner", claim_revision_.load(), false};
+absl::StatusOr<EtcdFence> EtcdDurability::FenceOf(const std::string& key) const {
+  if (options_.shards == nullptr) {
+    return EtcdFence{options_.prefix + "owner", claim_revision_.load(), false};
+  }
+  absl::StatusOr<EtcdFence> fence = options_.shards->FenceOf(ShardOfKey(key));
+  if (!fence.ok()) return OwnershipLostError(key, fence.status().message());
+  return fence;
 }
 
 Fence EtcdDurability::CurrentFence(const std::string& tenant, const std::string& name) const {
-  return Fence{FenceOf(StoreKey(tenant, name)).Token()};
+  absl::StatusOr<EtcdFence> fence = FenceOf(StoreKey(tenant, name));
+  return Fence{fence.ok() ? fence->Token() : std::string()};
 }
 
 absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fence) const {
@@ -215,7 +241,12 @@ absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fen
     Count(lost, "etcd");
     return lost;
   }
-  const std::string current = FenceOf(key).Token();
+  absl::StatusOr<EtcdFence> held = FenceOf(key);
+  if (!held.ok()) {
+    Count(held.status(), "etcd");
+    return held.status();
+  }
+  const std::string current = held->Token();
   if (fence.token == current) return absl::OkStatus();
   return OwnershipLostError(
       key, absl::StrCat("fence '", fence.token, "' is not this server's (", current, ")"));
@@ -224,7 +255,7 @@ absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fen
 absl::Status EtcdDurability::FencedTxn(const std::string& key,
                                        std::vector<etcdserverpb::Compare> compares,
                                        std::vector<etcdserverpb::RequestOp> ops) {
-  const EtcdFence fence = FenceOf(key);
+  ASSIGN_OR_RETURN(const EtcdFence fence, FenceOf(key));
   etcdserverpb::TxnRequest txn;
   *txn.add_compare() = fence.Compare();
   for (etcdserverpb::Compare& compare : compares) *txn.add_compare() = std::move(compare);
@@ -287,17 +318,57 @@ std::shared_ptr<EtcdDurability::Entry> EtcdDurability::FindLoaded(const std::str
   return entry->store.get() == store ? entry : nullptr;
 }
 
-absl::Status EtcdDurability::RecoverAll(std::vector<RecoveredStore>* recovered) {
-  const std::string stores_prefix = options_.prefix + "stores/";
+absl::Status EtcdDurability::OpenShard(int shard, std::vector<RecoveredStore>* recovered) {
+  if (options_.shards == nullptr) {
+    return absl::FailedPreconditionError("a single server on etcd has no shards to open");
+  }
+  return RecoverUnder(ShardRoot(shard), recovered);
+}
+
+absl::Status EtcdDurability::CloseShard(int shard, std::vector<std::string>* closed) {
+  if (options_.shards == nullptr) {
+    return absl::FailedPreconditionError("a single server on etcd has no shards to close");
+  }
+  std::vector<std::pair<std::string, std::shared_ptr<Entry>>> of_shard;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, entry] : entries_) {
+      if (ShardOfKey(key) == shard) of_shard.emplace_back(key, entry);
+    }
+  }
+  for (const auto& [key, entry] : of_shard) {
+    {
+      absl::MutexLock entry_lock(&entry->mu);
+      if (entry->dirty && entry->store != nullptr) {
+        // What fails here stays in etcd's log, which the next holder replays.
+        if (absl::Status stored = StoreState(key, *entry); !stored.ok()) {
+          std::fprintf(stderr,
+                       "adaptd: store %s: its state was not written at the close of its "
+                       "shard (%s); the next holder replays its log\n",
+                       key.c_str(), std::string(stored.message()).c_str());
+        }
+      }
+      entry->store = nullptr;
+    }
+    absl::MutexLock lock(&mu_);
+    entries_.erase(key);
+    closed->push_back(key);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EtcdDurability::RecoverUnder(const std::string& root,
+                                          std::vector<RecoveredStore>* recovered) {
+  const std::string stores_prefix = root + "stores/";
   absl::StatusOr<std::vector<mvccpb::KeyValue>> entries = client_->RangePrefix(stores_prefix);
   if (!entries.ok()) return entries.status();
   // The stores whose log holds records after their stored state: rebuilt now.
   absl::StatusOr<std::vector<mvccpb::KeyValue>> logs =
-      client_->RangePrefix(options_.prefix + "log/", /*keys_only=*/true);
+      client_->RangePrefix(root + "log/", /*keys_only=*/true);
   if (!logs.ok()) return logs.status();
   std::set<std::string> with_log;
   for (const mvccpb::KeyValue& kv : *logs) {
-    std::string rest = kv.key().substr(options_.prefix.size() + 4);  // TENANT/STORE/INC/SEQ
+    std::string rest = kv.key().substr(root.size() + 4);  // TENANT/STORE/INC/SEQ
     const size_t cut = rest.rfind('/');
     if (cut != std::string::npos) with_log.insert(rest.substr(0, cut));  // TENANT/STORE/INC
   }
@@ -419,7 +490,7 @@ absl::StatusOr<Position> EtcdDurability::AppendDelete(const std::string& tenant,
     absl::MutexLock entry_lock(&entry->mu);
     std::vector<etcdserverpb::RequestOp> ops(2);
     ops[0].mutable_request_delete_range()->set_key(EntryKey(key));
-    const std::string logs = absl::StrCat(options_.prefix, "log/", key, "/");
+    const std::string logs = absl::StrCat(RootOf(key), "log/", key, "/");
     ops[1].mutable_request_delete_range()->set_key(logs);
     ops[1].mutable_request_delete_range()->set_range_end(PrefixEnd(logs));
     RETURN_IF_ERROR(FencedTxn(key, {}, std::move(ops)));

@@ -35,6 +35,7 @@
 #include "server/config/defaults.h"
 #include "server/durability/durability.h"
 #include "server/durability/etcd_commit_queue.h"
+#include "server/durability/etcd_fence.h"
 #include "server/etcd/etcd_client.h"
 #include "server/objstore/object_store.h"
 #include "server/persistence/applied_ids.h"
@@ -101,11 +102,18 @@ class EtcdDurability final : public Durability {
     // directory, written with each stored state and read instead of object storage when it is
     // as recent as the state etcd points at. Empty: no cache.
     std::string cache_dir;
+    // A member of a cluster on etcd (docs/CLUSTER_ETCD.md): each store's writes are fenced by
+    // its shard's claim as `shards` tells, and a store's keys live under its shard
+    // (PREFIX/shards/SSSS/stores/..., .../log/...). Open then claims nothing and recovers
+    // nothing: the member opens each shard it comes to hold (OpenShard) and closes each it
+    // gives up (CloseShard). Null: a single server, fenced by its claim of the prefix.
+    std::shared_ptr<const ShardFences> shards;
     // Fault injection for tests (EtcdCommitQueue::Options::fault).
     std::function<absl::Status()> commit_fault;
   };
 
-  // Claims the prefix, then recovers every store into `recovered` (rebuilt, or cold).
+  // Claims the prefix, then recovers every store into `recovered` (rebuilt, or cold); with
+  // `shards`, neither (OpenShard does, shard by shard).
   static absl::StatusOr<std::unique_ptr<EtcdDurability>> Open(
       std::unique_ptr<etcd::EtcdClient> client, std::shared_ptr<ObjectStore> objects,
       kernels::Backend* backend, std::vector<RecoveredStore>* recovered, Options options);
@@ -158,6 +166,13 @@ class EtcdDurability final : public Durability {
   const std::string& recovery_report() const override { return recovery_report_; }
   // Stops the committer and revokes the lease, so the claim goes at once.
   void Close() override;
+
+  // A cluster member's shards (Options::shards). OpenShard recovers the shard's stores into
+  // `recovered` as Open does for a single server; CloseShard writes each changed store of the
+  // shard to object storage (what it cannot write stays in etcd's log, durable) and forgets the
+  // shard's stores, naming them in `closed`. The caller stops the shard's calls first.
+  absl::Status OpenShard(int shard, std::vector<RecoveredStore>* recovered);
+  absl::Status CloseShard(int shard, std::vector<std::string>* closed);
 
   // The age of the oldest change not yet in object storage, in seconds (0 when every store's
   // state is there): what a snapshot lags by. Visits every store.
@@ -233,13 +248,19 @@ class EtcdDurability final : public Durability {
   // between (then the fence moves on), or fences this server for good. False: etcd did not
   // answer; tried again later.
   bool Reclaim();
-  absl::Status RecoverAll(std::vector<RecoveredStore>* recovered);
+  // Recovers every store whose keys are under `root` (the prefix, or a shard's).
+  absl::Status RecoverUnder(const std::string& root, std::vector<RecoveredStore>* recovered);
 
+  // Where `key`'s (tenant/store) keys live: the prefix, or its shard's under it.
+  std::string RootOf(const std::string& key) const;
+  std::string ShardRoot(int shard) const;
+  int ShardOfKey(const std::string& key) const;
   std::string EntryKey(const std::string& key) const;
   std::string LogPrefix(const std::string& key, uint64_t incarnation) const;
   std::string LogKey(const std::string& key, uint64_t incarnation, uint64_t seq) const;
-  // The fence of `key`'s writes (tenant/store): this server's claim of the prefix.
-  EtcdFence FenceOf(const std::string& key) const;
+  // The fence of `key`'s writes (tenant/store): this server's claim of the prefix, or its
+  // shard's claim (OwnershipLostError when this member does not hold the shard).
+  absl::StatusOr<EtcdFence> FenceOf(const std::string& key) const;
   absl::Status CheckFence(const std::string& key, const Fence& fence) const;
   // A fenced transaction of `ops`, under `key`'s name for messages; `compares` beside the fence.
   absl::Status FencedTxn(const std::string& key, std::vector<etcdserverpb::Compare> compares,

@@ -138,7 +138,9 @@ absl::StatusOr<CommitResult> EtcdDurability::AppendAndApply(
   }
   bool unknown = false;
   const std::string serialized = value.SerializeAsString();
-  if (status.ok()) status = commits_->Commit(key, log_key, serialized, FenceOf(key), &unknown);
+  absl::StatusOr<EtcdFence> claim = FenceOf(key);
+  if (status.ok() && !claim.ok()) status = claim.status();
+  if (status.ok()) status = commits_->Commit(key, log_key, serialized, *claim, &unknown);
   bool snapshot_due = false;
   absl::StatusOr<CommitResult> result = FinishAppend(key, entry, seq, status, unknown, record,
                                                      serialized.size(), apply, &snapshot_due);

@@ -3,6 +3,7 @@
 // member at a time, and the collection of objects nothing points at.
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -96,25 +97,31 @@ absl::StatusOr<int> EtcdDurability::CollectObjects() {
     listed.insert(listed.end(), objects->begin(), objects->end());
   }
   std::set<std::string> referenced;
-  absl::StatusOr<std::vector<mvccpb::KeyValue>> entries =
-      client_->RangePrefix(options_.prefix + "stores/");
-  Count(entries.status(), "etcd");
-  if (!entries.ok()) return entries.status();
-  for (const mvccpb::KeyValue& kv : *entries) {
-    adapt::v1::RemoteStoreEntry meta;
-    if (!meta.ParseFromString(kv.value())) continue;
-    referenced.insert(meta.snapshot().state().key());
-    referenced.insert(meta.snapshot().readout().key());
-  }
-  absl::StatusOr<std::vector<mvccpb::KeyValue>> records =
-      client_->RangePrefix(options_.prefix + "log/");
-  Count(records.status(), "etcd");
-  if (!records.ok()) return records.status();
-  for (const mvccpb::KeyValue& kv : *records) {
-    adapt::v1::RemoteLogRecord record;
-    if (!record.ParseFromString(kv.value())) continue;
-    if (record.has_payload()) referenced.insert(record.payload().key());
-    if (record.has_base_readout()) referenced.insert(record.base_readout().key());
+  // A single server's entries and records, or every shard's (any member's) in a cluster.
+  const bool member = options_.shards != nullptr;
+  const std::vector<std::string> ranges =
+      member ? std::vector<std::string>{options_.prefix + "shards/"}
+             : std::vector<std::string>{options_.prefix + "stores/", options_.prefix + "log/"};
+  for (const std::string& range : ranges) {
+    absl::StatusOr<std::vector<mvccpb::KeyValue>> kvs = client_->RangePrefix(range);
+    Count(kvs.status(), "etcd");
+    if (!kvs.ok()) return kvs.status();
+    for (const mvccpb::KeyValue& kv : *kvs) {
+      // PREFIX/shards/SSSS/stores/... in a cluster.
+      const bool entry = member ? absl::StartsWith(kv.key().substr(range.size() + 5), "stores/")
+                                : range == options_.prefix + "stores/";
+      if (entry) {
+        adapt::v1::RemoteStoreEntry meta;
+        if (!meta.ParseFromString(kv.value())) continue;
+        referenced.insert(meta.snapshot().state().key());
+        referenced.insert(meta.snapshot().readout().key());
+      } else {
+        adapt::v1::RemoteLogRecord record;
+        if (!record.ParseFromString(kv.value())) continue;
+        if (record.has_payload()) referenced.insert(record.payload().key());
+        if (record.has_base_readout()) referenced.insert(record.base_readout().key());
+      }
+    }
   }
   const absl::Time cutoff = absl::Now() - options_.gc_grace;
   int deleted = 0;

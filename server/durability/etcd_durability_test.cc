@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/durability/durability_contract.h"
+#include "server/durability/testing/etcd_harness.h"
 #include "server/durability/testing/shared_services.h"
 #include "server/etcd/testing/etcd_cluster.h"
 #include "server/objstore/s3_object_store.h"
@@ -27,86 +28,6 @@ namespace {
 using testing_util::SharedBucket;
 using testing_util::SharedEtcd;
 using testing_util::SharedS3;
-
-// Opens EtcdDurability servers one after another under one prefix.
-class EtcdHarness {
- public:
-  explicit EtcdHarness(kernels::Backend* backend)
-      : backend_(backend), prefix_(testing_util::UniqueName()) {}
-
-  absl::StatusOr<std::unique_ptr<Durability>> Open(std::vector<RecoveredStore>* recovered) {
-    absl::StatusOr<std::unique_ptr<EtcdDurability>> opened = OpenEtcd(recovered);
-    if (!opened.ok()) return opened.status();
-    return std::unique_ptr<Durability>(*std::move(opened));
-  }
-
-  absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenEtcd(
-      std::vector<RecoveredStore>* recovered, absl::Duration claim_wait = absl::Seconds(30)) {
-    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : SharedEtcd();
-    if (cluster == nullptr) return absl::UnavailableError("no etcd");
-    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = cluster->Client();
-    if (!client.ok()) return client.status();
-    absl::StatusOr<std::unique_ptr<S3ObjectStore>> objects = SharedBucket(prefix_);
-    if (!objects.ok()) return objects.status();
-    EtcdDurability::Options options;
-    options.prefix = EtcdPrefix();
-    options.lease_ttl = absl::Seconds(2);
-    options.claim_wait = claim_wait;
-    options.inline_bytes = inline_bytes_;
-    options.snapshot_records = snapshot_records_;
-    options.max_log_records = max_log_records_;
-    options.gc_grace = absl::ZeroDuration();
-    options.cache_dir = cache_dir_;
-    options.checkpoint_budget = checkpoint_budget_;
-    if (quota_bytes_ > 0) {
-      options.etcd_quota_bytes = quota_bytes_;
-      options.space_guard = 0.5;
-    }
-    options.maintenance_interval = absl::Hours(1);  // the tests call Maintain
-    options.commit_timeout = absl::Seconds(10);
-    options.commit_fault = [this]() -> absl::Status {
-      if (fail_next_.exchange(false)) {
-        return absl::UnavailableError("the log record could not be committed (injected)");
-      }
-      return absl::OkStatus();
-    };
-    return EtcdDurability::Open(*std::move(client), *std::move(objects), backend_, recovered,
-                                std::move(options));
-  }
-
-  void FailNextAppend() { fail_next_ = true; }
-  // A client of the etcd, and the bucket under this harness's prefix, for tests to look.
-  absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> Client() {
-    etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : SharedEtcd();
-    if (cluster == nullptr) return absl::UnavailableError("no etcd");
-    return cluster->Client();
-  }
-  absl::StatusOr<std::unique_ptr<S3ObjectStore>> Objects() { return SharedBucket(prefix_); }
-  std::string EtcdPrefix() const { return absl::StrCat("/adaptd-test/", prefix_, "/"); }
-  void set_inline_bytes(size_t bytes) { inline_bytes_ = bytes; }
-  void set_snapshot_records(size_t records) { snapshot_records_ = records; }
-  void set_cache_dir(const std::string& dir) { cache_dir_ = dir; }
-  void set_checkpoint_budget(absl::Duration budget) { checkpoint_budget_ = budget; }
-  void set_max_log_records(size_t records) { max_log_records_ = records; }
-  // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
-  void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
-    cluster_ = cluster;
-    quota_bytes_ = quota_bytes;
-  }
-  const std::string& prefix() const { return prefix_; }
-
- private:
-  kernels::Backend* const backend_;
-  const std::string prefix_;
-  std::atomic<bool> fail_next_{false};
-  size_t inline_bytes_ = 64 << 10;
-  size_t snapshot_records_ = 1024;
-  size_t max_log_records_ = 16384;
-  etcd::testing::EtcdCluster* cluster_ = nullptr;
-  std::string cache_dir_;
-  absl::Duration checkpoint_budget_ = absl::Seconds(15);
-  int64_t quota_bytes_ = 0;
-};
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Etcd, DurabilityContract, EtcdHarness);
 

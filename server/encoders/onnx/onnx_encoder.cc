@@ -10,6 +10,7 @@
 #include "kernels/device_name.h"
 #include "server/config/defaults.h"
 #include "server/encoders/fingerprint.h"
+#include "server/encoders/onnx/onnx_external_data.h"
 #include "server/encoders/onnx/onnx_image_input.h"
 #include "server/encoders/onnx/onnx_text_input.h"
 #include "server/encoders/text_encoder.h"
@@ -268,6 +269,15 @@ absl::Status OnnxEncoder::SetFingerprint(const adapt::v1::EncoderConfig& config)
   if (image_ != nullptr) image_->AddToFingerprint(&hash);
   hash.Add("\nmodel=");
   if (auto s = HashFile(model_->path(), &hash); !s.ok()) return s;
+  // Tensors kept in external-data files beside the model: their names and bytes (nothing is
+  // added for a model that keeps its data inside, so its fingerprint is as before).
+  absl::StatusOr<std::vector<std::string>> external = OnnxExternalDataFiles(model_->path());
+  if (!external.ok()) return external.status();
+  const std::filesystem::path folder = std::filesystem::path(model_->path()).parent_path();
+  for (const std::string& location : *external) {
+    hash.Add(absl::StrCat("\nexternal_data=", location, "\n"));
+    if (auto s = HashFile((folder / location).string(), &hash); !s.ok()) return s;
+  }
   info_.set_fingerprint(FormatFingerprint("onnx", hash.value()));
   return absl::OkStatus();
 }

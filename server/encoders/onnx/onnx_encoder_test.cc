@@ -4,11 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/encoders/encoder_set.h"
+#include "server/encoders/onnx/onnx_external_data.h"
 #include "server/encoders/onnx/onnx_test_util.h"
+#include "server/encoders/test_util.h"
 
 namespace adaptd {
 namespace {
@@ -230,6 +233,66 @@ TEST_F(OnnxEncoderTest, TheFingerprintCoversTheModelAndSettingsNotThreadsOrBatch
   EXPECT_NE(Make(normalized)->fingerprint(), fingerprint);
   // Another model of the same width and dimension would differ too: its bytes differ.
   EXPECT_NE(Make(OnnxConfig("relu", "fixed_batch.onnx"))->fingerprint(), fingerprint);
+}
+
+// A model saved with ONNX external data (make_external_data.py: linear.onnx with W and b in
+// files of their own): the files are found in its protobuf, it runs as linear.onnx, and their
+// bytes are in the fingerprint.
+TEST_F(OnnxEncoderTest, ExternalDataFilesAreReadIntoTheFingerprint) {
+  absl::StatusOr<std::vector<std::string>> files =
+      OnnxExternalDataFiles(Data("external/linear.onnx"));
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(*files, (std::vector<std::string>{"W", "b"}));
+  absl::StatusOr<std::vector<std::string>> none = OnnxExternalDataFiles(Data("linear.onnx"));
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  const std::string corrupt = ::testing::TempDir() + "/not_protobuf.onnx";
+  std::ofstream(corrupt) << "\xff\xff\xff";
+  EXPECT_THAT(OnnxExternalDataFiles(corrupt).status().message(),
+              HasSubstr("not a well-formed ONNX protobuf"));
+
+  // A copy of the model and its files elsewhere: the same fingerprint, and the same keys as
+  // linear.onnx (its weights are the same).
+  const std::filesystem::path copy = std::filesystem::path(::testing::TempDir()) / "external";
+  std::filesystem::remove_all(copy);
+  std::filesystem::copy(Data("external"), copy);
+  adapt::v1::EncoderConfig config = OnnxConfig("proj", "external/linear.onnx");
+  std::unique_ptr<OnnxEncoder> original = Make(config);
+  ASSERT_NE(original, nullptr);
+  config.set_model_path((copy / "linear.onnx").string());
+  std::unique_ptr<OnnxEncoder> copied = Make(config);
+  ASSERT_NE(copied, nullptr);
+  EXPECT_EQ(copied->fingerprint(), original->fingerprint());
+  std::unique_ptr<OnnxEncoder> inside = Make(OnnxConfig("proj", "linear.onnx"));
+  EXPECT_NE(inside->fingerprint(), original->fingerprint());  // other model bytes
+  const nlohmann::json run = onnx_test::Reference()["linear.onnx"]["runs"][1];
+  std::vector<adapt::v1::Input> inputs;
+  const std::vector<float> values = run["input"]["values"].get<std::vector<float>>();
+  for (size_t r = 0; r < values.size() / 4; ++r) {
+    inputs.push_back(adaptd::testing::Vector({values.begin() + r * 4, values.begin() + r * 4 + 4}));
+  }
+  absl::StatusOr<EncodedBatch> keys =
+      copied->Encode(adaptd::testing::Pointers(inputs), 3, 3, adaptd::testing::ExamplesNamer());
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  const std::vector<float> want = run["output"]["values"].get<std::vector<float>>();
+  ASSERT_EQ(keys->keys.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(keys->keys[i], want[i], 1e-5) << i;
+
+  // Another value in one data file changes the fingerprint; a missing one refuses the start.
+  {
+    std::fstream b((copy / "b").string(), std::ios::in | std::ios::out | std::ios::binary);
+    b.seekp(0);
+    b.put('\x11');
+  }
+  config.set_model_path((copy / "linear.onnx").string());
+  std::unique_ptr<OnnxEncoder> changed = Make(config);
+  ASSERT_NE(changed, nullptr);
+  EXPECT_NE(changed->fingerprint(), original->fingerprint());
+  std::filesystem::remove(copy / "W");
+  absl::Status missing = Refusal(config);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(missing.message(), HasSubstr("encoders[0]: "));
+  EXPECT_THAT(missing.message(), HasSubstr("linear.onnx"));
 }
 
 TEST_F(OnnxEncoderTest, TheEncoderSetBuildsIt) {

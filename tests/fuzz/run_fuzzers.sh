@@ -4,7 +4,7 @@
 # sanitizer report, leak or hang.
 #   tests/fuzz/run_fuzzers.sh [SECONDS_PER_TARGET]     (default 50)
 # Environment: FUZZ_BUILD_DIR (default ./build-fuzz), JOBS (default: number of cores),
-# FUZZ_TARGETS (default: all five), ADAPTD_ETCD_DIR (where etcd's packages are unpacked, for the
+# FUZZ_TARGETS (default: all six), ADAPTD_ETCD_DIR (where etcd's packages are unpacked, for the
 # server's etcd client stubs; .ci/dev passes it). Crash inputs are left in
 # $FUZZ_BUILD_DIR/artifacts.
 # To fuzz longer, run one target by hand, e.g.
@@ -15,7 +15,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 seconds=${1:-50}
 build_dir=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${JOBS:-$(nproc)}
-targets=${FUZZ_TARGETS:-"config_fuzzer wal_fuzzer snapshot_fuzzer request_fuzzer wire_fuzzer"}
+targets=${FUZZ_TARGETS:-"config_fuzzer wal_fuzzer snapshot_fuzzer request_fuzzer wire_fuzzer image_fuzzer"}
 
 cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \

@@ -11,7 +11,12 @@ No container engine runs on these machines, so this test plays the Dockerfile's 
   ADAPTD_DOCKER_FULL_BUILD=1 to compile in the copy too, several minutes on 2 cores); the
   install into /out runs for real (with /out under the temp dir);
 - the runtime stage: COPY --from=build /out/ / into a temp root, then the binary starts from
-  there (--help), and USER is a non-root uid.
+  there (--help), and USER is a non-root uid;
+- ONNX Runtime (docs/ONNX.md, "Deploy"): docker/fetch_onnxruntime.sh pins the wheel .ci/dev
+  pins (version and SHA-256); the build stage installs its library under /out (from the wheel
+  .ci/dev cached beside the build when there, else downloaded), the runtime stage's
+  ADAPTD_ONNXRUNTIME_LIBRARY names it, and the image's adaptd serves a config naming an onnx
+  encoder with it (and refuses that config in one line without it).
 
 Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV, WORK_DIR. Fails when the venv with
 hadolint is missing (deploy_venv could not create it).
@@ -21,9 +26,11 @@ import os
 import re
 import shlex
 import shutil
+import json
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.environ["ADAPTD_REPO_ROOT"]
 VENV = os.environ.get("DEPLOY_VENV", "")
@@ -64,6 +71,47 @@ def apt_packages(run):
     if not m:
         return []
     return [w for w in m.group(1).split() if not w.startswith("-")]
+
+
+def shell_assignments(path, names):
+    """{name: value} of `name=value` lines (value unquoted, up to a space) in a shell script."""
+    found = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*(\w+)=(\S+)\s*$", line)
+            if m and m.group(1) in names:
+                found[m.group(1)] = m.group(2)
+    return found
+
+
+def serves_onnx(binary, library, work):
+    """Starts `binary` with a config naming an onnx encoder and `library` as ONNX Runtime's
+    library: '' once it serves, else why it did not."""
+    config = os.path.join(work, "onnx.json")
+    with open(config, "w") as f:
+        json.dump({"encoders": [{"name": "proj", "type": "onnx", "input": "vector",
+                                 "model_path": os.path.join(
+                                     ROOT, "server/encoders/testdata/onnx/linear.onnx")}]}, f)
+    env = dict(os.environ, ADAPTD_ONNXRUNTIME_LIBRARY=library)
+    log = os.path.join(work, "onnx.log")
+    with open(log, "w") as out:
+        proc = subprocess.Popen([binary, "--config", config, "--listen", "127.0.0.1:0",
+                                 "--metrics-listen", "off", "--data-dir",
+                                 os.path.join(work, "onnx-data")],
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None:
+            with open(log) as f:
+                if "serving gRPC on" in f.read():
+                    return ""
+            time.sleep(0.2)
+        with open(log) as f:
+            return "exit %s:\n%s" % (proc.poll(), f.read()[-2000:])
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def main():
@@ -131,6 +179,14 @@ def main():
         os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
         shutil.copy2(os.path.join(ROOT, rel), os.path.join(src, rel))
     full = os.environ.get("ADAPTD_DOCKER_FULL_BUILD") == "1"
+    # ONNX Runtime's wheel: the image fetches the one .ci/dev pins, from .ci/dev's cache when there.
+    fetch = os.path.join(docker, "fetch_onnxruntime.sh")
+    pins = shell_assignments(fetch, ("version", "sha256"))
+    dev = shell_assignments(os.path.join(ROOT, ".ci", "dev"), ("ort_version", "ort_sha256"))
+    check(pins and pins == {"version": dev.get("ort_version"), "sha256": dev.get("ort_sha256")},
+          "docker/fetch_onnxruntime.sh pins %r, .ci/dev %r" % (pins, dev))
+    build_env = dict(os.environ, ADAPTD_ONNXRUNTIME_WHEEL_DIR=os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(BIN))), "models", "download"))
     for i, a in build:
         if i != "RUN" or "apt-get" in a:
             continue
@@ -142,7 +198,8 @@ def main():
                 print("build stage: compile replaced by %s" % BIN)
                 continue
             print("build stage: RUN " + part)
-            r = subprocess.run(["/bin/sh", "-c", part], cwd=src, capture_output=True, text=True)
+            r = subprocess.run(["/bin/sh", "-c", part], cwd=src, capture_output=True, text=True,
+                               env=build_env)
             if not check(r.returncode == 0, "build step failed: %s\n%s%s"
                          % (part, r.stdout[-3000:], r.stderr[-3000:])):
                 break
@@ -154,6 +211,17 @@ def main():
         r = subprocess.run([binary, "--help"], capture_output=True, text=True)
         check(r.returncode == 0 and "--metrics-listen" in r.stdout,
               "the installed adaptd does not run: " + r.stdout + r.stderr)
+        envs = dict(a.split("=", 1) for i, a in runtime if i == "ENV" and "=" in a)
+        library = envs.get("ADAPTD_ONNXRUNTIME_LIBRARY", "")
+        if check(library.startswith("/"), "runtime ENV ADAPTD_ONNXRUNTIME_LIBRARY: %r" % library):
+            in_image = rootfs + library
+            check(os.path.isfile(in_image), "the image has no %s" % library)
+            why = serves_onnx(binary, in_image, WORK)
+            check(why == "", "the image's adaptd with its ONNX Runtime: " + why)
+            why = serves_onnx(binary, os.path.join(WORK, "no-libonnxruntime.so"), WORK)
+            check(any(line.startswith("adaptd: encoders[0] (onnx): ONNX Runtime's library")
+                      and "could not be opened" in line for line in why.splitlines()),
+                  "without the library, no one-line refusal: " + why)
     else:
         check(False, "the build stage installed nothing under /out")
 

@@ -7,7 +7,8 @@
   --strict (offline; a broken manifest is checked to fail, so the validator really runs);
   ServiceMonitor, a CRD without a bundled schema, is checked field by field.
 - Checks what the chart promises: data on a PVC, gRPC probes on grpc.health.v1, non-root,
-  resource requests, GPUs on request, Secrets mounted, HPA on queue time, PDB.
+  resource requests, GPUs on request, Secrets mounted, models mounted read-only from the
+  volume models.volume names (none by default), HPA on queue time, PDB.
 - Values are read with Helm's types (every number a float64), so a number the chart prints
   as Go prints a float (6.7108864e+07) shows here as on a real cluster; no manifest may hold
   one.
@@ -151,6 +152,9 @@ def check_default(docs):
     check("cluster" not in cfg and "env" not in c, "default: one replica is a single server")
     ports = {p["name"] for s in k["Service"] for p in s["spec"]["ports"]}
     check(ports == {"grpc", "metrics"}, "service ports %s" % ports)
+    check("models" not in {v["name"] for v in pod["volumes"]} and
+          "models" not in {m["name"] for m in c["volumeMounts"]},
+          "default: no models volume")
 
 
 def check_custom(docs):
@@ -184,6 +188,11 @@ def check_custom(docs):
     check(vols.get("auth", {}).get("secret", {}).get("secretName") == "adaptd-tokens",
           "tokens Secret")
     check(vols.get("tls", {}).get("secret", {}).get("secretName") == "adaptd-tls", "TLS Secret")
+    check(vols.get("models") == {"name": "models", "persistentVolumeClaim": {
+              "claimName": "adaptd-models", "readOnly": True}},
+          "custom: the models volume %r" % vols.get("models"))
+    check({"name": "models", "mountPath": "/srv/models", "readOnly": True} in c["volumeMounts"],
+          "custom: models mounted read-only at models.mountPath: %r" % c["volumeMounts"])
     check(sts["spec"]["volumeClaimTemplates"][0]["spec"].get("storageClassName") == "fast-ssd",
           "storage class")
     cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])

@@ -13,6 +13,7 @@
 #include "google/protobuf/descriptor.h"
 #include "server/http/delimited_body.h"
 #include "server/http/json_mapping.h"
+#include "server/http/oip.h"
 
 namespace adaptd::http {
 namespace {
@@ -40,19 +41,6 @@ std::string TenantOf(const google::protobuf::Message& request) {
   return request.GetReflection()->GetString(request, field);
 }
 
-// Runs `start` with a Done and waits for it: the service never blocks the caller, and a
-// connection thread of the HTTP library is the caller's thread to wait on.
-absl::Status Wait(const std::function<void(Service::Done)>& start) {
-  absl::Notification finished;
-  absl::Status result;
-  start([&](const absl::Status& status) {
-    result = status;
-    finished.Notify();
-  });
-  finished.WaitForNotification();
-  return result;
-}
-
 // An answer with a JSON body.
 Reply Json(int status, std::string body) {
   Reply reply;
@@ -69,15 +57,10 @@ struct Refusal {
 
 Refusal Refused(const absl::Status& status) { return {status, HttpStatusOf(status.code())}; }
 
-// A call the service routed to another member, answered 421 Misdirected Request: HTTP calls
-// are not relayed between members (docs/HTTP.md, "Slices"), so the answer names the member.
+// A call the service routed to another member, answered 421 Misdirected Request.
 Refusal Misdirected(const std::string& tenant, const std::string& store,
                     const cluster::Member& member) {
-  return {absl::UnavailableError(absl::StrCat(
-              "store ", tenant, "/", store, " is served by member ", member.name, " (gRPC ",
-              member.address, "); this member does not relay HTTP calls: call member ", member.name,
-              " over HTTP, or call this one over gRPC")),
-          421};
+  return {MisdirectedStatus(tenant, store, member), kMisdirected};
 }
 
 // The check of `kCheck` for `request`: a refusal, or nullopt to go on.
@@ -425,6 +408,25 @@ BodyReader ReaderOf(absl::string_view body) {
 
 }  // namespace
 
+absl::Status Wait(const std::function<void(Service::Done)>& start) {
+  absl::Notification finished;
+  absl::Status result;
+  start([&](const absl::Status& status) {
+    result = status;
+    finished.Notify();
+  });
+  finished.WaitForNotification();
+  return result;
+}
+
+absl::Status MisdirectedStatus(const std::string& tenant, const std::string& store,
+                               const cluster::Member& member) {
+  return absl::UnavailableError(
+      absl::StrCat("store ", tenant, "/", store, " is served by member ", member.name, " (gRPC ",
+                   member.address, "); this member does not relay HTTP calls: call member ",
+                   member.name, " over HTTP, or call this one over gRPC"));
+}
+
 Reply Api::Serve(const Request& request) const {
   if (request.path == "/healthz") return Json(200, R"({"status":"SERVING"})");
   if (request.path == "/readyz") {
@@ -434,9 +436,15 @@ Reply Api::Serve(const Request& request) const {
   if (absl::StartsWith(request.path, "/v1/")) {
     return ServeMethod(absl::string_view(request.path).substr(4), request);
   }
-  return ErrorReply(absl::NotFoundError(
-      absl::StrCat("path ", request.path, ": not served; the calls are POST /v1/<Method> (",
-                   MethodNames(), "), and GET /healthz and /readyz")));
+  if (IsOipPath(request.path)) {
+    absl::StatusOr<CallInfo> info = CallInfoOf(request);
+    if (!info.ok()) return ErrorReply(info.status());
+    return ServeOip(*service_, request, *info, !draining_);
+  }
+  return ErrorReply(absl::NotFoundError(absl::StrCat(
+      "path ", request.path, ": not served; the calls are POST /v1/<Method> (", MethodNames(),
+      "), GET /healthz and /readyz, and the Open Inference "
+      "Protocol's under /v2")));
 }
 
 MethodKind Api::KindOf(absl::string_view method) {

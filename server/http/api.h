@@ -11,6 +11,7 @@
 #define ADAPTD_SERVER_HTTP_API_H_
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -31,7 +32,20 @@ struct Request {
   BodyReader read_body;  // set for a call that reads its own body, as it arrives
   std::optional<std::string> authorization;  // `Authorization: Bearer <token>`, as gRPC's
   std::optional<std::string> timeout_ms;     // kTimeoutHeader
+  // The Open Inference Protocol's Inference-Header-Content-Length (server/http/oip.h).
+  std::optional<std::string> header_length;
 };
+
+// Runs `start` with a Done and waits for it: the service never blocks the caller, and a
+// connection thread of the HTTP library is the caller's thread to wait on.
+absl::Status Wait(const std::function<void(Service::Done)>& start);
+
+// 421 Misdirected Request: a store another cluster member serves.
+inline constexpr int kMisdirected = 421;
+// The status a call for a store `member` serves is refused with: HTTP calls are not relayed
+// between members (docs/HTTP.md, "Slices"), so it names the member.
+absl::Status MisdirectedStatus(const std::string& tenant, const std::string& store,
+                               const cluster::Member& member);
 
 // What the front end does with a method of adapt.v1.Adaptation named in `/v1/<Method>`.
 enum class MethodKind {

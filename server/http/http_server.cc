@@ -197,6 +197,7 @@ int HttpServer::Serve(mg_connection* connection) const {
   request.path = info->local_uri != nullptr ? info->local_uri : "";
   request.authorization = Header(connection, "Authorization");
   request.timeout_ms = Header(connection, kTimeoutHeader);
+  request.header_length = Header(connection, "Inference-Header-Content-Length");
   bool failed = false;
   Reply reply;
   if (Api::ReadsOwnBody(request.method, request.path)) {

@@ -151,7 +151,13 @@ def check_default(docs):
     check("memoryBudgetBytes" not in cfg, "default: a memory budget %r" % cfg)
     check("cluster" not in cfg and "env" not in c, "default: one replica is a single server")
     ports = {p["name"] for s in k["Service"] for p in s["spec"]["ports"]}
-    check(ports == {"grpc", "metrics"}, "service ports %s" % ports)
+    check(ports == {"grpc", "metrics", "http"}, "service ports %s" % ports)
+    # HTTP/JSON and the Open Inference Protocol on 8080 (docs/HTTP.md).
+    check({"name": "http", "containerPort": 8080, "protocol": "TCP"} in c["ports"],
+          "the http container port: %s" % c["ports"])
+    check(any(p["name"] == "http" and p["port"] == 8080 and p["targetPort"] == "http"
+              for p in k["Service"][0]["spec"]["ports"]), "the Service's http port")
+    check(cfg.get("httpListen") == "0.0.0.0:8080", "default: httpListen %r" % cfg.get("httpListen"))
     check("models" not in {v["name"] for v in pod["volumes"]} and
           "models" not in {m["name"] for m in c["volumeMounts"]},
           "default: no models volume")
@@ -218,7 +224,8 @@ def check_config_starts(config_text, *flags):
     log_path = os.path.join(WORK, "adaptd.log")
     with open(log_path, "w") as log:
         p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
-                              "--metrics-listen", "off", "--data-dir", os.path.join(WORK, "data")]
+                              "--metrics-listen", "off", "--http-listen", "127.0.0.1:0",
+                              "--data-dir", os.path.join(WORK, "data")]
                              + list(flags),
                              stdout=log, stderr=subprocess.STDOUT)
     # Serving means the config was accepted; poll for it (or an exit) up to a deadline.

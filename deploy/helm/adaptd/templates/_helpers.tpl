@@ -42,6 +42,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   "metricsTopTenants" $c.metricsTopTenants -}}
 {{- /* Helm reads every number in the values as a float64: 64-bit fields go through int64,
        or 67108864 would render as 6.7108864e+07. */ -}}
+{{- if .Values.ports.http }}{{- $_ := set $cfg "httpListen" (printf "0.0.0.0:%v" .Values.ports.http) -}}{{- end -}}
 {{- if $c.memoryBudgetBytes }}{{- $_ := set $cfg "memoryBudgetBytes" (int64 $c.memoryBudgetBytes | toString) -}}{{- end -}}
 {{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
 {{- /* More than one replica: a cluster (docs/CLUSTER.md) whose members are the StatefulSet's

@@ -3,11 +3,11 @@
 // onnxruntime computed), refuses a vector of the wrong width naming the example with the store
 // unchanged, and stops once the model file changed.
 #include <filesystem>
-#include <future>
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "server/core/engine.h"
+#include "server/encoders/onnx/onnx_engine_test_util.h"
 #include "server/encoders/onnx/onnx_test_util.h"
 
 namespace adaptd {
@@ -15,6 +15,9 @@ namespace {
 
 using adapt::v1::Example;
 using google::protobuf::RepeatedPtrField;
+using onnx_test::Adapt;
+using onnx_test::Compile;
+using onnx_test::FaastStore;
 
 adapt::v1::ServerConfig Config(const std::string& data_dir, const std::string& model) {
   adapt::v1::ServerConfig config;
@@ -25,19 +28,6 @@ adapt::v1::ServerConfig Config(const std::string& data_dir, const std::string& m
   *config.add_encoders() = onnx_test::OnnxConfig("proj", "linear.onnx");
   config.mutable_encoders(1)->set_model_path(model);
   return config;
-}
-
-adapt::v1::CreateStoreRequest Store(const std::string& name, const std::string& encoder) {
-  adapt::v1::CreateStoreRequest create;
-  create.set_tenant("acme");
-  create.set_store(name);
-  auto* spec = create.mutable_spec();
-  spec->set_kind(adapt::v1::STORE_KIND_FAAST);
-  spec->set_encoder(encoder);
-  spec->mutable_faast()->set_ridge(0.1);
-  spec->mutable_faast()->set_auto_compile_every(0);
-  spec->mutable_faast()->set_auto_compile_delay_ms(0);
-  return create;
 }
 
 // Rows of `values` (n floats each) labelled by `labels`.
@@ -51,22 +41,6 @@ RepeatedPtrField<Example> Examples(const std::vector<float>& values, size_t n,
     x->set_label(labels[r]);
   }
   return out;
-}
-
-absl::Status Adapt(Engine& engine, const std::string& store, const RepeatedPtrField<Example>& e) {
-  auto session = engine.StartWrite(TxnKind::kAdapt);
-  if (absl::Status s = session->Add("acme", store, e); !s.ok()) return s;
-  return session->Finish().status();
-}
-
-absl::Status Compile(Engine& engine, const std::string& store) {
-  adapt::v1::CompileRequest request;
-  request.set_tenant("acme");
-  request.set_store(store);
-  std::promise<absl::Status> done;
-  engine.Compile(request,
-                 [&](absl::StatusOr<adapt::v1::CompileResponse> r) { done.set_value(r.status()); });
-  return done.get_future().get();
 }
 
 absl::StatusOr<adapt::v1::PredictResponse> Predict(Engine& engine, const std::string& store,
@@ -95,8 +69,8 @@ TEST(OnnxEngineTest, AStoreOnTheEncoderAdaptsAndPredictsOnTheModelsKeys) {
   {
     auto engine = Engine::Create(Config(dir + "/data", model), backend.get(), nullptr);
     ASSERT_TRUE(engine.ok()) << engine.status();
-    ASSERT_TRUE((*engine)->CreateStore(Store("onnx", "proj")).ok());
-    ASSERT_TRUE((*engine)->CreateStore(Store("reference", "identity")).ok());
+    ASSERT_TRUE((*engine)->CreateStore(FaastStore("onnx", "proj")).ok());
+    ASSERT_TRUE((*engine)->CreateStore(FaastStore("reference", "identity")).ok());
     ASSERT_TRUE(Adapt(**engine, "onnx", Examples(inputs, 4, labels)).ok());
     ASSERT_TRUE(Adapt(**engine, "reference", Examples(keys, 3, labels)).ok());
     ASSERT_TRUE(Compile(**engine, "onnx").ok());

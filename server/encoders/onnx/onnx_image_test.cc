@@ -5,16 +5,14 @@
 // engine predicting as a store on the reference keys does.
 #include <filesystem>
 #include <fstream>
-#include <future>
 
-#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "server/core/engine.h"
 #include "server/encoders/onnx/onnx_encoder.h"
+#include "server/encoders/onnx/onnx_engine_test_util.h"
 #include "server/encoders/onnx/onnx_test_util.h"
 #include "server/encoders/test_util.h"
 
@@ -154,16 +152,6 @@ TEST_F(OnnxImageTest, TheFingerprintFollowsThePreprocessingNotTheLimits) {
   EXPECT_NE(fingerprint({{"resize_shorter", 10}, {"crop_width", 8}, {"crop_height", 8}}), base);
 }
 
-adapt::v1::CreateStoreRequest FaastStore(const std::string& name, const std::string& encoder) {
-  adapt::v1::CreateStoreRequest create;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      absl::StrCat("tenant: 'acme' store: '", name, "' spec { kind: STORE_KIND_FAAST encoder: '",
-                   encoder,
-                   "' faast { ridge: 0.1 auto_compile_every: 0 auto_compile_delay_ms: 0 } }"),
-      &create));
-  return create;
-}
-
 absl::Status AdaptAndCompile(Engine& engine, const std::string& store,
                              const std::vector<adapt::v1::Input>& inputs,
                              const std::vector<std::string>& labels) {
@@ -173,16 +161,8 @@ absl::Status AdaptAndCompile(Engine& engine, const std::string& store,
     *x->mutable_input() = inputs[i];
     x->set_label(labels[i]);
   }
-  auto session = engine.StartWrite(TxnKind::kAdapt);
-  if (absl::Status s = session->Add("acme", store, examples); !s.ok()) return s;
-  if (absl::Status s = session->Finish().status(); !s.ok()) return s;
-  adapt::v1::CompileRequest request;
-  request.set_tenant("acme");
-  request.set_store(store);
-  std::promise<absl::Status> done;
-  engine.Compile(request,
-                 [&](absl::StatusOr<adapt::v1::CompileResponse> r) { done.set_value(r.status()); });
-  return done.get_future().get();
+  if (absl::Status s = onnx_test::Adapt(engine, store, examples); !s.ok()) return s;
+  return onnx_test::Compile(engine, store);
 }
 
 TEST_F(OnnxImageTest, AFaastStoreOnTheEncoderPredictsAsOnTheReferenceKeys) {
@@ -197,8 +177,8 @@ TEST_F(OnnxImageTest, AFaastStoreOnTheEncoderPredictsAsOnTheReferenceKeys) {
   auto backend = kernels::MakeCpuBackend(1);
   auto engine = Engine::Create(config, backend.get(), nullptr);
   ASSERT_TRUE(engine.ok()) << engine.status();
-  ASSERT_TRUE((*engine)->CreateStore(FaastStore("pics", "pics")).ok());
-  ASSERT_TRUE((*engine)->CreateStore(FaastStore("reference", "identity")).ok());
+  ASSERT_TRUE((*engine)->CreateStore(onnx_test::FaastStore("pics", "pics")).ok());
+  ASSERT_TRUE((*engine)->CreateStore(onnx_test::FaastStore("reference", "identity")).ok());
   const std::vector<adapt::v1::Input> images = Images(c["images"]);
   std::vector<adapt::v1::Input> keys(images.size());
   for (size_t i = 0; i < images.size(); ++i) {

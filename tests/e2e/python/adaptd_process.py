@@ -37,7 +37,9 @@ def _die_with_parent_prefix():
 
 
 class AdaptdProcess:
-    def __init__(self, binary=None):
+    def __init__(self, binary=None, metrics_listen="off"):
+        """`metrics_listen`: adaptd's --metrics-listen (off unless a test scrapes it)."""
+        self.metrics_listen = metrics_listen
         self.binary = binary or os.environ.get("ADAPTD_BIN", "")
         if not self.binary or not os.access(self.binary, os.X_OK):
             raise RuntimeError("adaptd binary not found or not executable: ADAPTD_BIN=%r" %
@@ -54,7 +56,7 @@ class AdaptdProcess:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 _die_with_parent_prefix() +
-                [self.binary, "--listen", self.address, "--metrics-listen", "off",
+                [self.binary, "--listen", self.address, "--metrics-listen", self.metrics_listen,
                  "--data-dir", os.path.join(self.tmp, "data")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_S

@@ -16,22 +16,19 @@ Run by ctest with ADAPTD_BIN, ADAPTD_ONNXRUNTIME_LIBRARY, ADAPTD_ONNX_TESTDATA a
 
 import json
 import os
-import shutil
-import stat
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import unittest  # noqa: E402
 
 from adaptd_client import AdaptdError, Client  # noqa: E402
-from adaptd_process import AdaptdProcess, run_tests  # noqa: E402
+from adaptd_process import AdaptdProcess, free_port, run_tests  # noqa: E402
+from onnx_e2e import DATA, LIBRARY, MANUAL, TENANT, start_server, stop_server  # noqa: E402
+import onnx_e2e  # noqa: E402
 
-TENANT = "acme"
-DATA = os.environ.get("ADAPTD_ONNX_TESTDATA", "")
-LIBRARY = os.environ.get("ADAPTD_ONNXRUNTIME_LIBRARY", "")
-MANUAL = dict(auto_compile_every=0, auto_compile_delay_ms=0)
 SERVER = None
 TMP = tempfile.mkdtemp(prefix="adaptd-onnx-e2e-")
 
@@ -55,11 +52,7 @@ def launcher(library, flag=None):
     listen address and data directory)."""
     path = os.path.join(TMP, "adaptd-onnx-%d.sh" % len(os.listdir(TMP)))
     extra = ' --onnxruntime-library "%s"' % flag if flag else ""
-    with open(path, "w") as f:
-        f.write('#!/bin/sh\nADAPTD_ONNXRUNTIME_LIBRARY="%s" exec "%s" --config "%s"%s "$@"\n' %
-                (library, os.environ["ADAPTD_BIN"], write_config(), extra))
-    os.chmod(path, stat.S_IRWXU)
-    return path
+    return onnx_e2e.launcher(path, write_config(), library, extra)
 
 
 def predicts_alike(test, client, served, reference, labels, top_k):
@@ -84,17 +77,11 @@ def predicts_alike(test, client, served, reference, labels, top_k):
 
 def setUpModule():
     global SERVER
-    if not os.path.exists(LIBRARY):
-        raise RuntimeError("ONNX Runtime's library not found at ADAPTD_ONNXRUNTIME_LIBRARY=%r "
-                           "(bash .ci/dev build fetches it)" % LIBRARY)
-    SERVER = AdaptdProcess(binary=launcher(LIBRARY))
-    SERVER.start()
+    SERVER = start_server(launcher(LIBRARY))
 
 
 def tearDownModule():
-    if SERVER is not None:
-        SERVER.stop()
-    shutil.rmtree(TMP, ignore_errors=True)
+    stop_server(SERVER, TMP)
 
 
 class OnnxEncoderEndToEnd(unittest.TestCase):
@@ -178,6 +165,28 @@ class OnnxTextEncoderEndToEnd(unittest.TestCase):
         self.assertEqual([int(d) for d in words["output_tensors"][0]["shape"]], [-1, -1, 4])
         (proj,) = [e for e in self.client.encoders() if e["name"] == "proj"]
         self.assertEqual(proj["input_tensors"][0]["name"], "features")
+
+    def test_texts_cut_to_max_tokens_are_counted_in_prometheus(self):
+        """adaptd_encoder_truncated_texts_total{encoder="words"}: 0 from the start, then the
+        texts cut to maxTokens (6: [CLS], 4 words, [SEP]); none for the vector encoder."""
+        port = free_port()
+        server = AdaptdProcess(binary=launcher(LIBRARY), metrics_listen="127.0.0.1:%d" % port)
+        server.start()
+
+        def series():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                lines = r.read().decode().splitlines()
+            return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in lines
+                    if line.startswith("adaptd_encoder_truncated_texts_total")}
+        try:
+            self.assertEqual(series(), {'adaptd_encoder_truncated_texts_total{encoder="words"}': 0})
+            with Client(server.address, timeout=30.0) as client:
+                client.create_store(TENANT, "cut", encoder="words", ridge=0.1, **MANUAL)
+                client.adapt(TENANT, "cut", ["the cat sat on the mat a dog ran", "cat",
+                                             "the dogs ran on the mat"], labels=["x", "y", "x"])
+            self.assertEqual(series(), {'adaptd_encoder_truncated_texts_total{encoder="words"}': 2})
+        finally:
+            server.stop()
 
     def test_a_text_store_predicts_as_one_on_the_pooled_rows(self):
         predicts_alike(self, self.client, ("words", "words", self.texts),

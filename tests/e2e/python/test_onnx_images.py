@@ -19,7 +19,6 @@ import json
 import os
 import pathlib
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -32,12 +31,9 @@ from PIL import Image  # noqa: E402
 
 from adaptd_client import AdaptdError, Client  # noqa: E402
 from adaptd_client._images import encode_png  # noqa: E402
-from adaptd_process import AdaptdProcess, run_tests  # noqa: E402
+from adaptd_process import run_tests  # noqa: E402
+from onnx_e2e import DATA, MANUAL, TENANT, launcher, start_server, stop_server  # noqa: E402
 
-TENANT = "acme"
-DATA = os.environ.get("ADAPTD_ONNX_TESTDATA", "")
-LIBRARY = os.environ.get("ADAPTD_ONNXRUNTIME_LIBRARY", "")
-MANUAL = dict(auto_compile_every=0, auto_compile_delay_ms=0)
 SERVER = None
 TMP = tempfile.mkdtemp(prefix="adaptd-onnx-images-e2e-")
 
@@ -47,7 +43,7 @@ def reference():
         return json.load(f)["cases"][0]
 
 
-def launcher():
+def write_config():
     config = os.path.join(TMP, "config.json")
     case = reference()
     with open(config, "w") as f:
@@ -55,27 +51,16 @@ def launcher():
             {"name": "identity", "type": "identity"},
             {"name": "pics", "type": "onnx", "input": "image",
              "modelPath": os.path.join(DATA, case["model"]), "image": case["config"]}]}, f)
-    path = os.path.join(TMP, "adaptd-onnx-images.sh")
-    with open(path, "w") as f:
-        f.write('#!/bin/sh\nADAPTD_ONNXRUNTIME_LIBRARY="%s" exec "%s" --config "%s" "$@"\n' %
-                (LIBRARY, os.environ["ADAPTD_BIN"], config))
-    os.chmod(path, stat.S_IRWXU)
-    return path
+    return config
 
 
 def setUpModule():
     global SERVER
-    if not os.path.exists(LIBRARY):
-        raise RuntimeError("ONNX Runtime's library not found at ADAPTD_ONNXRUNTIME_LIBRARY=%r "
-                           "(bash .ci/dev build fetches it)" % LIBRARY)
-    SERVER = AdaptdProcess(binary=launcher())
-    SERVER.start()
+    SERVER = start_server(launcher(os.path.join(TMP, "adaptd-onnx-images.sh"), write_config()))
 
 
 def tearDownModule():
-    if SERVER is not None:
-        SERVER.stop()
-    shutil.rmtree(TMP, ignore_errors=True)
+    stop_server(SERVER, TMP)
 
 
 class OnnxImagesEndToEnd(unittest.TestCase):

@@ -14,6 +14,7 @@
 #include "server/http/delimited_body.h"
 #include "server/http/json_mapping.h"
 #include "server/http/oip.h"
+#include "server/http/predict_json.h"
 
 namespace adaptd::http {
 namespace {
@@ -94,7 +95,16 @@ template <typename Req, Check kCheck, Access kAccess>
 std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo& info,
                               absl::string_view body, absl::Time start, Req* request,
                               AdmittedCall* admitted) {
-  absl::Status status = ParseJson(body, request);
+  absl::Status status;
+  if constexpr (std::is_same_v<Req, pb::PredictRequest>) {
+    // Predict's common shape read directly; any other form, and every refusal, the mapping's.
+    if (!ReadPredictJson(body, request)) {
+      request->Clear();
+      status = ParseJson(body, request);
+    }
+  } else {
+    status = ParseJson(body, request);
+  }
   if (status.ok()) status = service.Admit(info, TenantOf(*request), admitted);
   if (!status.ok()) {
     service.Record(name, status, start, Transport::kHttp);

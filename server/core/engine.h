@@ -124,6 +124,14 @@ class Engine {
   }
   std::map<std::string, uint64_t> MemoryByTenant() const { return directory_->MemoryByTenant(); }
 
+  // A member of a cluster on etcd (docs/CLUSTER_ETCD.md): the shards it comes to hold and
+  // gives up, StoreDirectory's AdoptShard and ReleaseShard.
+  absl::Status AdoptShard(int shard) { return directory_->AdoptShard(shard); }
+  absl::StatusOr<size_t> ReleaseShard(
+      int shard, const std::function<bool(const std::string&, const std::string&)>& in_shard) {
+    return directory_->ReleaseShard(shard, in_shard);
+  }
+
   // Cluster hand-off (docs/CLUSTER.md, "Hand-off"): StoreDirectory's and StoreAdmin's.
   bool Holds(const std::string& tenant, const std::string& store) const {
     return directory_->Holds(tenant, store);

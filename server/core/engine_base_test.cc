@@ -55,7 +55,7 @@ class EngineBaseTest : public ::testing::Test {
 
   void RefreshBaseScenario();
   // More configuration, for a variant of the fixture.
-  virtual void Configure(adapt::v1::ServerConfig* config) {}
+  virtual void Configure(adapt::v1::ServerConfig* /*config*/) {}
 
   static StoreSpec Faast(double ridge, const std::string& base = "") {
     StoreSpec spec;

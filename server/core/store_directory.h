@@ -63,6 +63,14 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   // Opens the durability (null: nothing is durable) and makes a slot of each store it
   // recovered (store_directory_tiers.cc). Once, before serving.
   absl::Status Open(const DurabilityOpener& open);
+  // A cluster member's shards (docs/CLUSTER_ETCD.md). AdoptShard makes a slot of each store the
+  // durability recovers for the shard, as Open does at start. ReleaseShard closes the write
+  // fence of each store `in_shard` names (waiting for the writes in flight), has the
+  // durability write them out and forget them, and removes their slots without a durable
+  // record (their truth stays where the durability keeps it); how many went.
+  absl::Status AdoptShard(int shard);
+  absl::StatusOr<size_t> ReleaseShard(
+      int shard, const std::function<bool(const std::string&, const std::string&)>& in_shard);
   // Null when nothing is durable.
   Durability* durability() const { return durability_.get(); }
   // Stops the residency thread (eviction); idempotent.
@@ -219,6 +227,8 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   absl::Status RemoveLocked(const std::string& tenant, const std::string& store,
                             bool keep_dependants) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   // FailedPrecondition while `key` is leased as a base of a create on another member.
+  // Makes a slot of each recovered store (Open, AdoptShard).
+  absl::Status Adopt(std::vector<RecoveredStore>& recovered);
   absl::Status CheckBaseLease(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   void AddDependantLocked(const std::string& base, const std::string& dependant)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);

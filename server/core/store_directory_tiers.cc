@@ -32,6 +32,54 @@ absl::Status StoreDirectory::Open(const DurabilityOpener& open) {
   std::vector<RecoveredStore> recovered;
   ASSIGN_OR_RETURN(durability_, open(&recovered));
   const absl::Time opened = absl::Now();
+  RETURN_IF_ERROR(Adopt(recovered));
+  recovered.clear();
+  recovered.shrink_to_fit();
+#ifdef __GLIBC__
+  // Recovery's temporaries (every store's catalog record, read and copied) are freed now;
+  // the pages they leave whole go back to the system (bench/RESULTS.md, "Heap per cold and
+  // warm store").
+  malloc_trim(0);
+#endif
+  recovery_report_ = absl::StrFormat("recovered %s; slots %.3f s", durability_->recovery_report(),
+                                     absl::ToDoubleSeconds(absl::Now() - opened));
+  return absl::OkStatus();
+}
+
+absl::Status StoreDirectory::AdoptShard(int shard) {
+  if (durability_ == nullptr) return absl::FailedPreconditionError("nothing is durable here");
+  std::vector<RecoveredStore> recovered;
+  RETURN_IF_ERROR(durability_->OpenShard(shard, &recovered));
+  return Adopt(recovered);
+}
+
+absl::StatusOr<size_t> StoreDirectory::ReleaseShard(
+    int shard, const std::function<bool(const std::string&, const std::string&)>& in_shard) {
+  if (durability_ == nullptr) return absl::FailedPreconditionError("nothing is durable here");
+  const std::vector<std::pair<std::string, std::string>> held = registry_.Names(in_shard);
+  for (const auto& [tenant, store] : held) CloseFence(tenant, store);
+  std::vector<std::string> closed;
+  absl::Status written = durability_->CloseShard(shard, &closed);
+  size_t removed = 0;
+  if (written.ok()) {
+    absl::MutexLock base_lock(&base_mu_);
+    for (const auto& [tenant, store] : held) {
+      absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Remove(tenant, store);
+      if (!slot.ok()) continue;
+      RemoveDependantLocked(absl::StrCat(tenant, "/", store));
+      (*slot)->Retire();
+      if (metrics_ != nullptr) {
+        if (auto loaded = (*slot)->loaded(); loaded != nullptr) metrics_->ForgetStore(loaded.get());
+      }
+      ++removed;
+    }
+  }
+  for (const auto& [tenant, store] : held) OpenFence(tenant, store);
+  if (!written.ok()) return written;
+  return removed;
+}
+
+absl::Status StoreDirectory::Adopt(std::vector<RecoveredStore>& recovered) {
   for (auto& r : recovered) {
     // A cold store is read from the durability by the first call that needs it.
     auto slot = r.store != nullptr
@@ -51,16 +99,6 @@ absl::Status StoreDirectory::Open(const DurabilityOpener& open) {
       if (residency_ != nullptr) residency_->Loaded(slot);
     }
   }
-  recovered.clear();
-  recovered.shrink_to_fit();
-#ifdef __GLIBC__
-  // Recovery's temporaries (every store's catalog record, read and copied) are freed now;
-  // the pages they leave whole go back to the system (bench/RESULTS.md, "Heap per cold and
-  // warm store").
-  malloc_trim(0);
-#endif
-  recovery_report_ = absl::StrFormat("recovered %s; slots %.3f s", durability_->recovery_report(),
-                                     absl::ToDoubleSeconds(absl::Now() - opened));
   return absl::OkStatus();
 }
 

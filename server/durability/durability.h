@@ -160,6 +160,17 @@ class Durability {
     return absl::OkStatus();
   }
 
+  // A cluster member's shards (docs/CLUSTER_ETCD.md), for a durability whose stores are kept
+  // by shard (EtcdDurability as a member): OpenShard recovers the shard's stores into
+  // `recovered`; CloseShard writes the shard's changed stores out and forgets them, naming each
+  // ("tenant/store") in `closed`. Others answer FailedPrecondition.
+  virtual absl::Status OpenShard(int /*shard*/, std::vector<RecoveredStore>* /*recovered*/) {
+    return absl::FailedPreconditionError("this server's durability is not kept by shard");
+  }
+  virtual absl::Status CloseShard(int /*shard*/, std::vector<std::string>* /*closed*/) {
+    return absl::FailedPreconditionError("this server's durability is not kept by shard");
+  }
+
   // Stores the state of every store changed since it was last stored and drops the log that
   // state covers; a store that fails keeps its log (CheckpointError says why), the others go
   // on.

@@ -171,8 +171,8 @@ class EtcdDurability final : public Durability {
   // `recovered` as Open does for a single server; CloseShard writes each changed store of the
   // shard to object storage (what it cannot write stays in etcd's log, durable) and forgets the
   // shard's stores, naming them in `closed`. The caller stops the shard's calls first.
-  absl::Status OpenShard(int shard, std::vector<RecoveredStore>* recovered);
-  absl::Status CloseShard(int shard, std::vector<std::string>* closed);
+  absl::Status OpenShard(int shard, std::vector<RecoveredStore>* recovered) override;
+  absl::Status CloseShard(int shard, std::vector<std::string>* closed) override;
 
   // The age of the oldest change not yet in object storage, in seconds (0 when every store's
   // state is there): what a snapshot lags by. Visits every store.

@@ -96,6 +96,83 @@ absl::StatusOr<absl::string_view> TakeBinary(const Json& parameters, const std::
   return bytes;
 }
 
+// One input tensor being read: its JSON, its parameters, whether its data is binary, and how
+// the answers name it.
+struct Tensor {
+  const Json& input;
+  const Json& parameters;
+  bool in_binary;
+  std::string where;
+};
+
+// A BYTES tensor's elements, from JSON strings or length-prefixed binary.
+absl::Status ReadTexts(const Tensor& t, absl::string_view* binary,
+                       std::vector<std::string>* texts) {
+  if (!t.in_binary) {
+    std::vector<const Json*> elements;
+    Flatten(t.input["data"], &elements);
+    for (const Json* e : elements) {
+      if (!e->is_string()) {
+        return Invalid(t.where, absl::StrCat("data[", texts->size(), "]: expected a string"));
+      }
+      texts->push_back(e->get<std::string>());
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<absl::string_view> data = TakeBinary(t.parameters, t.where, binary);
+  if (!data.ok()) return data.status();
+  absl::string_view rest = *data;
+  while (!rest.empty()) {
+    if (rest.size() < 4) return Invalid(t.where, "binary data: an element's length cut short");
+    const uint32_t n = ReadLength(rest.data());
+    rest.remove_prefix(4);
+    if (n > rest.size()) {
+      return Invalid(t.where, absl::StrCat("binary data: element ", texts->size(), " of ", n,
+                                           " bytes runs past binary_data_size"));
+    }
+    texts->emplace_back(rest.substr(0, n));
+    rest.remove_prefix(n);
+  }
+  return absl::OkStatus();
+}
+
+// An FP32 or FP64 tensor's `count` elements (`width` bytes each in binary), from JSON numbers
+// or little-endian binary.
+absl::Status ReadFloats(const Tensor& t, size_t width, uint64_t count, absl::string_view* binary,
+                        std::vector<double>* values) {
+  if (!t.in_binary) {
+    std::vector<const Json*> elements;
+    Flatten(t.input["data"], &elements);
+    values->reserve(elements.size());
+    for (const Json* e : elements) {
+      if (!e->is_number()) {
+        return Invalid(
+            t.where, absl::StrCat("data[", values->size(), "]: expected a number, got ", Dump(*e)));
+      }
+      values->push_back(e->get<double>());
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<absl::string_view> data = TakeBinary(t.parameters, t.where, binary);
+  if (!data.ok()) return data.status();
+  if (data->size() != count * width) {
+    return Invalid(t.where, absl::StrCat("shape ", Dump(t.input["shape"]), " of ",
+                                         t.input["datatype"].get<std::string>(), " is ",
+                                         count * width, " bytes, binary_data_size ", data->size()));
+  }
+  values->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (width == 4) {
+      float f;
+      std::memcpy(&f, data->data() + i * 4, 4);
+      (*values)[i] = f;
+    } else {
+      std::memcpy(&(*values)[i], data->data() + i * 8, 8);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Reads the input tensor into `predict`'s inputs.
 absl::Status ReadInput(const Json& input, absl::string_view* binary, pb::PredictRequest* predict) {
   if (!input.is_object()) return Invalid("inputs[0]", "expected an object");
@@ -127,84 +204,28 @@ absl::Status ReadInput(const Json& input, absl::string_view* binary, pb::Predict
   const Json empty = Json::object();
   const Json& parameters =
       input.contains("parameters") && input["parameters"].is_object() ? input["parameters"] : empty;
-  const bool in_binary = parameters.contains("binary_data_size");
-  if (in_binary && input.contains("data")) {
+  const Tensor tensor{input, parameters, parameters.contains("binary_data_size"), where};
+  if (tensor.in_binary && input.contains("data")) {
     return Invalid(where, "both data and parameters.binary_data_size; send one");
   }
-  if (!in_binary && !input.contains("data")) {
+  if (!tensor.in_binary && !input.contains("data")) {
     return Invalid(where, "no data and no parameters.binary_data_size");
   }
-
+  auto mismatch = [&](size_t got) {
+    return Invalid(where, absl::StrCat("shape ", Dump(input["shape"]), " holds ", count,
+                                       " elements, the data ", got));
+  };
   if (bytes) {
     std::vector<std::string> texts;
-    if (in_binary) {
-      absl::StatusOr<absl::string_view> data = TakeBinary(parameters, where, binary);
-      if (!data.ok()) return data.status();
-      absl::string_view rest = *data;
-      while (!rest.empty()) {
-        if (rest.size() < 4) return Invalid(where, "binary data: an element's length cut short");
-        const uint32_t n = ReadLength(rest.data());
-        rest.remove_prefix(4);
-        if (n > rest.size()) {
-          return Invalid(where, absl::StrCat("binary data: element ", texts.size(), " of ", n,
-                                             " bytes runs past binary_data_size"));
-        }
-        texts.emplace_back(rest.substr(0, n));
-        rest.remove_prefix(n);
-      }
-    } else {
-      std::vector<const Json*> elements;
-      Flatten(input["data"], &elements);
-      for (const Json* e : elements) {
-        if (!e->is_string()) {
-          return Invalid(where, absl::StrCat("data[", texts.size(), "]: expected a string"));
-        }
-        texts.push_back(e->get<std::string>());
-      }
-    }
-    if (texts.size() != count) {
-      return Invalid(where, absl::StrCat("shape ", Dump(input["shape"]), " holds ", count,
-                                         " elements, the data ", texts.size()));
-    }
+    if (absl::Status s = ReadTexts(tensor, binary, &texts); !s.ok()) return s;
+    if (texts.size() != count) return mismatch(texts.size());
     if (texts.empty()) return Invalid(where, "shape: an empty tensor; send at least one text");
     for (std::string& text : texts) predict->add_inputs()->set_text(std::move(text));
     return absl::OkStatus();
   }
-
   std::vector<double> values;
-  if (in_binary) {
-    absl::StatusOr<absl::string_view> data = TakeBinary(parameters, where, binary);
-    if (!data.ok()) return data.status();
-    if (data->size() != count * width) {
-      return Invalid(where, absl::StrCat("shape ", Dump(input["shape"]), " of ", datatype, " is ",
-                                         count * width, " bytes, binary_data_size ", data->size()));
-    }
-    values.resize(count);
-    for (size_t i = 0; i < count; ++i) {
-      if (width == 4) {
-        float f;
-        std::memcpy(&f, data->data() + i * 4, 4);
-        values[i] = f;
-      } else {
-        std::memcpy(&values[i], data->data() + i * 8, 8);
-      }
-    }
-  } else {
-    std::vector<const Json*> elements;
-    Flatten(input["data"], &elements);
-    values.reserve(elements.size());
-    for (const Json* e : elements) {
-      if (!e->is_number()) {
-        return Invalid(
-            where, absl::StrCat("data[", values.size(), "]: expected a number, got ", Dump(*e)));
-      }
-      values.push_back(e->get<double>());
-    }
-    if (values.size() != count) {
-      return Invalid(where, absl::StrCat("shape ", Dump(input["shape"]), " holds ", count,
-                                         " elements, the data ", values.size()));
-    }
-  }
+  if (absl::Status s = ReadFloats(tensor, width, count, binary, &values); !s.ok()) return s;
+  if (values.size() != count) return mismatch(values.size());
   return AddRows(values, *shape, where, predict);
 }
 

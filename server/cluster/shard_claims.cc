@@ -262,9 +262,11 @@ void ShardClaims::Claim(const std::vector<int>& shards, ClaimReason reason) {
     }
     const int64_t fence = response->header().revision();
     for (size_t i = begin; i < end; ++i) {
+      {
+        absl::MutexLock lock(&mu_);
+        held_[shards[i]] = fence;
+      }
       if (hooks_.on_acquired) hooks_.on_acquired(shards[i], fence, reason);
-      absl::MutexLock lock(&mu_);
-      held_[shards[i]] = fence;
     }
   }
 }
@@ -290,9 +292,11 @@ void ShardClaims::Reclaim(const std::vector<int>& shards) {
     absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
     if (!response.ok() || !response->succeeded()) continue;  // next round, from the table
     const int64_t fence = response->header().revision();
+    {
+      absl::MutexLock lock(&mu_);
+      held_[shard] = fence;
+    }
     if (hooks_.on_acquired) hooks_.on_acquired(shard, fence, ClaimReason::kRestart);
-    absl::MutexLock lock(&mu_);
-    held_[shard] = fence;
   }
 }
 

@@ -77,8 +77,8 @@ class ShardClaims {
     etcd::EtcdWatcher::Options watch;
   };
   struct Hooks {
-    // A shard this member now holds, under `fence`: open it (read its stores' entries). Runs
-    // before the shard is reported held.
+    // A shard this member now holds, under `fence` (FenceOf answers it already): open it
+    // (read its stores' entries).
     std::function<void(int shard, int64_t fence, ClaimReason reason)> on_acquired;
     // Before a release: stop the shard's writes, write its changed stores out, unload them. An
     // error keeps the shard held, and the release is tried again next tick.

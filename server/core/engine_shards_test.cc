@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/config/config.h"
 #include "server/core/engine.h"
+#include "server/core/testing/engine_calls.h"
 #include "server/durability/testing/etcd_harness.h"
 
 namespace adaptd {
@@ -35,61 +35,20 @@ class EngineShardsTest : public ::testing::Test {
     return engine.ok() ? *std::move(engine) : nullptr;
   }
 
-  static absl::Status Create(Engine& engine, const std::string& store) {
-    adapt::v1::CreateStoreRequest create;
-    create.set_tenant("acme");
-    create.set_store(store);
-    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
-    create.mutable_spec()->mutable_output()->set_kind(adapt::v1::OutputSpec::KIND_LABELS);
-    create.mutable_spec()->mutable_faast()->set_auto_compile_delay_ms(0);
-    return engine.CreateStore(create).status();
+  absl::Status Create(Engine& engine, const std::string& store) {
+    return testing_util::CreateFaast(engine, "acme", store);
   }
-
   // Four examples with ids ID-0..ID-3, one Adapt call; how many were resends.
   absl::StatusOr<uint64_t> Adapt(Engine& engine, const std::string& store, const std::string& id) {
-    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-    std::normal_distribution<double> normal;
-    for (int i = 0; i < 4; ++i) {
-      adapt::v1::Example* e = examples.Add();
-      e->set_label(i % 2 ? "odd" : "even");
-      e->set_id(absl::StrCat(id, "-", i));
-      for (int j = 0; j < kDim; ++j) {
-        e->mutable_input()->mutable_vector()->add_values(static_cast<float>(normal(rng_)));
-      }
-    }
-    auto session = engine.StartWrite(TxnKind::kAdapt);
-    if (absl::Status added = session->Add("acme", store, examples); !added.ok()) return added;
-    absl::StatusOr<adapt::v1::AdaptResponse> done = session->Finish();
-    if (!done.ok()) return done.status();
-    return done->duplicates();
+    ASSIGN_OR_RETURN(adapt::v1::AdaptResponse done,
+                     testing_util::AdaptRandom(engine, "acme", store, kDim, rng_, id));
+    return done.duplicates();
   }
-
   static absl::Status Compile(Engine& engine, const std::string& store) {
-    adapt::v1::CompileRequest compile;
-    compile.set_tenant("acme");
-    compile.set_store(store);
-    absl::Notification compiled;
-    absl::Status result = absl::UnknownError("not run");
-    engine.Compile(compile, [&](absl::StatusOr<adapt::v1::CompileResponse> r) {
-      result = r.status();
-      compiled.Notify();
-    });
-    compiled.WaitForNotification();
-    return result;
+    return testing_util::CompileNow(engine, "acme", store);
   }
-
   static absl::StatusOr<std::string> Answer(Engine& engine, const std::string& store) {
-    adapt::v1::PredictRequest predict;
-    predict.set_tenant("acme");
-    predict.set_store(store);
-    predict.set_top_k(2);
-    adapt::v1::Input* query = predict.add_inputs();
-    for (int j = 0; j < kDim; ++j) {
-      query->mutable_vector()->add_values(0.3f * static_cast<float>(j) - 0.5f);
-    }
-    absl::StatusOr<adapt::v1::PredictResponse> answer = engine.Predict(predict);
-    if (!answer.ok()) return answer.status();
-    return answer->SerializeAsString();
+    return testing_util::AnswerOf(engine, "acme", store, kDim);
   }
 
   std::unique_ptr<kernels::Backend> backend_;

@@ -1,0 +1,191 @@
+// ClusterMember end to end in one process (docs/CLUSTER_ETCD.md): members, each a registry, its
+// claims and an engine over EtcdDurability kept by shard, on a real etcd and SeaweedFS
+// (server/durability/testing/shared_services.h). A first member serves every store; a second
+// joins and wins about half of the 16 shards, whose stores then answer there as they answered
+// before, with no data copied between the members; the second drains, and every store answers
+// at the first again, as acknowledged, and takes writes.
+#include "server/cluster/cluster_member.h"
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/base/status_macros.h"
+#include "server/config/config.h"
+#include "server/core/testing/engine_calls.h"
+#include "server/durability/etcd_durability.h"
+#include "server/durability/testing/shared_services.h"
+
+namespace adaptd::cluster {
+namespace {
+
+constexpr int kShards = 16;
+constexpr int kDim = 4;
+
+class ClusterMemberTest : public ::testing::Test {
+ protected:
+  struct Node {
+    std::unique_ptr<etcd::EtcdClient> client;
+    std::unique_ptr<ClusterMember> member;
+    std::unique_ptr<Engine> engine;
+  };
+
+  void SetUp() override { backend_ = kernels::MakeCpuBackend(1); }
+  void TearDown() override {
+    for (auto& [name, node] : nodes_) node.member.reset();  // claims stop before the engines go
+    nodes_.clear();
+  }
+
+  void Join(const std::string& name) {
+    Node& node = nodes_[name];
+    etcd::testing::EtcdCluster* etcd = testing_util::SharedEtcd();
+    ASSERT_NE(etcd, nullptr);
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = etcd->Client();
+    ASSERT_TRUE(client.ok()) << client.status();
+    node.client = *std::move(client);
+    ClusterMember::Options options;
+    options.registry.prefix = prefix_;
+    options.registry.self = name;
+    options.registry.address = absl::StrCat(name, ".adaptd:50051");
+    options.registry.lease_ttl = absl::Seconds(2);
+    options.registry.settle = absl::ZeroDuration();
+    options.claims.shards = kShards;
+    options.claims.tick = absl::Milliseconds(100);
+    absl::StatusOr<std::unique_ptr<ClusterMember>> member =
+        ClusterMember::Register(node.client.get(), options);
+    ASSERT_TRUE(member.ok()) << member.status();
+    node.member = *std::move(member);
+    ClusterMember* joined = node.member.get();
+    absl::StatusOr<std::unique_ptr<Engine>> engine = Engine::CreateOver(
+        DefaultConfig(), backend_.get(), nullptr,
+        [&, joined](
+            std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
+          ASSIGN_OR_RETURN(std::unique_ptr<etcd::EtcdClient> own, etcd->Client());
+          ASSIGN_OR_RETURN(std::unique_ptr<S3ObjectStore> bucket,
+                           testing_util::SharedBucket(bucket_));
+          EtcdDurability::Options durable;
+          durable.prefix = prefix_;
+          durable.shards = joined->fences();
+          ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> opened,
+                           EtcdDurability::Open(std::move(own), std::move(bucket), backend_.get(),
+                                                recovered, std::move(durable)));
+          return std::unique_ptr<Durability>(std::move(opened));
+        });
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    node.engine = *std::move(engine);
+    ASSERT_TRUE(node.member->Serve(node.engine.get()).ok());
+  }
+
+  // Every member settled: each shard held by its desired owner and adopted there.
+  bool Settled() {
+    size_t adopted = 0;
+    for (auto& [name, node] : nodes_) {
+      if (!node.member->claims().Settled()) return false;
+      const std::vector<int> held = node.member->claims().Held();
+      if (std::set<int>(held.begin(), held.end()) != node.member->Adopted()) return false;
+      adopted += held.size();
+    }
+    return adopted == kShards;
+  }
+  bool Eventually(const std::function<bool()>& check) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    while (!check()) {
+      if (absl::Now() >= deadline) return false;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return true;
+  }
+
+  // The engine of the member that serves acme/`store`, as `via` routes it.
+  Engine* ServerOf(const std::string& via, const std::string& store) {
+    absl::StatusOr<std::string> route = nodes_.at(via).member->Route("acme", store);
+    EXPECT_TRUE(route.ok()) << route.status();
+    if (!route.ok()) return nullptr;
+    return nodes_.at(route->empty() ? via : *route).engine.get();
+  }
+
+  absl::Status Create(Engine& engine, const std::string& store) {
+    return testing_util::CreateFaast(engine, "acme", store);
+  }
+  absl::Status AdaptAndCompile(Engine& engine, const std::string& store) {
+    RETURN_IF_ERROR(testing_util::AdaptRandom(engine, "acme", store, kDim, rng_).status());
+    return testing_util::CompileNow(engine, "acme", store);
+  }
+  static absl::StatusOr<std::string> Answer(Engine& engine, const std::string& store) {
+    return testing_util::AnswerOf(engine, "acme", store, kDim);
+  }
+
+  std::unique_ptr<kernels::Backend> backend_;
+  const std::string bucket_ = testing_util::UniqueName();
+  const std::string prefix_ = absl::StrCat("/cluster-member-test/", bucket_, "/");
+  std::map<std::string, Node> nodes_;
+  std::mt19937 rng_{11};
+};
+
+TEST_F(ClusterMemberTest, AJoiningMemberTakesItsShardsAndADrainGivesThemBack) {
+  Join("a");
+  ASSERT_TRUE(Eventually([&] { return Settled(); }));
+  std::vector<std::string> names;
+  std::map<std::string, std::string> answers;
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = absl::StrCat("s", i);
+    names.push_back(name);
+    Engine* engine = ServerOf("a", name);
+    ASSERT_EQ(engine, nodes_.at("a").engine.get());
+    ASSERT_TRUE(Create(*engine, name).ok());
+    ASSERT_TRUE(AdaptAndCompile(*engine, name).ok());
+    absl::StatusOr<std::string> answer = Answer(*engine, name);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    answers[name] = *answer;
+  }
+
+  Join("b");
+  ASSERT_TRUE(Eventually([&] { return Settled(); }));
+  const std::vector<int> of_b = nodes_.at("b").member->claims().Held();
+  EXPECT_GE(of_b.size(), 3u);
+  EXPECT_LE(of_b.size(), 13u);
+  int at_b = 0;
+  for (const std::string& name : names) {
+    for (const char* via : {"a", "b"}) {
+      Engine* engine = ServerOf(via, name);
+      ASSERT_NE(engine, nullptr);
+      absl::StatusOr<std::string> answer = Answer(*engine, name);
+      ASSERT_TRUE(answer.ok()) << name << " via " << via << ": " << answer.status();
+      EXPECT_EQ(*answer, answers[name]) << name;
+    }
+    if (ServerOf("a", name) == nodes_.at("b").engine.get()) ++at_b;
+  }
+  EXPECT_GT(at_b, 0) << "no store's shard moved to b";
+  // Writes go on wherever each store is served.
+  for (const std::string& name : names) {
+    ASSERT_TRUE(AdaptAndCompile(*ServerOf("b", name), name).ok()) << name;
+    absl::StatusOr<std::string> answer = Answer(*ServerOf("b", name), name);
+    ASSERT_TRUE(answer.ok());
+    answers[name] = *answer;
+  }
+
+  ASSERT_TRUE(nodes_.at("a")
+                  .member->registry()
+                  .SetStateOf("b", adapt::v1::ClusterMemberRecord::DRAINING)
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_.at("b").member->claims().Held().empty() &&
+           nodes_.at("a").member->Adopted().size() == kShards;
+  }));
+  for (const std::string& name : names) {
+    Engine* engine = ServerOf("a", name);
+    ASSERT_EQ(engine, nodes_.at("a").engine.get()) << name;
+    absl::StatusOr<std::string> answer = Answer(*engine, name);
+    ASSERT_TRUE(answer.ok()) << name << ": " << answer.status();
+    EXPECT_EQ(*answer, answers[name]) << name;
+    EXPECT_TRUE(AdaptAndCompile(*engine, name).ok()) << name;
+    EXPECT_FALSE(nodes_.at("b").engine->Holds("acme", name));
+  }
+}
+
+}  // namespace
+}  // namespace adaptd::cluster

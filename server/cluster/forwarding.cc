@@ -226,6 +226,34 @@ void Forwarder::Unary(const cluster::Member& owner, const char* method,
                             });
 }
 
+void Forwarder::UnaryMessage(const cluster::Member& owner, const char* method, std::string request,
+                             absl::Time deadline,
+                             const std::vector<std::pair<std::string, std::string>>& metadata,
+                             std::string* response, std::function<void(const grpc::Status&)> done) {
+  auto client = std::make_shared<grpc::ClientContext>();
+  if (deadline != absl::InfiniteFuture()) client->set_deadline(absl::ToChronoTime(deadline));
+  for (const auto& [key, value] : metadata) client->AddMetadata(key, value);
+  client->AddMetadata(kForwardedHeader, membership_.self().name);
+  grpc::Slice slice(request);
+  auto sent = std::make_shared<grpc::ByteBuffer>(&slice, 1);
+  auto reply = std::make_shared<grpc::ByteBuffer>();
+  StubFor(owner)->UnaryCall(
+      client.get(), absl::StrCat(kServicePath, method), grpc::StubOptions(), sent.get(),
+      reply.get(),
+      [this, client, sent, reply, response, method, done = std::move(done)](grpc::Status status) {
+        if (status.ok()) {
+          std::vector<grpc::Slice> slices;
+          status = reply->Dump(&slices);
+          response->clear();
+          for (const grpc::Slice& s : slices) {
+            response->append(reinterpret_cast<const char*>(s.begin()), s.size());
+          }
+        }
+        Record(method, status);
+        done(status);
+      });
+}
+
 std::shared_ptr<RelayStream> Forwarder::OpenStream(const cluster::Member& owner, const char* method,
                                                    grpc::CallbackServerContext* context,
                                                    const grpc::ByteBuffer& first, bool last,

@@ -14,9 +14,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "adapt/v1/config.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -71,6 +74,15 @@ class Forwarder {
   void Unary(const cluster::Member& owner, const char* method, grpc::CallbackServerContext* context,
              const grpc::ByteBuffer& request, grpc::ByteBuffer* response,
              std::function<void(const grpc::Status&)> done);
+
+  // Passes a request already parsed (its serialized bytes) to `owner` from outside a gRPC
+  // call (the HTTP front end, docs/HTTP.md "A cluster"): the call carries `deadline`,
+  // `metadata` (credentials included) and the forwarded mark. `done` runs once, on a gRPC
+  // thread, with the owner's status; `response` then holds the owner's reply's bytes.
+  void UnaryMessage(const cluster::Member& owner, const char* method, std::string request,
+                    absl::Time deadline,
+                    const std::vector<std::pair<std::string, std::string>>& metadata,
+                    std::string* response, std::function<void(const grpc::Status&)> done);
 
   // Prepares the stream with `first` as its first message (with `last`, the only one: the
   // stream is half-closed with it); Stream::Start begins it.

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/descriptor.h"
@@ -24,9 +25,9 @@ namespace pb = adapt::v1;
 // What a call checks after admission and before it runs.
 enum class Check {
   kNone,   // ListEncoders
-  kRoute,  // a store call: served here, or refused when another member holds the store
+  kRoute,  // a store call: served here, or relayed (else refused) when another member holds it
   kBase,   // CreateStore: the base's tenant, then the route
-  kList,   // ListStores: one server's page (a cluster's listing is gathered over gRPC)
+  kList,   // ListStores: one server's page, or a cluster's pages gathered (else refused)
   kAdmin,  // ClusterStatus, DrainMember: admin tokens, a cluster member
 };
 
@@ -64,13 +65,16 @@ Refusal Misdirected(const std::string& tenant, const std::string& store,
   return {MisdirectedStatus(tenant, store, member), kMisdirected};
 }
 
-// The check of `kCheck` for `request`: a refusal, or nullopt to go on.
+// The check of `kCheck` for `request`: a refusal, or nullopt to go on. With `owner` (the call
+// can be relayed), a call for another member's store sets `*owner` to that member instead of
+// being refused; a cluster's listing is then gathered.
 template <Check kCheck, Access kAccess, typename Req>
-std::optional<Refusal> Checked(Service& service, const CallInfo& info, const Req& request) {
+std::optional<Refusal> Checked(Service& service, const CallInfo& info, const Req& request,
+                               const cluster::Member** owner) {
   if constexpr (kCheck == Check::kAdmin) {
     if (auto s = service.AdmitAdmin(info); !s.ok()) return Refused(s);
   } else if constexpr (kCheck == Check::kList) {
-    if (service.ListPeers(info).has_value()) {
+    if (owner == nullptr && service.ListPeers(info).has_value()) {
       return Refused(absl::UnimplementedError(
           "ListStores over HTTP in a cluster: the members' pages are gathered over gRPC only "
           "(docs/HTTP.md, \"Slices\"); call ListStores over gRPC"));
@@ -81,7 +85,10 @@ std::optional<Refusal> Checked(Service& service, const CallInfo& info, const Req
     }
     auto to = service.Route(info, request.tenant(), request.store(), kAccess);
     if (!to.ok()) return Refused(to.status());
-    if (*to != nullptr) return Misdirected(request.tenant(), request.store(), **to);
+    if (*to != nullptr && owner == nullptr) {
+      return Misdirected(request.tenant(), request.store(), **to);
+    }
+    if (owner != nullptr) *owner = *to;
   }
   return std::nullopt;
 }
@@ -90,11 +97,11 @@ template <typename Req, typename Resp>
 using ServiceCall = void (Service::*)(const CallInfo&, const Req&, Resp*, Service::Done);
 
 // Parses, admits and checks one request read whole: the error answer (the call counted), or
-// nullopt to run it.
+// nullopt to run it (here, or at `*owner` when set: Checked).
 template <typename Req, Check kCheck, Access kAccess>
 std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo& info,
                               absl::string_view body, absl::Time start, Req* request,
-                              AdmittedCall* admitted) {
+                              AdmittedCall* admitted, const cluster::Member** owner = nullptr) {
   absl::Status status;
   if constexpr (std::is_same_v<Req, pb::PredictRequest>) {
     // Predict's common shape read directly; any other form, and every refusal, the mapping's.
@@ -110,27 +117,94 @@ std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo
     service.Record(name, status, start, Transport::kHttp);
     return ErrorReply(status);
   }
-  if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, *request)) {
+  if (std::optional<Refusal> refused = Checked<kCheck, kAccess>(service, info, *request, owner)) {
     service.Record(name, refused->status, start, Transport::kHttp);
     return ErrorReply(refused->http_status, refused->status);
   }
   return std::nullopt;
 }
 
-// One unary call: parse, admit, check, run, answer; counted as the gRPC calls are.
+// Relays `request` to `to` and reads its answer into `response`: the member's status.
+absl::Status Relayed(const Relay& relay, const cluster::Member& to, const char* name,
+                     const CallInfo& info, const google::protobuf::Message& request,
+                     google::protobuf::Message* response) {
+  std::string reply;
+  absl::Status status = Wait([&](Service::Done done) {
+    relay(to, name, request.SerializeAsString(), info, &reply, std::move(done));
+  });
+  if (status.ok() && !response->ParseFromString(reply)) {
+    status = absl::InternalError(
+        absl::StrCat(name, ": member ", to.name, " answered a message that does not parse"));
+  }
+  return status;
+}
+
+// A cluster's listing (docs/CLUSTER.md, "Calls"): this member's page and each of `others`'
+// (relayed, so each answers from its own stores), merged; an error here wins, else the first
+// member's, named.
+absl::Status Gathered(Service& service, const Relay& relay, const CallInfo& info,
+                      const std::vector<const cluster::Member*>& others,
+                      const pb::ListStoresRequest& request, pb::ListStoresResponse* out) {
+  std::vector<pb::ListStoresResponse> pages(others.size() + 1);
+  std::vector<std::string> replies(others.size());
+  std::vector<absl::Status> statuses(others.size() + 1);
+  absl::BlockingCounter pending(static_cast<int>(others.size()) + 1);
+  const std::string bytes = request.SerializeAsString();
+  for (size_t i = 0; i < others.size(); ++i) {
+    relay(*others[i], "ListStores", bytes, info, &replies[i],
+          [&statuses, &pending, i](const absl::Status& s) {
+            statuses[i] = s;
+            pending.DecrementCount();
+          });
+  }
+  service.ListStores(info, request, &pages.back(), [&](const absl::Status& s) {
+    statuses.back() = s;
+    pending.DecrementCount();
+  });
+  pending.Wait();
+  if (!statuses.back().ok()) return statuses.back();
+  for (size_t i = 0; i < others.size(); ++i) {
+    absl::Status s = statuses[i];
+    if (s.ok() && !pages[i].ParseFromString(replies[i])) {
+      s = absl::InternalError("the page does not parse");
+    }
+    if (!s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("ListStores: member ", others[i]->name, ": ", s.message()));
+    }
+  }
+  return Service::MergeListPages(request, &pages, out);
+}
+
+// One unary call: parse, admit, check, run here or at the store's member (with a relay),
+// answer; counted as the gRPC calls are.
 template <typename Req, typename Resp, ServiceCall<Req, Resp> kCall, Check kCheck,
           Access kAccess = Access::kRead>
-Reply Unary(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+Reply Unary(Service& service, const Relay& relay, const char* name, const CallInfo& info,
+            absl::string_view body) {
   const absl::Time start = absl::Now();
   Req request;
   AdmittedCall admitted;
-  if (auto refused =
-          Admitted<Req, kCheck, kAccess>(service, name, info, body, start, &request, &admitted)) {
+  const cluster::Member* owner = nullptr;
+  if (auto refused = Admitted<Req, kCheck, kAccess>(service, name, info, body, start, &request,
+                                                    &admitted, relay ? &owner : nullptr)) {
     return *std::move(refused);
   }
   Resp response;
-  const absl::Status status =
-      Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
+  absl::Status status;
+  std::optional<std::vector<const cluster::Member*>> others;
+  if constexpr (kCheck == Check::kList) {
+    if (relay) others = service.ListPeers(info);
+  }
+  if (owner != nullptr) {
+    status = Relayed(relay, *owner, name, info, request, &response);
+  } else if (others.has_value()) {
+    if constexpr (kCheck == Check::kList) {
+      status = Gathered(service, relay, info, *others, request, &response);
+    }
+  } else {
+    status = Wait([&](Service::Done done) { (service.*kCall)(info, request, &response, done); });
+  }
   service.Record(name, status, start, Transport::kHttp);
   if (!status.ok()) return ErrorReply(status);
   absl::StatusOr<std::string> json = PrintJson(response);
@@ -142,7 +216,8 @@ Reply Unary(Service& service, const char* name, const CallInfo& info, absl::stri
 // the service's export chunk size, each written length-delimited into a chunked
 // application/octet-stream body. The call holds its place in the gate and is counted once the
 // last piece is written, or once the client stopped reading (CANCELLED).
-Reply Export(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+Reply Export(Service& service, const Relay&, const char* name, const CallInfo& info,
+             absl::string_view body) {
   const absl::Time start = absl::Now();
   pb::ExportStoreRequest request;
   auto admitted = std::make_shared<AdmittedCall>();
@@ -175,7 +250,8 @@ Reply Export(Service& service, const char* name, const CallInfo& info, absl::str
 }
 
 // Ping: admitted, then answered at once (the transport's baseline for load tests).
-Reply Ping(Service& service, const char* name, const CallInfo& info, absl::string_view body) {
+Reply Ping(Service& service, const Relay&, const char* name, const CallInfo& info,
+           absl::string_view body) {
   const absl::Time start = absl::Now();
   pb::PingRequest request;
   absl::Status status = ParseJson(body, &request);
@@ -342,7 +418,7 @@ constexpr StreamedMethod kStreamedMethods[] = {
     {"ImportStore", &Import},
 };
 
-using Handler = Reply (*)(Service&, const char*, const CallInfo&, absl::string_view);
+using Handler = Reply (*)(Service&, const Relay&, const char*, const CallInfo&, absl::string_view);
 
 struct Method {
   const char* name;
@@ -433,7 +509,7 @@ absl::Status MisdirectedStatus(const std::string& tenant, const std::string& sto
                                const cluster::Member& member) {
   return absl::UnavailableError(
       absl::StrCat("store ", tenant, "/", store, " is served by member ", member.name, " (gRPC ",
-                   member.address, "); this member does not relay HTTP calls: call member ",
+                   member.address, "); this member does not relay this HTTP call: call member ",
                    member.name, " over HTTP, or call this one over gRPC"));
 }
 
@@ -501,7 +577,7 @@ Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
                              limits_);
   }
   const Method* found = Find(kMethods, method);
-  return found->handler(*service_, found->name, *info, request.body);
+  return found->handler(*service_, relay_, found->name, *info, request.body);
 }
 
 bool Api::ReadsOwnBody(absl::string_view verb, absl::string_view path) {

@@ -40,10 +40,17 @@ struct Request {
 // connection thread of the HTTP library is the caller's thread to wait on.
 absl::Status Wait(const std::function<void(Service::Done)>& start);
 
+// Relays one call to another cluster member over gRPC (docs/HTTP.md, "A cluster"): `request`
+// is the parsed request's serialized bytes, sent with `call`'s deadline and credentials;
+// `done` runs once with the member's status, and on OK `*response` holds its reply's bytes.
+using Relay = std::function<void(const cluster::Member& to, const char* method, std::string request,
+                                 const CallInfo& call, std::string* response, Service::Done done)>;
+
 // 421 Misdirected Request: a store another cluster member serves.
 inline constexpr int kMisdirected = 421;
-// The status a call for a store `member` serves is refused with: HTTP calls are not relayed
-// between members (docs/HTTP.md, "Slices"), so it names the member.
+// The status a call for a store `member` serves is refused with where it is not relayed
+// (the streamed calls, ExportStore, the Open Inference Protocol, or no relay), so it names the
+// member.
 absl::Status MisdirectedStatus(const std::string& tenant, const std::string& store,
                                const cluster::Member& member);
 
@@ -60,7 +67,10 @@ class Api {
  public:
   static MethodKind KindOf(absl::string_view method);
 
-  explicit Api(Service* service, WriteLimits limits = {}) : service_(service), limits_(limits) {}
+  // Without `relay`, calls for another member's store answer 421 and a cluster's ListStores
+  // 501.
+  explicit Api(Service* service, WriteLimits limits = {}, Relay relay = nullptr)
+      : service_(service), limits_(limits), relay_(std::move(relay)) {}
 
   // Whether the call reads its body itself, as it arrives (POST /v1/Adapt, /v1/Forget): the
   // server then sets `Request::read_body` instead of reading `body` whole.
@@ -86,6 +96,7 @@ class Api {
 
   Service* service_;
   const WriteLimits limits_;
+  const Relay relay_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> cancelled_{false};
 };

@@ -8,9 +8,27 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/base/grpc_status.h"
+#include "server/cluster/forwarding.h"
 #include "server/http/civetweb_tls.h"
 
 namespace adaptd::http {
+
+Relay RelayOver(Forwarder* forwarder) {
+  if (forwarder == nullptr) return nullptr;
+  return [forwarder](const cluster::Member& to, const char* method, std::string request,
+                     const CallInfo& call, std::string* response, Service::Done done) {
+    // The caller's credential travels as gRPC's, so the owner authenticates it again.
+    std::vector<std::pair<std::string, std::string>> metadata;
+    if (call.authorization.has_value()) {
+      metadata.emplace_back("authorization", std::string(*call.authorization));
+    }
+    forwarder->UnaryMessage(
+        to, method, std::move(request), call.deadline, metadata, response,
+        [done = std::move(done)](const grpc::Status& status) { done(FromGrpc(status)); });
+  };
+}
+
 namespace {
 
 // The header's value, if the request has it.

@@ -37,7 +37,8 @@ absl::StatusOr<std::string> StartExposer(const std::string& listen,
 
 // The HTTP/JSON front end over `service` (docs/HTTP.md); null when http_listen is off.
 absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::ServerConfig& config,
-                                                            Service* service) {
+                                                            Service* service,
+                                                            Forwarder* forwarder) {
   if (config.http_listen().empty()) return nullptr;
   http::HttpServerOptions options;
   options.listen = config.http_listen();
@@ -47,6 +48,7 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::Ser
   options.tls_cert_file = config.tls_cert_file();
   options.tls_key_file = config.tls_key_file();
   options.tls_client_ca_file = config.tls_client_ca_file();
+  options.forwarder = forwarder;  // relays calls for other members' stores
   return http::HttpServer::Start(options, service);
 }
 
@@ -144,7 +146,9 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   auto* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
-  ASSIGN_OR_RETURN(s->http_, StartHttp(config, s->service_.get()));
+  ASSIGN_OR_RETURN(s->http_,
+                   StartHttp(config, s->service_.get(),
+                             s->cluster_ != nullptr ? s->cluster_->forwarder() : nullptr));
   if (s->cluster_ != nullptr) s->cluster_->Start();
   return s;
 }

@@ -1,8 +1,10 @@
-"""The HTTP/JSON front end in a cluster of two real adaptd members (docs/HTTP.md, "A cluster").
+"""The HTTP/JSON front end in a cluster of three real adaptd members (docs/HTTP.md, "A cluster").
 
-HTTP calls are not relayed between members: a call for a store the other member serves is
-answered 421 naming that member (the member that serves it answers 200, and gRPC still
-forwards the same call), and ListStores, which gathers every member's page, answers 501.
+A unary HTTP call for a store another member owns is relayed to the owner over gRPC, with the
+caller's token: its JSON answer, and its errors with their status, equal the owner's own
+answer to the same call. ListStores gathers every member's page as gRPC's does. The streamed
+calls and ExportStore are not relayed (421 naming the owner). With a member down, a listing
+answers 503 naming it.
 
 Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated stubs.
 """
@@ -15,19 +17,27 @@ import time
 import unittest
 
 import grpc
+from google.protobuf import json_format
 
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import BOUND_S, call, free_port, wait_ready  # noqa: E402
+from http_e2e import BOUND_S, call, free_port, token_config, wait_ready  # noqa: E402
 
-MEMBERS = ("a", "b")
+MEMBERS = ("a", "b", "c")
+TOKENS = {"t": "t-secret-5d1a", "u": "u-secret-0c7e"}
+TENANT = "t"
+MEMBER_TOKEN = "members-secret-3f9b"  # the members' own calls (counted as an admin's)
 
 
 class HttpClusterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="adaptd-http-cluster-")
+        config = token_config(cls.tmp.name, TOKENS)
+        member_token = os.path.join(cls.tmp.name, "member-token")
+        with open(member_token, "w") as f:
+            f.write(MEMBER_TOKEN)
         cls.grpc_address = {m: "127.0.0.1:%d" % free_port() for m in MEMBERS}
         cls.http_port = {m: free_port() for m in MEMBERS}
         members = ",".join("%s=%s" % (m, cls.grpc_address[m]) for m in MEMBERS)
@@ -35,23 +45,24 @@ class HttpClusterTest(unittest.TestCase):
         for m in MEMBERS:
             cls.logs[m] = open(os.path.join(cls.tmp.name, m + ".log"), "w+b")
             cls.servers[m] = subprocess.Popen(
-                [os.environ["ADAPTD_BIN"], "--listen", cls.grpc_address[m],
+                [os.environ["ADAPTD_BIN"], "--config", config, "--listen", cls.grpc_address[m],
                  "--http-listen", "127.0.0.1:%d" % cls.http_port[m], "--metrics-listen", "off",
                  "--data-dir", os.path.join(cls.tmp.name, "data-" + m), "--cluster-self", m,
-                 "--cluster-members", members],
+                 "--cluster-members", members, "--cluster-member-token-file", member_token],
                 stdin=subprocess.DEVNULL, stdout=cls.logs[m], stderr=subprocess.STDOUT)
         for m in MEMBERS:
             wait_ready(cls.http_port[m], cls.servers[m], cls.logs[m])
-        # Each member reached the other (its channel is no longer backing off).
+        # Each member reached the others (its channels are no longer backing off).
         deadline = time.monotonic() + BOUND_S
         while not all(b"cluster: settled" in cls.log_text(m) for m in MEMBERS):
             if time.monotonic() > deadline:
                 raise AssertionError("the members did not settle: " + str(
                     {m: cls.log_text(m).decode(errors="replace") for m in MEMBERS}))
             time.sleep(0.05)
-        cls.channel = grpc.insecure_channel(cls.grpc_address["a"])
-        cls.stub = pb_grpc.AdaptationStub(cls.channel)
-        grpc.channel_ready_future(cls.channel).result(timeout=BOUND_S)
+        cls.channels = {m: grpc.insecure_channel(cls.grpc_address[m]) for m in MEMBERS}
+        cls.stubs = {m: pb_grpc.AdaptationStub(cls.channels[m]) for m in MEMBERS}
+        for channel in cls.channels.values():
+            grpc.channel_ready_future(channel).result(timeout=BOUND_S)
 
     @classmethod
     def log_text(cls, member):
@@ -60,7 +71,8 @@ class HttpClusterTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.channel.close()
+        for channel in cls.channels.values():
+            channel.close()
         for m in MEMBERS:
             cls.servers[m].terminate()
             try:
@@ -71,34 +83,165 @@ class HttpClusterTest(unittest.TestCase):
             cls.logs[m].close()
         cls.tmp.cleanup()
 
-    def test_a_call_for_the_other_members_store_names_it(self):
-        owners = set()
-        for i in range(8):  # stores spread over both members by their names
-            store = "s%d" % i
-            request = pb.CreateStoreRequest(tenant="t", store=store)
-            request.spec.kind = pb.STORE_KIND_FAAST
-            request.spec.dim = 3
-            self.stub.CreateStore(request, timeout=BOUND_S)  # forwarded to the owner over gRPC
-            answers = {m: call(self.http_port[m], "POST", "/v1/GetStore",
-                               {"tenant": "t", "store": store}) for m in MEMBERS}
-            served = [m for m in MEMBERS if answers[m][0] == 200]
-            self.assertEqual(len(served), 1, answers)
-            owner, other = served[0], [m for m in MEMBERS if m != served[0]][0]
-            owners.add(owner)
-            status, body, _ = answers[other]
-            self.assertEqual((status, body["code"]), (421, "UNAVAILABLE"), body)
-            self.assertIn("member " + owner, body["message"])
-            self.assertIn(self.grpc_address[owner], body["message"])
-            self.assertEqual(answers[owner][1]["store"], store)
-            got = self.stub.GetStore(pb.GetStoreRequest(tenant="t", store=store),
-                                     timeout=BOUND_S)
-            self.assertEqual(got.store, store)
-        self.assertEqual(owners, set(MEMBERS), "every store landed on one member")
+    # --- helpers ---------------------------------------------------------------------------
 
-    def test_list_stores_is_left_to_grpc(self):
-        status, body, _ = call(self.http_port["a"], "POST", "/v1/ListStores", {"tenant": "t"})
-        self.assertEqual((status, body["code"]), (501, "UNIMPLEMENTED"), body)
-        self.assertIn("gRPC", body["message"])
+    def http(self, member, method, request, token=TOKENS[TENANT]):
+        """POST /v1/<method> at `member` with the request message in JSON: (status, body)."""
+        body = json_format.MessageToDict(request, preserving_proto_field_name=True)
+        status, answer, _ = call(self.http_port[member], "POST", "/v1/" + method, body,
+                                 token=token)
+        return status, answer
+
+    def grpc(self, member, method, request, metadata=()):
+        return getattr(self.stubs[member], method)(
+            request, timeout=BOUND_S,
+            metadata=(("authorization", "Bearer " + TOKENS[TENANT]),) + tuple(metadata))
+
+    def owner_of(self, store):
+        """The member that owns `store`: the only one that serves a call marked forwarded
+        (the others refuse it rather than forward it again)."""
+        owners = []
+        for m in MEMBERS:
+            try:
+                self.grpc(m, "GetStore", pb.GetStoreRequest(tenant=TENANT, store=store),
+                          metadata=(("adaptd-forwarded", "test"),))
+                owners.append(m)
+            except grpc.RpcError as e:
+                self.assertEqual(e.code(), grpc.StatusCode.UNAVAILABLE, e.details())
+        self.assertEqual(len(owners), 1, store)
+        return owners[0]
+
+    def create(self, member, store):
+        request = pb.CreateStoreRequest(tenant=TENANT, store=store)
+        request.spec.kind = pb.STORE_KIND_FAAST
+        request.spec.dim = 3
+        status, answer = self.http(member, "CreateStore", request)
+        self.assertEqual(status, 200, answer)
+        self.assertEqual(answer["store"], store)
+
+    def adapt(self, store):
+        request = pb.AdaptRequest(tenant=TENANT, store=store)
+        for i in range(12):
+            example = request.examples.add()
+            example.input.vector.values.extend([float(i % 3 == k) + 0.01 * i for k in range(3)])
+            example.label = "abc"[i % 3]
+        self.stubs["a"].Adapt(iter([request]), timeout=BOUND_S,
+                              metadata=(("authorization", "Bearer " + TOKENS[TENANT]),))
+
+    def assert_relayed(self, owner, method, request, status, scrub=None):
+        """The call at every member answers as at the owner, with `status`: the answer."""
+        answers = {}
+        for m in [x for x in MEMBERS if x != owner] + [owner]:  # the owner's last
+            answers[m] = self.http(m, method, request)
+            if scrub is not None and answers[m][0] == 200:
+                scrub(answers[m][1])
+        self.assertEqual(answers[owner][0], status, answers[owner])
+        for m in MEMBERS:
+            self.assertEqual(answers[m], answers[owner], (method, m, owner))
+        return answers[owner][1]
+
+    # --- tests -----------------------------------------------------------------------------
+
+    def test_a_relayed_unary_calls_answer_as_the_owner(self):
+        owners = set()
+        for i in range(6):  # stores spread over the members by their names
+            store = "s%d" % i
+            self.create(MEMBERS[i % len(MEMBERS)], store)  # relayed when not the owner's
+            owner = self.owner_of(store)
+            owners.add(owner)
+            get = pb.GetStoreRequest(tenant=TENANT, store=store)
+            self.assertEqual(self.assert_relayed(owner, "GetStore", get, 200)["store"], store)
+            self.adapt(store)
+
+            def scrub(answer):  # each Compile makes a new version; the times left out
+                answer.pop("version")
+                answer.get("faast", {}).pop("compile_seconds", None)
+            self.assert_relayed(owner, "Compile", pb.CompileRequest(tenant=TENANT, store=store),
+                                200, scrub)
+            predict = pb.PredictRequest(tenant=TENANT, store=store, top_k=2)
+            for v in ([1.0, 0.0, 0.0], [0.0, 0.2, 0.9]):
+                predict.inputs.add().vector.values.extend(v)
+            answer = self.assert_relayed(owner, "Predict", predict, 200)
+            self.assertEqual(len(answer["predictions"]), 2)
+            self.assert_relayed(owner, "PinStore",
+                                pb.PinStoreRequest(tenant=TENANT, store=store, pinned=True), 200)
+
+            # The owner's refusals come back with their status and body.
+            wrong_dim = pb.PredictRequest(tenant=TENANT, store=store)
+            wrong_dim.inputs.add().vector.values.extend([1.0, 0.0])
+            self.assertEqual(self.assert_relayed(owner, "Predict", wrong_dim, 400)["code"],
+                             "INVALID_ARGUMENT")
+            feedback = pb.FeedbackRequest(tenant=TENANT, store=store)
+            feedback.items.add(prediction_id="no-such-id", label="a")
+            self.assert_relayed(owner, "Feedback", feedback, 400)
+            missing = pb.GetStoreRequest(tenant=TENANT, store=store + "-none")
+            self.assertEqual(self.assert_relayed(owner, "GetStore", missing, 404)["code"],
+                             "NOT_FOUND")
+
+            # Another tenant's token is refused at every member as at the owner.
+            for m in MEMBERS:
+                status, answer = self.http(m, "GetStore", get, token=TOKENS["u"])
+                self.assertEqual((status, answer["code"]), (403, "PERMISSION_DENIED"), answer)
+
+            # ExportStore is not relayed: 421 naming the owner.
+            for m in MEMBERS:
+                if m == owner:
+                    continue
+                status, answer, _ = call(self.http_port[m], "POST", "/v1/ExportStore",
+                                         {"tenant": TENANT, "store": store},
+                                         token=TOKENS[TENANT])
+                self.assertEqual((status, answer["code"]), (421, "UNAVAILABLE"), answer)
+                self.assertIn("member " + owner, answer["message"])
+                self.assertIn(self.grpc_address[owner], answer["message"])
+
+            # DeleteStore relayed from another member: gone at the owner.
+            other = [m for m in MEMBERS if m != owner][0]
+            status, answer = self.http(other, "DeleteStore",
+                                       pb.DeleteStoreRequest(tenant=TENANT, store=store))
+            self.assertEqual(status, 200, answer)
+            self.assertEqual(self.http(owner, "GetStore", get)[0], 404)
+        self.assertGreater(len(owners), 1, "the stores landed on one member")
+
+    def test_b_list_stores_gathers_every_members_page(self):
+        names = ["l%d" % i for i in range(6)]
+        for i, store in enumerate(names):
+            self.create(MEMBERS[i % len(MEMBERS)], store)
+        owners = {self.owner_of(store) for store in names}
+        self.assertGreater(len(owners), 1, "the stores landed on one member")
+        listing = pb.ListStoresRequest(tenant=TENANT)
+        by_grpc = json_format.MessageToDict(self.grpc("a", "ListStores", listing),
+                                            preserving_proto_field_name=True)
+        for m in MEMBERS:
+            status, answer = self.http(m, "ListStores", listing)
+            self.assertEqual(status, 200, answer)
+            self.assertEqual(answer, by_grpc, m)
+            self.assertTrue(set(names) <= {s["store"] for s in answer["stores"]}, answer)
+        # Pages: two at a time, resumed at another member each time, list every store once.
+        seen, token, turn = [], "", 0
+        while True:
+            page = pb.ListStoresRequest(tenant=TENANT, page_size=2, page_token=token)
+            status, answer = self.http(MEMBERS[turn % len(MEMBERS)], "ListStores", page)
+            self.assertEqual(status, 200, answer)
+            seen += [s["store"] for s in answer.get("stores", [])]
+            token, turn = answer.get("next_page_token", ""), turn + 1
+            if not token:
+                break
+        self.assertEqual(seen, sorted(s["store"] for s in by_grpc["stores"]))
+
+    def test_z_a_member_down_is_named(self):
+        store = next(s for s in ("d%d" % i for i in range(64)) if self._created_on_c(s))
+        self.servers["c"].kill()
+        self.servers["c"].wait()
+        status, answer = self.http("a", "ListStores", pb.ListStoresRequest(tenant=TENANT))
+        self.assertEqual((status, answer["code"]), (503, "UNAVAILABLE"), answer)
+        self.assertIn("member c", answer["message"])
+        status, answer = self.http("a", "GetStore", pb.GetStoreRequest(tenant=TENANT,
+                                                                        store=store))
+        self.assertEqual((status, answer["code"]), (503, "UNAVAILABLE"), answer)
+
+    def _created_on_c(self, store):
+        self.create("a", store)
+        return self.owner_of(store) == "c"
 
 
 if __name__ == "__main__":

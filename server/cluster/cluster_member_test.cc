@@ -144,7 +144,11 @@ TEST_F(ClusterMemberTest, AJoiningMemberTakesItsShardsAndADrainGivesThemBack) {
   }
 
   Join("b");
-  ASSERT_TRUE(Eventually([&] { return Settled(); }));
+  // Settled as b sees it and as a sees it once a counts b eligible (a's watch may lag b's READY).
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_.at("a").member->registry().Eligible() == std::vector<std::string>{"a", "b"} &&
+           Settled();
+  }));
   const std::vector<int> of_b = nodes_.at("b").member->claims().Held();
   EXPECT_GE(of_b.size(), 3u);
   EXPECT_LE(of_b.size(), 13u);

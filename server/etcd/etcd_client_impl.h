@@ -1,5 +1,5 @@
-// The parts of EtcdClient that LeaseKeeper and EtcdWatcher share (internal to server/etcd): one channel and
-// its stubs per endpoint, and which endpoint a call goes to first. Thread-safe.
+// The parts of EtcdClient that LeaseKeeper and EtcdWatcher share (internal to server/etcd): one
+// channel and its stubs per endpoint, and which endpoint a call goes to first. Thread-safe.
 #ifndef ADAPTD_SERVER_ETCD_ETCD_CLIENT_IMPL_H_
 #define ADAPTD_SERVER_ETCD_ETCD_CLIENT_IMPL_H_
 

@@ -154,10 +154,15 @@ absl::Status OnnxTextInput::BindTensors(const OrtModel& model,
         absl::StrCat(context, " input tensor '", ids->name, "' has a fixed batch of ", ids->dims[0],
                      "; the onnx encoder runs dynamic batches or a batch of 1"));
   }
+  return BindOutput(model, config, field, context);
+}
 
+absl::Status OnnxTextInput::BindOutput(const OrtModel& model,
+                                       const adapt::v1::EncoderConfig& config,
+                                       const std::string& field, const std::string& context) {
   // The output: [batch, tokens, dim] pooled, or [batch, dim].
   const OrtTensorSpec* output = nullptr;
-  names.clear();
+  std::vector<std::string> names;
   for (const OrtTensorSpec& spec : model.outputs()) {
     names.push_back(spec.name);
     if (spec.name == config.output_tensor() ||

@@ -63,6 +63,9 @@ class OnnxTextInput {
 
   absl::Status BindTensors(const OrtModel& model, const adapt::v1::EncoderConfig& config,
                            const std::string& field);
+  // BindTensors' second half: the output tensor, pooling and max_tokens.
+  absl::Status BindOutput(const OrtModel& model, const adapt::v1::EncoderConfig& config,
+                          const std::string& field, const std::string& context);
   absl::Status LoadTokenizer(const std::string& model_path);
   // Runs the texts `rows` (token ids) as one batch and writes their pooled rows to `out`
   // (rows.size() × dim_).

@@ -17,12 +17,15 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/etcd/testing/etcd_cluster.h"
+#include "server/etcd/testing/test_cluster.h"
 
 namespace adaptd::etcd {
 namespace {
 
+using etcd::testing::ClientOf;
 using etcd::testing::EtcdCluster;
 using etcd::testing::EtcdClusterOptions;
+using etcd::testing::StartCluster;
 using etcdserverpb::Compare;
 using etcdserverpb::RangeRequest;
 using etcdserverpb::RequestOp;
@@ -60,18 +63,6 @@ std::string ValueOf(EtcdClient& client, const std::string& key) {
   EXPECT_TRUE(response.ok()) << response.status();
   if (!response.ok() || response->kvs().empty()) return "";
   return response->kvs(0).value();
-}
-
-std::unique_ptr<EtcdCluster> StartCluster(EtcdClusterOptions options = {}) {
-  absl::StatusOr<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::Start(std::move(options));
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  return cluster.ok() ? std::move(*cluster) : nullptr;
-}
-
-std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
-  absl::StatusOr<std::unique_ptr<EtcdClient>> client = cluster.Client();
-  EXPECT_TRUE(client.ok()) << client.status();
-  return client.ok() ? std::move(*client) : nullptr;
 }
 
 TEST(EtcdConnect, RejectsBadOptions) {

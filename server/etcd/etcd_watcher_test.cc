@@ -15,11 +15,14 @@
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "server/etcd/testing/etcd_cluster.h"
+#include "server/etcd/testing/test_cluster.h"
 
 namespace adaptd::etcd {
 namespace {
 
+using etcd::testing::ClientOf;
 using etcd::testing::EtcdCluster;
+using etcd::testing::StartCluster;
 
 constexpr absl::Duration kStall = absl::Seconds(1);
 
@@ -99,18 +102,6 @@ void ExpectInOrderOnce(const std::vector<int64_t>& revisions) {
   for (size_t i = 1; i < revisions.size(); ++i) {
     EXPECT_LE(revisions[i - 1], revisions[i]) << "at " << i;
   }
-}
-
-std::unique_ptr<EtcdCluster> StartCluster() {
-  absl::StatusOr<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::Start({});
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  return cluster.ok() ? std::move(*cluster) : nullptr;
-}
-
-std::unique_ptr<EtcdClient> ClientOf(const EtcdCluster& cluster) {
-  absl::StatusOr<std::unique_ptr<EtcdClient>> client = cluster.Client();
-  EXPECT_TRUE(client.ok()) << client.status();
-  return client.ok() ? std::move(*client) : nullptr;
 }
 
 TEST(EtcdWatcherTest, ResetThenEveryChangeUnderThePrefix) {

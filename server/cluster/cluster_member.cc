@@ -54,15 +54,17 @@ absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Register(etcd::Etc
   member->client_ = client;
   member->options_ = std::move(options);
   member->options_.claims.prefix = member->options_.registry.prefix;
-  ASSIGN_OR_RETURN(member->registry_,
-                   ClusterRegistry::Start(
-                       client, member->options_.registry, [name = member->options_.registry.self] {
-                         std::fprintf(
-                             stderr,
-                             "adaptd: member '%s' lost its lease in etcd; its shards go to "
-                             "the other members\n",
-                             name.c_str());
-                       }));
+  ASSIGN_OR_RETURN(
+      member->registry_,
+      ClusterRegistry::Start(
+          client, member->options_.registry,
+          [name = member->options_.registry.self, lost = member->options_.on_lease_lost] {
+            std::fprintf(stderr,
+                         "adaptd: member '%s' lost its lease in etcd; its shards go to "
+                         "the other members\n",
+                         name.c_str());
+            if (lost) lost();
+          }));
   member->fences_ =
       std::make_shared<Fences>(member->registry_.get(), member->options_.claims.shards);
   return member;

@@ -12,6 +12,7 @@
 #ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_MEMBER_H_
 #define ADAPTD_SERVER_CLUSTER_CLUSTER_MEMBER_H_
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -35,6 +36,9 @@ class ClusterMember {
     ShardClaims::Options claims;
     // How long Serve waits for the shards this member first wins to be adopted.
     absl::Duration ready_wait = absl::Seconds(30);
+    // Runs once, on the lease keeper's thread, when this member's lease is lost (its shards go
+    // to the others); after a line on stderr.
+    std::function<void()> on_lease_lost;
   };
 
   // Registers this member (STARTING). `client` must outlive the member.

@@ -272,4 +272,32 @@ void Forwarder::Record(const char* method, const grpc::Status& status) const {
   if (metrics_ != nullptr) metrics_->RecordForwarded(method, CodeName(status.error_code()));
 }
 
+MessageStream OpenMessageStream(Forwarder& forwarder, const cluster::Member& owner,
+                                const char* method, absl::Time deadline,
+                                const std::vector<std::pair<std::string, std::string>>& metadata,
+                                const std::string& first, bool last, RelayCallbacks callbacks) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  if (deadline != absl::InfiniteFuture()) context->set_deadline(absl::ToChronoTime(deadline));
+  for (const auto& [key, value] : metadata) context->AddMetadata(key, value);
+  context->AddMetadata(kForwardedHeader, forwarder.membership().self().name);
+  grpc::ClientContext* const cancellable = context.get();  // lives as long as the call
+  // The stub is the channel's handle only; the call keeps it until it ends.
+  auto stub = std::make_shared<grpc::GenericStub>(forwarder.ChannelFor(owner));
+  auto done = std::move(callbacks.done);
+  callbacks.done = [&forwarder, stub, method, done = std::move(done)](const grpc::Status& status) {
+    forwarder.Record(method, status);
+    done(status);
+  };
+  auto call = std::make_shared<StreamCall>(std::move(context), std::move(callbacks));
+  grpc::Slice slice(first);
+  call->Prepare(stub.get(), absl::StrCat(kServicePath, method), grpc::ByteBuffer(&slice, 1), last);
+  std::weak_ptr<StreamCall> held = call;
+  return MessageStream{call, [held, cancellable] {
+                         // Once the call is gone, so is its context: nothing left to cancel.
+                         if (std::shared_ptr<StreamCall> alive = held.lock()) {
+                           cancellable->TryCancel();
+                         }
+                       }};
+}
+
 }  // namespace adaptd

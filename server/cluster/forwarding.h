@@ -139,6 +139,24 @@ class RelayTarget {
   const cluster::Member* to_;
 };
 
+// A streaming call to another member from outside a gRPC call (the HTTP front end,
+// docs/HTTP.md "A cluster"): the stream, and the cancellation of its call (the caller's
+// connection gone), which ends it CANCELLED at once. `cancel` may be called from any thread,
+// any number of times, also after the call ended.
+struct MessageStream {
+  std::shared_ptr<RelayStream> stream;
+  std::function<void()> cancel;
+};
+
+// Prepares a stream to `owner` as Forwarder::OpenStream does, `first` its first message's bytes
+// (with `last`, the only one), with no gRPC server context: the call carries `deadline`,
+// `metadata` (credentials included) and the forwarded mark, as Forwarder::UnaryMessage's.
+// RelayStream::Start begins it; its outcome is counted as the forwarder's other calls.
+MessageStream OpenMessageStream(Forwarder& forwarder, const cluster::Member& owner,
+                                const char* method, absl::Time deadline,
+                                const std::vector<std::pair<std::string, std::string>>& metadata,
+                                const std::string& first, bool last, RelayCallbacks callbacks);
+
 }  // namespace adaptd
 
 #endif  // ADAPTD_SERVER_CLUSTER_FORWARDING_H_

@@ -124,21 +124,6 @@ std::optional<Reply> Admitted(Service& service, const char* name, const CallInfo
   return std::nullopt;
 }
 
-// Relays `request` to `to` and reads its answer into `response`: the member's status.
-absl::Status Relayed(const Relay& relay, const cluster::Member& to, const char* name,
-                     const CallInfo& info, const google::protobuf::Message& request,
-                     google::protobuf::Message* response) {
-  std::string reply;
-  absl::Status status = Wait([&](Service::Done done) {
-    relay(to, name, request.SerializeAsString(), info, &reply, std::move(done));
-  });
-  if (status.ok() && !response->ParseFromString(reply)) {
-    status = absl::InternalError(
-        absl::StrCat(name, ": member ", to.name, " answered a message that does not parse"));
-  }
-  return status;
-}
-
 // A cluster's listing (docs/CLUSTER.md, "Calls"): this member's page and each of `others`'
 // (relayed, so each answers from its own stores), merged; an error here wins, else the first
 // member's, named.
@@ -180,8 +165,9 @@ absl::Status Gathered(Service& service, const Relay& relay, const CallInfo& info
 // answer; counted as the gRPC calls are.
 template <typename Req, typename Resp, ServiceCall<Req, Resp> kCall, Check kCheck,
           Access kAccess = Access::kRead>
-Reply Unary(Service& service, const Relay& relay, const char* name, const CallInfo& info,
+Reply Unary(Service& service, const Relays& relays, const char* name, const CallInfo& info,
             absl::string_view body) {
+  const Relay& relay = relays.unary;
   const absl::Time start = absl::Now();
   Req request;
   AdmittedCall admitted;
@@ -197,7 +183,7 @@ Reply Unary(Service& service, const Relay& relay, const char* name, const CallIn
     if (relay) others = service.ListPeers(info);
   }
   if (owner != nullptr) {
-    status = Relayed(relay, *owner, name, info, request, &response);
+    status = RelayedCall(relay, *owner, name, info, request, &response);
   } else if (others.has_value()) {
     if constexpr (kCheck == Check::kList) {
       status = Gathered(service, relay, info, *others, request, &response);
@@ -212,18 +198,81 @@ Reply Unary(Service& service, const Relay& relay, const char* name, const CallIn
   return Json(200, *std::move(json));
 }
 
+// The body of an export from the member's StoreChunk messages, each written length-delimited
+// as this member writes its own: false when the client stopped reading or a chunk does not
+// parse (`*status` says which).
+bool WriteChunks(MemberStream& stream, std::string first, const PieceWriter& write,
+                 absl::Status* status) {
+  std::string bytes = std::move(first);
+  do {
+    pb::StoreChunk chunk;
+    if (!chunk.ParseFromString(bytes)) {
+      *status = absl::InternalError("ExportStore: the member sent a chunk that does not parse");
+      return false;
+    }
+    std::string piece;
+    AppendDelimited(chunk, &piece);
+    if (!write(piece)) {
+      *status = absl::CancelledError("the client stopped reading");
+      return false;
+    }
+  } while (stream.Next(&bytes));  // the next chunk is read once this one is written
+  return true;
+}
+
+// ExportStore for a store another member serves: its server stream relayed into the body as
+// the chunks arrive, one buffered at most. A refusal before the first chunk answers as the
+// member's own; a failure after it cuts the body short (no last chunk: Reply::stream), as the
+// gRPC relay ends the caller's stream with the member's status. Counted once the member's call
+// ended.
+Reply RelayedExport(Service& service, const StreamRelay& open, const cluster::Member& to,
+                    const char* name, const CallInfo& info, const pb::ExportStoreRequest& request,
+                    absl::Time start, std::shared_ptr<AdmittedCall> admitted) {
+  std::shared_ptr<MemberStream> stream =
+      open(to, name, request.SerializeAsString(), /*last=*/true, info);
+  auto first = std::make_shared<std::string>();
+  const bool any = stream->Next(first.get());
+  if (!any) {
+    std::string none;
+    if (absl::Status status = stream->Finish(&none); !status.ok()) {
+      service.Record(name, status, start, Transport::kHttp);
+      return ErrorReply(status);
+    }
+  }
+  Reply reply;
+  reply.content_type = "application/octet-stream";
+  reply.headers.emplace_back("Connection", "close");  // the body may be cut short
+  reply.stream = [&service, name, start, admitted, stream, first, any](const PieceWriter& write) {
+    absl::Status status;
+    if (any && !WriteChunks(*stream, std::move(*first), write, &status)) {
+      stream->Cancel();
+    } else {
+      std::string none;
+      status = stream->Finish(&none);
+    }
+    service.Record(name, status, start, Transport::kHttp);
+    return status.ok();
+  };
+  return reply;
+}
+
 // ExportStore: the store's snapshot file as the gRPC call streams it, StoreChunk messages of
 // the service's export chunk size, each written length-delimited into a chunked
 // application/octet-stream body. The call holds its place in the gate and is counted once the
 // last piece is written, or once the client stopped reading (CANCELLED).
-Reply Export(Service& service, const Relay&, const char* name, const CallInfo& info,
+Reply Export(Service& service, const Relays& relays, const char* name, const CallInfo& info,
              absl::string_view body) {
   const absl::Time start = absl::Now();
   pb::ExportStoreRequest request;
   auto admitted = std::make_shared<AdmittedCall>();
+  const cluster::Member* owner = nullptr;
   if (auto refused = Admitted<pb::ExportStoreRequest, Check::kRoute, Access::kRead>(
-          service, name, info, body, start, &request, admitted.get())) {
+          service, name, info, body, start, &request, admitted.get(),
+          relays.stream ? &owner : nullptr)) {
     return *std::move(refused);
+  }
+  if (owner != nullptr) {
+    return RelayedExport(service, relays.stream, *owner, name, info, request, start, admitted);
   }
   auto file = std::make_shared<std::string>();
   const absl::Status status =
@@ -245,12 +294,13 @@ Reply Export(Service& service, const Relay&, const char* name, const CallInfo& i
       if (!write(piece)) written = absl::CancelledError("the client stopped reading");
     }
     service.Record(name, written, start, Transport::kHttp);
+    return written.ok();
   };
   return reply;
 }
 
 // Ping: admitted, then answered at once (the transport's baseline for load tests).
-Reply Ping(Service& service, const Relay&, const char* name, const CallInfo& info,
+Reply Ping(Service& service, const Relays&, const char* name, const CallInfo& info,
            absl::string_view body) {
   const absl::Time start = absl::Now();
   pb::PingRequest request;
@@ -273,11 +323,14 @@ template <typename Req, typename Resp>
 using Write = Service::Write<Req, Resp>;
 
 // Reads, checks and stages each message of the body in order, as a gRPC Adapt or Forget
-// stream's: its tenant authorized, the first message naming a store routes the call. A
-// refusal, or nullopt once every message is staged.
+// stream's: its tenant authorized, the first message naming a store routes the call. With
+// `open`, a call for another member's store is relayed there from that message on, each
+// message sent as it is read (`*relayed`; a message the member ended the call before stops the
+// reading, and its status answers). A refusal, or nullopt once every message is staged or sent.
 template <typename Req, typename Resp>
-std::optional<Refusal> StageAll(Service& service, const CallInfo& info, WriteBody& body,
-                                Write<Req, Resp>& write) {
+std::optional<Refusal> StageAll(Service& service, const StreamRelay& open, const char* name,
+                                const CallInfo& info, WriteBody& body, Write<Req, Resp>& write,
+                                std::unique_ptr<MemberStream>* relayed) {
   bool routed = false;
   for (;;) {
     BodyMessage message;
@@ -289,15 +342,41 @@ std::optional<Refusal> StageAll(Service& service, const CallInfo& info, WriteBod
     Req request;
     if (absl::Status s = ParseJson(message.json, &request); !s.ok()) return Refused(At(message, s));
     if (absl::Status s = service.Authorize(info, request.tenant()); !s.ok()) return Refused(s);
+    if (*relayed != nullptr) {
+      if (!(*relayed)->Send(request.SerializeAsString())) return std::nullopt;
+      continue;
+    }
     if (!routed && !request.tenant().empty() && !request.store().empty()) {
       auto to = service.Route(info, request.tenant(), request.store(), Access::kWrite);
       if (!to.ok()) return Refused(to.status());
-      if (*to != nullptr) return Misdirected(request.tenant(), request.store(), **to);
+      if (*to != nullptr && !open) return Misdirected(request.tenant(), request.store(), **to);
+      if (*to != nullptr) {
+        *relayed = open(**to, name, request.SerializeAsString(), /*last=*/false, info);
+        continue;
+      }
       routed = true;
     }
     const absl::Status staged = Wait([&](Service::Done done) { write.Stage(request, done); });
     if (!staged.ok()) return Refused(staged);  // the session's refusal names the message
   }
+}
+
+// The end of a client stream relayed to another member: after a refusal here, the call
+// cancelled (the member commits nothing) and the refusal; else the call half-closed and the
+// member's answer, its reply in `*response`.
+std::optional<Refusal> RelayEnded(MemberStream& relayed, const std::optional<Refusal>& refused,
+                                  google::protobuf::Message* response) {
+  if (refused.has_value()) {
+    relayed.Cancel();
+    return refused;
+  }
+  std::string reply;
+  absl::Status status = relayed.Finish(&reply);
+  if (status.ok() && !response->ParseFromString(reply)) {
+    status = absl::InternalError("the member answered a message that does not parse");
+  }
+  if (!status.ok()) return Refused(status);
+  return std::nullopt;
 }
 
 // The answer to a call that read its own body, counted: the refusal (closing the connection
@@ -321,8 +400,8 @@ Reply Answered(Service& service, const char* name, absl::Time start,
 // they arrive and committed once at its end, one transaction as a gRPC stream; a refusal
 // commits nothing. A refusal before the body's end closes the connection, the rest unread.
 template <typename Req, typename Resp>
-Reply Streamed(Service& service, const char* name, const CallInfo& info, const BodyReader& read,
-               const WriteLimits& limits) {
+Reply Streamed(Service& service, const StreamRelay& open, const char* name, const CallInfo& info,
+               const BodyReader& read, const WriteLimits& limits) {
   const absl::Time start = absl::Now();
   WriteBody body(read, limits);
   std::optional<Refusal> refused;
@@ -336,8 +415,11 @@ Reply Streamed(Service& service, const char* name, const CallInfo& info, const B
     } else {
       write = service.StartForget(info);
     }
-    refused = StageAll(service, info, body, *write);
-    if (!refused.has_value()) {
+    std::unique_ptr<MemberStream> relayed;
+    refused = StageAll(service, open, name, info, body, *write, &relayed);
+    if (relayed != nullptr) {
+      refused = RelayEnded(*relayed, refused, &response);
+    } else if (!refused.has_value()) {
       const absl::Status committed =
           Wait([&](Service::Done done) { write->Commit(&response, done); });
       if (!committed.ok()) refused = Refused(committed);
@@ -348,9 +430,12 @@ Reply Streamed(Service& service, const char* name, const CallInfo& info, const B
 
 // Reads each length-delimited StoreChunk of the body in order and adds it to `import`, as a
 // gRPC ImportStore stream's: its tenant authorized, the first chunk routes the call, past the
-// import limit 413. A refusal, or nullopt once the body ended.
-std::optional<Refusal> AddAll(Service& service, const CallInfo& info, DelimitedBody& body,
-                              Service::Import& import) {
+// import limit 413. With `open`, a call for another member's store is relayed there from that
+// chunk on, as StageAll relays a write. A refusal, or nullopt once the body ended (or the
+// member ended the call).
+std::optional<Refusal> AddAll(Service& service, const StreamRelay& open, const CallInfo& info,
+                              DelimitedBody& body, Service::Import& import,
+                              std::unique_ptr<MemberStream>* relayed) {
   for (;;) {
     std::string bytes;
     bool got = false;
@@ -366,10 +451,18 @@ std::optional<Refusal> AddAll(Service& service, const CallInfo& info, DelimitedB
           "a varint length, then the message), as ExportStore writes them")));
     }
     if (absl::Status s = service.Authorize(info, chunk.tenant()); !s.ok()) return Refused(s);
+    if (*relayed != nullptr) {
+      if (!(*relayed)->Send(std::move(bytes))) return std::nullopt;
+      continue;
+    }
     if (!import.named()) {
       auto to = service.Route(info, chunk.tenant(), chunk.store(), Access::kCreate);
       if (!to.ok()) return Refused(to.status());
-      if (*to != nullptr) return Misdirected(chunk.tenant(), chunk.store(), **to);
+      if (*to != nullptr && !open) return Misdirected(chunk.tenant(), chunk.store(), **to);
+      if (*to != nullptr) {
+        *relayed = open(**to, "ImportStore", bytes, /*last=*/false, info);
+        continue;
+      }
     }
     if (absl::Status added = import.Add(chunk); !added.ok()) {
       // Past the import limit: the body is too large, as for the other calls' limits.
@@ -383,8 +476,8 @@ std::optional<Refusal> AddAll(Service& service, const CallInfo& info, DelimitedB
 // ImportStore: the body's StoreChunk messages (ExportStore's bytes, the first chunk naming the
 // target tenant and store), read as they arrive and imported once at the body's end; a refusal
 // imports nothing.
-Reply Import(Service& service, const char* name, const CallInfo& info, const BodyReader& read,
-             const WriteLimits& limits) {
+Reply Import(Service& service, const StreamRelay& open, const char* name, const CallInfo& info,
+             const BodyReader& read, const WriteLimits& limits) {
   const absl::Time start = absl::Now();
   DelimitedBody body(read, limits.max_message_bytes);
   std::optional<Refusal> refused;
@@ -393,8 +486,11 @@ Reply Import(Service& service, const char* name, const CallInfo& info, const Bod
   if (absl::Status s = service.Admit(info, "", &admitted); !s.ok()) refused = Refused(s);
   if (!refused.has_value()) {
     std::unique_ptr<Service::Import> import = service.StartImport(info);
-    refused = AddAll(service, info, body, *import);
-    if (!refused.has_value()) {
+    std::unique_ptr<MemberStream> relayed;
+    refused = AddAll(service, open, info, body, *import, &relayed);
+    if (relayed != nullptr) {
+      refused = RelayEnded(*relayed, refused, &response);
+    } else if (!refused.has_value()) {
       const absl::Status committed =
           Wait([&](Service::Done done) { import->Commit(&response, done); });
       if (!committed.ok()) refused = Refused(committed);
@@ -403,8 +499,8 @@ Reply Import(Service& service, const char* name, const CallInfo& info, const Bod
   return Answered(service, name, start, refused, body.ended(), response);
 }
 
-using StreamedHandler = Reply (*)(Service&, const char*, const CallInfo&, const BodyReader&,
-                                  const WriteLimits&);
+using StreamedHandler = Reply (*)(Service&, const StreamRelay&, const char*, const CallInfo&,
+                                  const BodyReader&, const WriteLimits&);
 
 struct StreamedMethod {
   const char* name;
@@ -418,7 +514,7 @@ constexpr StreamedMethod kStreamedMethods[] = {
     {"ImportStore", &Import},
 };
 
-using Handler = Reply (*)(Service&, const Relay&, const char*, const CallInfo&, absl::string_view);
+using Handler = Reply (*)(Service&, const Relays&, const char*, const CallInfo&, absl::string_view);
 
 struct Method {
   const char* name;
@@ -505,6 +601,20 @@ absl::Status Wait(const std::function<void(Service::Done)>& start) {
   return result;
 }
 
+absl::Status RelayedCall(const Relay& relay, const cluster::Member& to, const char* method,
+                         const CallInfo& call, const google::protobuf::Message& request,
+                         google::protobuf::Message* response) {
+  std::string reply;
+  absl::Status status = Wait([&](Service::Done done) {
+    relay(to, method, request.SerializeAsString(), call, &reply, std::move(done));
+  });
+  if (status.ok() && !response->ParseFromString(reply)) {
+    status = absl::InternalError(
+        absl::StrCat(method, ": member ", to.name, " answered a message that does not parse"));
+  }
+  return status;
+}
+
 absl::Status MisdirectedStatus(const std::string& tenant, const std::string& store,
                                const cluster::Member& member) {
   return absl::UnavailableError(
@@ -525,7 +635,7 @@ Reply Api::Serve(const Request& request) const {
   if (IsOipPath(request.path)) {
     absl::StatusOr<CallInfo> info = CallInfoOf(request);
     if (!info.ok()) return ErrorReply(info.status());
-    return ServeOip(*service_, request, *info, !draining_);
+    return ServeOip(*service_, relays_.unary, request, *info, !draining_);
   }
   return ErrorReply(absl::NotFoundError(absl::StrCat(
       "path ", request.path, ": not served; the calls are POST /v1/<Method> (", MethodNames(),
@@ -572,12 +682,12 @@ Reply Api::ServeMethod(absl::string_view method, const Request& request) const {
   if (!info.ok()) return ErrorReply(info.status());
   if (kind == MethodKind::kStreamed) {
     const StreamedMethod* streamed = Find(kStreamedMethods, method);
-    return streamed->handler(*service_, streamed->name, *info,
+    return streamed->handler(*service_, relays_.stream, streamed->name, *info,
                              request.read_body ? request.read_body : ReaderOf(request.body),
                              limits_);
   }
   const Method* found = Find(kMethods, method);
-  return found->handler(*service_, relay_, found->name, *info, request.body);
+  return found->handler(*service_, relays_, found->name, *info, request.body);
 }
 
 bool Api::ReadsOwnBody(absl::string_view verb, absl::string_view path) {

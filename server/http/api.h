@@ -4,7 +4,8 @@
 // mapping; Adapt and Forget read their body's messages (newline-delimited JSON or one array)
 // as they arrive and commit them as one transaction; ExportStore answers the store's snapshot
 // as length-delimited StoreChunk messages, and ImportStore reads the same bytes back;
-// `/healthz` and `/readyz` answer probes.
+// `/healthz` and `/readyz` answer probes. In a cluster, a call for another member's store is
+// passed there over `Relays` (member_relay.h), streamed calls message by message.
 // Serve runs on the HTTP library's connection thread and waits there for the service's
 // callback. The members' own calls (ClusterQuota, ClusterBase) are not served. Thread-safe.
 #ifndef ADAPTD_SERVER_HTTP_API_H_
@@ -12,9 +13,11 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "google/protobuf/message.h"
 #include "server/http/http_status.h"
 #include "server/http/write_body.h"
 #include "server/service/service.h"
@@ -46,11 +49,49 @@ absl::Status Wait(const std::function<void(Service::Done)>& start);
 using Relay = std::function<void(const cluster::Member& to, const char* method, std::string request,
                                  const CallInfo& call, std::string* response, Service::Done done)>;
 
+// Relays `request` to `to` with `relay` and reads its answer into `response`: the member's
+// status (INTERNAL when its answer does not parse).
+absl::Status RelayedCall(const Relay& relay, const cluster::Member& to, const char* method,
+                         const CallInfo& call, const google::protobuf::Message& request,
+                         google::protobuf::Message* response);
+
+// A streamed call relayed to another cluster member (docs/HTTP.md, "A cluster"): the
+// messages' serialized bytes in order, as the gRPC stream carries them. Driven from one
+// connection thread, which each method may block; destroying it before the call ended cancels
+// the call.
+class MemberStream {
+ public:
+  virtual ~MemberStream() = default;
+  // Sends the next message, once the previous one is out (at most one is buffered). False once
+  // the member's call ended (Finish says how): the message went nowhere.
+  virtual bool Send(std::string message) = 0;
+  // The member's next message, waited for: false once its stream ended.
+  virtual bool Next(std::string* message) = 0;
+  // Half-closes the stream and waits for the call's end: the member's status; `*last` holds the
+  // last message it sent (a client stream's reply).
+  virtual absl::Status Finish(std::string* last) = 0;
+  // Cancels the call before its end (the client is gone, or a message was refused here): the
+  // member drops what the stream carried, as for a gRPC stream cancelled before its end.
+  virtual void Cancel() = 0;
+};
+
+// Opens a stream to `to` with `first` as its first message (with `last`, the only one),
+// carrying `call`'s deadline and credential, and cancelled once `call.cancelled` says so.
+using StreamRelay = std::function<std::unique_ptr<MemberStream>(
+    const cluster::Member& to, const char* method, const std::string& first, bool last,
+    const CallInfo& call)>;
+
+// How calls for another member's store reach it; each null without a cluster (the calls are
+// then refused with 421 naming the member).
+struct Relays {
+  Relay unary;
+  StreamRelay stream;
+};
+
 // 421 Misdirected Request: a store another cluster member serves.
 inline constexpr int kMisdirected = 421;
-// The status a call for a store `member` serves is refused with where it is not relayed
-// (the streamed calls, ExportStore, the Open Inference Protocol, or no relay), so it names the
-// member.
+// The status a call for a store `member` serves is refused with where it is not relayed (no
+// relay: a server without a cluster's channels), so it names the member.
 absl::Status MisdirectedStatus(const std::string& tenant, const std::string& store,
                                const cluster::Member& member);
 
@@ -67,10 +108,10 @@ class Api {
  public:
   static MethodKind KindOf(absl::string_view method);
 
-  // Without `relay`, calls for another member's store answer 421 and a cluster's ListStores
+  // Without `relays`, calls for another member's store answer 421 and a cluster's ListStores
   // 501.
-  explicit Api(Service* service, WriteLimits limits = {}, Relay relay = nullptr)
-      : service_(service), limits_(limits), relay_(std::move(relay)) {}
+  explicit Api(Service* service, WriteLimits limits = {}, Relays relays = {})
+      : service_(service), limits_(limits), relays_(std::move(relays)) {}
 
   // Whether the call reads its body itself, as it arrives (POST /v1/Adapt, /v1/Forget): the
   // server then sets `Request::read_body` instead of reading `body` whole.
@@ -96,7 +137,7 @@ class Api {
 
   Service* service_;
   const WriteLimits limits_;
-  const Relay relay_;
+  const Relays relays_;
   std::atomic<bool> draining_{false};
   std::atomic<bool> cancelled_{false};
 };

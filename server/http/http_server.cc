@@ -8,26 +8,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/base/grpc_status.h"
-#include "server/cluster/forwarding.h"
 #include "server/http/civetweb_tls.h"
 
 namespace adaptd::http {
-
-Relay RelayOver(Forwarder* forwarder) {
-  if (forwarder == nullptr) return nullptr;
-  return [forwarder](const cluster::Member& to, const char* method, std::string request,
-                     const CallInfo& call, std::string* response, Service::Done done) {
-    // The caller's credential travels as gRPC's, so the owner authenticates it again.
-    std::vector<std::pair<std::string, std::string>> metadata;
-    if (call.authorization.has_value()) {
-      metadata.emplace_back("authorization", std::string(*call.authorization));
-    }
-    forwarder->UnaryMessage(
-        to, method, std::move(request), call.deadline, metadata, response,
-        [done = std::move(done)](const grpc::Status& status) { done(FromGrpc(status)); });
-  };
-}
 
 namespace {
 
@@ -76,11 +59,11 @@ void Send(mg_connection* connection, const Reply& reply) {
     return;
   }
   bool open = true;
-  reply.stream([connection, &open](const std::string& piece) {
+  const bool whole = reply.stream([connection, &open](const std::string& piece) {
     open = open && mg_send_chunk(connection, piece.data(), piece.size()) > 0;
     return open;
   });
-  if (open) mg_send_chunk(connection, "", 0);  // the last chunk: the body's end
+  if (open && whole) mg_send_chunk(connection, "", 0);  // the last chunk: the body's end
 }
 
 // An error civetweb answers itself (a malformed request line or header, a missing length),

@@ -13,19 +13,13 @@
 
 #include "absl/status/statusor.h"
 #include "server/http/api.h"
+#include "server/http/member_relay.h"
 #include "server/service/service.h"
 
 struct mg_context;     // civetweb.h
 struct mg_connection;  // civetweb.h
 
-namespace adaptd {
-class Forwarder;  // server/cluster/forwarding.h
-}  // namespace adaptd
-
 namespace adaptd::http {
-
-// The relay of calls to other members over `forwarder`'s channels; null without one.
-Relay RelayOver(Forwarder* forwarder);
 
 struct HttpServerOptions {
   std::string listen;  // HOST:PORT, a numeric host; port 0 picks a free one
@@ -40,9 +34,9 @@ struct HttpServerOptions {
   // With a client CA (tls_client_ca_file), mutual TLS: a client certificate that CA signed is
   // required, as gRPC requires it.
   std::string tls_cert_file, tls_key_file, tls_client_ca_file;
-  // In a cluster, the gRPC channels to the other members: unary calls for another member's
-  // store are relayed through it and ListStores gathers every member's page (docs/HTTP.md,
-  // "A cluster"). Null: a single server. Must outlive the server.
+  // In a cluster, the gRPC channels to the other members: calls for another member's store
+  // are relayed through it and ListStores gathers every member's page (docs/HTTP.md, "A
+  // cluster"). Null: a single server. Must outlive the server.
   Forwarder* forwarder = nullptr;
 };
 
@@ -65,7 +59,7 @@ class HttpServer {
  private:
   explicit HttpServer(Service* service, const HttpServerOptions& options)
       : api_(service, WriteLimits{options.max_body_bytes, options.max_call_bytes},
-             RelayOver(options.forwarder)),
+             RelaysOver(options.forwarder)),
         max_body_bytes_(options.max_body_bytes),
         max_call_bytes_(options.max_call_bytes),
         tls_cert_file_(options.tls_cert_file),

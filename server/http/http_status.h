@@ -24,8 +24,10 @@ struct Reply {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string content_type = "application/json";
   // Set for a body written in pieces (Transfer-Encoding: chunked) instead of `body`: called
-  // once, after the headers, with the writer of the pieces.
-  std::function<void(const PieceWriter&)> stream;
+  // once, after the headers, with the writer of the pieces; it answers whether the body is
+  // whole. A body cut short has no last chunk, so the client cannot take it for whole (such a
+  // reply says `Connection: close`).
+  std::function<bool(const PieceWriter&)> stream;
 };
 
 // 200 for OK; 400, 401, 403, 404, 409, 429, 499, 500, 501, 503, 504 for the others.

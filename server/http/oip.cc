@@ -53,16 +53,20 @@ absl::StatusOr<ModelPath> ModelPathOf(absl::string_view path) {
   return model;
 }
 
-// Admits a call on the model's tenant and checks the store is served here: an error answer
-// (the call counted under `method`), or nullopt to go on.
-std::optional<Reply> Admitted(Service& service, const char* method, const CallInfo& info,
-                              const ModelPath& model, absl::Time start, AdmittedCall* admitted) {
+// Admits a call on the model's tenant and checks where the store is served: an error answer
+// (the call counted under `method`), or nullopt to go on, here or, with `relay`, at `*owner`
+// when another member serves the store (without one, 421 naming it).
+std::optional<Reply> Admitted(Service& service, const Relay& relay, const char* method,
+                              const CallInfo& info, const ModelPath& model, absl::Time start,
+                              AdmittedCall* admitted, const cluster::Member** owner) {
   absl::Status status = service.Admit(info, model.tenant, admitted);
   int http_status = 0;
   if (status.ok()) {
     auto to = service.Route(info, model.tenant, model.store, Access::kRead);
     if (!to.ok()) {
       status = to.status();
+    } else if (*to != nullptr && relay) {
+      *owner = *to;
     } else if (*to != nullptr) {
       status = MisdirectedStatus(model.tenant, model.store, **to);
       http_status = kMisdirected;
@@ -73,19 +77,23 @@ std::optional<Reply> Admitted(Service& service, const char* method, const CallIn
   return http_status != 0 ? OipError(http_status, status) : OipError(status);
 }
 
-// GetStore on the model's store, counted: the store, or the error answer.
-absl::StatusOr<pb::StoreInfo> StoreOf(Service& service, const CallInfo& info,
+// GetStore on the model's store (here, or relayed to the member that serves it), counted: the
+// store, or the error answer.
+absl::StatusOr<pb::StoreInfo> StoreOf(Service& service, const Relay& relay, const CallInfo& info,
                                       const ModelPath& model, std::optional<Reply>* refused) {
   const absl::Time start = absl::Now();
   AdmittedCall admitted;
-  *refused = Admitted(service, "GetStore", info, model, start, &admitted);
+  const cluster::Member* owner = nullptr;
+  *refused = Admitted(service, relay, "GetStore", info, model, start, &admitted, &owner);
   if (refused->has_value()) return absl::CancelledError("refused");
   pb::GetStoreRequest request;
   request.set_tenant(model.tenant);
   request.set_store(model.store);
   pb::StoreInfo store;
   const absl::Status status =
-      Wait([&](Service::Done done) { service.GetStore(info, request, &store, done); });
+      owner != nullptr
+          ? RelayedCall(relay, *owner, "GetStore", info, request, &store)
+          : Wait([&](Service::Done done) { service.GetStore(info, request, &store, done); });
   service.Record("GetStore", status, start, Transport::kHttp);
   if (!status.ok()) {
     *refused = OipError(status);
@@ -96,9 +104,9 @@ absl::StatusOr<pb::StoreInfo> StoreOf(Service& service, const CallInfo& info,
 
 // GET /v2/models/TENANT/STORE: the store's inputs and outputs; whether its encoder takes text
 // is ListEncoders'.
-Reply Metadata(Service& service, const CallInfo& info, const ModelPath& model) {
+Reply Metadata(Service& service, const Relay& relay, const CallInfo& info, const ModelPath& model) {
   std::optional<Reply> refused;
-  absl::StatusOr<pb::StoreInfo> store = StoreOf(service, info, model, &refused);
+  absl::StatusOr<pb::StoreInfo> store = StoreOf(service, relay, info, model, &refused);
   if (refused.has_value()) return *std::move(refused);
   pb::ListEncodersResponse encoders;
   const absl::Status listed = Wait([&](Service::Done done) {
@@ -114,9 +122,10 @@ Reply Metadata(Service& service, const CallInfo& info, const ModelPath& model) {
 }
 
 // GET /v2/models/TENANT/STORE/ready: 200 for a healthy store, 503 for a failed one.
-Reply ModelReady(Service& service, const CallInfo& info, const ModelPath& model) {
+Reply ModelReady(Service& service, const Relay& relay, const CallInfo& info,
+                 const ModelPath& model) {
   std::optional<Reply> refused;
-  absl::StatusOr<pb::StoreInfo> store = StoreOf(service, info, model, &refused);
+  absl::StatusOr<pb::StoreInfo> store = StoreOf(service, relay, info, model, &refused);
   if (refused.has_value()) return *std::move(refused);
   if (!store->failure().empty()) {
     return OipError(absl::UnavailableError(
@@ -125,8 +134,9 @@ Reply ModelReady(Service& service, const CallInfo& info, const ModelPath& model)
   return OipJson(200, "");
 }
 
-// POST /v2/models/TENANT/STORE/infer: one Predict, counted as Predict.
-Reply Infer(Service& service, const Request& request, const CallInfo& info,
+// POST /v2/models/TENANT/STORE/infer: one Predict, counted as Predict; for another member's
+// store, the Predict relayed there and its answer written here.
+Reply Infer(Service& service, const Relay& relay, const Request& request, const CallInfo& info,
             const ModelPath& model) {
   const absl::Time start = absl::Now();
   absl::StatusOr<oip::InferCall> call = oip::ParseInfer(request.body, request.header_length);
@@ -135,14 +145,18 @@ Reply Infer(Service& service, const Request& request, const CallInfo& info,
     return OipError(call.status());
   }
   AdmittedCall admitted;
-  if (auto refused = Admitted(service, "Predict", info, model, start, &admitted)) {
+  const cluster::Member* owner = nullptr;
+  if (auto refused = Admitted(service, relay, "Predict", info, model, start, &admitted, &owner)) {
     return *std::move(refused);
   }
   call->predict.set_tenant(model.tenant);
   call->predict.set_store(model.store);
   pb::PredictResponse response;
   const absl::Status status =
-      Wait([&](Service::Done done) { service.Predict(info, call->predict, &response, done); });
+      owner != nullptr ? RelayedCall(relay, *owner, "Predict", info, call->predict, &response)
+                       : Wait([&](Service::Done done) {
+                           service.Predict(info, call->predict, &response, done);
+                         });
   service.Record("Predict", status, start, Transport::kHttp);
   if (!status.ok()) return OipError(status);
   absl::StatusOr<oip::InferAnswer> answer =
@@ -168,7 +182,8 @@ Reply NotAllowed(const Request& request, const char* allowed) {
 
 bool IsOipPath(absl::string_view path) { return path == "/v2" || absl::StartsWith(path, "/v2/"); }
 
-Reply ServeOip(Service& service, const Request& request, const CallInfo& info, bool ready) {
+Reply ServeOip(Service& service, const Relay& relay, const Request& request, const CallInfo& info,
+               bool ready) {
   const absl::string_view path = request.path;
   if (path == "/v2" || path == "/v2/health/live" || path == "/v2/health/ready") {
     if (request.method != "GET") return NotAllowed(request, "GET");
@@ -192,11 +207,11 @@ Reply ServeOip(Service& service, const Request& request, const CallInfo& info, b
   if (!model.ok()) return OipError(model.status());
   if (model->action == "infer") {
     if (request.method != "POST") return NotAllowed(request, "POST");
-    return Infer(service, request, info, *model);
+    return Infer(service, relay, request, info, *model);
   }
   if (request.method != "GET") return NotAllowed(request, "GET");
-  return model->action == "ready" ? ModelReady(service, info, *model)
-                                  : Metadata(service, info, *model);
+  return model->action == "ready" ? ModelReady(service, relay, info, *model)
+                                  : Metadata(service, relay, info, *model);
 }
 
 }  // namespace adaptd::http

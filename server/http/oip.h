@@ -2,7 +2,8 @@
 // service layer (docs/HTTP.md, "The Open Inference Protocol"): the model is a store, named
 // TENANT/STORE (two path segments). GET /v2, /v2/health/live, /v2/health/ready;
 // GET /v2/models/TENANT/STORE (metadata) and /v2/models/TENANT/STORE/ready; and
-// POST /v2/models/TENANT/STORE/infer, each infer one Service::Predict. Errors are the
+// POST /v2/models/TENANT/STORE/infer, each infer one Service::Predict (relayed as a Predict to
+// the member that serves the store). Errors are the
 // protocol's {"error": ...} bodies with the HTTP status of the other calls. Runs on the HTTP
 // library's connection thread and waits there for the service. Thread-safe.
 #ifndef ADAPTD_SERVER_HTTP_OIP_H_
@@ -17,8 +18,11 @@ namespace adaptd::http {
 // Whether `path` is the protocol's: /v2 and under it.
 bool IsOipPath(absl::string_view path);
 
-// Serves a request whose path IsOipPath; `ready`: whether the server takes new calls.
-Reply ServeOip(Service& service, const Request& request, const CallInfo& info, bool ready);
+// Serves a request whose path IsOipPath; `ready`: whether the server takes new calls. With
+// `relay`, a model another cluster member serves is asked there (docs/HTTP.md, "A cluster");
+// without, 421 naming the member.
+Reply ServeOip(Service& service, const Relay& relay, const Request& request, const CallInfo& info,
+               bool ready);
 
 }  // namespace adaptd::http
 

@@ -2,13 +2,16 @@
 
 A unary HTTP call for a store another member owns is relayed to the owner over gRPC, with the
 caller's token: its JSON answer, and its errors with their status, equal the owner's own
-answer to the same call. ListStores gathers every member's page as gRPC's does. The streamed
-calls and ExportStore are not relayed (421 naming the owner). With a member down, a listing
-answers 503 naming it.
+answer to the same call. ListStores gathers every member's page as gRPC's does. Adapt, Forget
+and ImportStore are relayed as one client stream, ExportStore as the owner's server stream,
+and the Open Inference Protocol's calls as Predict and GetStore: each answers as the owner
+does. With a member down, a listing answers 503 naming it.
 
 Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated stubs.
 """
 
+import http.client
+import json
 import os
 import subprocess
 import sys
@@ -22,7 +25,8 @@ from google.protobuf import json_format
 from adaptd_client._stubs import pb, pb_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from http_e2e import BOUND_S, call, free_port, token_config, wait_ready  # noqa: E402
+from http_e2e import (BOUND_S, call, delimited, free_port, token_config,  # noqa: E402
+                      undelimited, wait_ready)
 
 MEMBERS = ("a", "b", "c")
 TOKENS = {"t": "t-secret-5d1a", "u": "u-secret-0c7e"}
@@ -140,6 +144,59 @@ class HttpClusterTest(unittest.TestCase):
             self.assertEqual(answers[m], answers[owner], (method, m, owner))
         return answers[owner][1]
 
+    def post(self, member, path, body, token=TOKENS[TENANT], headers=None):
+        """POSTs `body` (bytes) to `member`'s HTTP listener in pieces of 7 bytes
+        (Transfer-Encoding: chunked): (status, the answer's bytes, its headers)."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.http_port[member],
+                                                timeout=BOUND_S)
+        sent = dict(headers or {}, Authorization="Bearer " + token)
+        try:
+            pieces = (body[i:i + 7] for i in range(0, len(body), 7))
+            connection.request("POST", path, body=pieces, headers=sent, encode_chunked=True)
+            response = connection.getresponse()
+            return response.status, response.read(), dict(response.getheaders())
+        finally:
+            connection.close()
+
+    def write(self, member, method, requests):
+        """Adapt or Forget over HTTP at `member`, the requests as newline-delimited JSON:
+        (status, the parsed answer)."""
+        body = "".join(json.dumps(json_format.MessageToDict(
+            r, preserving_proto_field_name=True)) + "\n" for r in requests).encode()
+        status, answer, _ = self.post(member, "/v1/" + method, body)
+        return status, json.loads(answer)
+
+    def export(self, member, store):
+        """POST /v1/ExportStore at `member`: the body's bytes (200 expected)."""
+        body = json.dumps({"tenant": TENANT, "store": store}).encode()
+        status, answer, _ = self.post(member, "/v1/ExportStore", body)
+        self.assertEqual(status, 200, answer)
+        return answer
+
+    def predictions(self, member, store):
+        """Predict over gRPC at `member`, the prediction ids left out."""
+        request = pb.PredictRequest(tenant=TENANT, store=store, top_k=3)
+        for v in ([1.0, 0.0, 0.0], [0.0, 0.2, 0.9], [0.3, 0.6, 0.1]):
+            request.inputs.add().vector.values.extend(v)
+        answer = self.grpc(member, "Predict", request)
+        for p in answer.predictions:
+            p.prediction_id = ""
+        return answer
+
+    @staticmethod
+    def writes(kind, store, first, count, width=3):
+        """Three requests of `count` examples each from `first`, the first naming the store."""
+        requests = []
+        for batch in range(3):
+            request = kind(tenant=TENANT if batch == 0 else "", store=store if batch == 0 else "")
+            for i in range(first + batch * count, first + (batch + 1) * count):
+                example = request.examples.add()
+                example.input.vector.values.extend(
+                    [float(i % 3 == k) + 0.01 * i for k in range(width)])
+                example.label = "abc"[i % 3]
+            requests.append(request)
+        return requests
+
     # --- tests -----------------------------------------------------------------------------
 
     def test_a_relayed_unary_calls_answer_as_the_owner(self):
@@ -183,16 +240,10 @@ class HttpClusterTest(unittest.TestCase):
                 status, answer = self.http(m, "GetStore", get, token=TOKENS["u"])
                 self.assertEqual((status, answer["code"]), (403, "PERMISSION_DENIED"), answer)
 
-            # ExportStore is not relayed: 421 naming the owner.
+            # ExportStore at every member: the owner's bytes.
+            exported = self.export(owner, store)
             for m in MEMBERS:
-                if m == owner:
-                    continue
-                status, answer, _ = call(self.http_port[m], "POST", "/v1/ExportStore",
-                                         {"tenant": TENANT, "store": store},
-                                         token=TOKENS[TENANT])
-                self.assertEqual((status, answer["code"]), (421, "UNAVAILABLE"), answer)
-                self.assertIn("member " + owner, answer["message"])
-                self.assertIn(self.grpc_address[owner], answer["message"])
+                self.assertEqual(self.export(m, store), exported, (m, owner))
 
             # DeleteStore relayed from another member: gone at the owner.
             other = [m for m in MEMBERS if m != owner][0]
@@ -227,6 +278,107 @@ class HttpClusterTest(unittest.TestCase):
             if not token:
                 break
         self.assertEqual(seen, sorted(s["store"] for s in by_grpc["stores"]))
+
+    def test_c_streamed_calls_land_at_the_owner(self):
+        owners = set()
+        for i in range(3):
+            relayed, direct = "w%d" % i, "w%d-direct" % i
+            self.create(MEMBERS[i % len(MEMBERS)], relayed)
+            self.create(MEMBERS[i % len(MEMBERS)], direct)
+            owner, direct_owner = self.owner_of(relayed), self.owner_of(direct)
+            owners.add(owner)
+            other = next(m for m in MEMBERS if m != owner)
+
+            # Adapt and Forget at a non-owner answer as the same calls made at the owner of a
+            # twin store, and leave the store with the twin's predictions.
+            for method, kind, first in (("Adapt", pb.AdaptRequest, 0),
+                                        ("Forget", pb.ForgetRequest, 2)):
+                count = 5 if method == "Adapt" else 1
+                got = self.write(other, method, self.writes(kind, relayed, first, count))
+                want = self.write(direct_owner, method, self.writes(kind, direct, first, count))
+                self.assertEqual(got[0], 200, got)
+                self.assertEqual(got, want, (method, other, owner))
+            for store in (relayed, direct):
+                self.grpc(self.owner_of(store), "Compile",
+                          pb.CompileRequest(tenant=TENANT, store=store))
+            self.assertEqual(self.predictions(owner, relayed),
+                             self.predictions(direct_owner, direct))
+
+            # A bad example (two values where the store takes three) at a non-owner: the
+            # owner's own refusal, and the store unchanged.
+            before = self.http(owner, "GetStore", pb.GetStoreRequest(tenant=TENANT, store=relayed))
+            bad = self.writes(pb.AdaptRequest, relayed, 100, 2)
+            bad[1].examples[1].input.vector.values.pop()
+            refused = self.write(other, "Adapt", bad)
+            self.assertEqual(refused[0], 400, refused)
+            self.assertEqual(refused, self.write(owner, "Adapt", bad))
+            self.assertEqual(
+                self.http(owner, "GetStore", pb.GetStoreRequest(tenant=TENANT, store=relayed)),
+                before)
+
+            # ExportStore at a non-owner: the owner's bytes; imported at a non-owner under a new
+            # name another member owns: there, predicting as the source, exported alike at
+            # every member.
+            exported = self.export(owner, relayed)
+            self.assertEqual(self.export(other, relayed), exported)
+            copy = next(n for n in ("w%d-copy%d" % (i, k) for k in range(64))
+                        if self.owner_of_name(n) != other)
+            chunks = undelimited(exported, pb.StoreChunk)
+            chunks[0].tenant, chunks[0].store = TENANT, copy
+            status, answer, _ = self.post(other, "/v1/ImportStore", delimited(chunks))
+            self.assertEqual(status, 200, answer)
+            self.assertEqual(json.loads(answer)["store"], copy)
+            copy_owner = self.owner_of(copy)
+            self.assertNotEqual(copy_owner, other)
+            self.assertEqual(self.predictions(copy_owner, copy).predictions,
+                             self.predictions(owner, relayed).predictions)
+            copied = self.export(copy_owner, copy)
+            for m in MEMBERS:
+                self.assertEqual(self.export(m, copy), copied, (m, copy_owner))
+
+            # The Open Inference Protocol's infer and metadata at a non-owner: the owner's.
+            infer = {"inputs": [{"name": "INPUT", "datatype": "FP32", "shape": [2, 3],
+                                 "data": [1.0, 0.0, 0.0, 0.0, 0.2, 0.9]}],
+                     "outputs": [{"name": "labels", "parameters": {"classification": 2}},
+                                 {"name": "scores"}]}
+            path = "/v2/models/%s/%s" % (TENANT, relayed)
+            for verb, route, body in (("POST", "/infer", infer), ("GET", "", None)):
+                at_owner = call(self.http_port[owner], verb, path + route, body,
+                                token=TOKENS[TENANT])[:2]
+                self.assertEqual(at_owner[0], 200, at_owner)
+                for m in MEMBERS:
+                    answer = call(self.http_port[m], verb, path + route, body,
+                                  token=TOKENS[TENANT])[:2]
+                    self.assertEqual(answer, at_owner, (m, route))
+            for m in MEMBERS:
+                self.assertEqual(self.ready(m, path + "/ready"), 200, m)
+        self.assertGreater(len(owners), 1, "the stores landed on one member")
+
+    def owner_of_name(self, store):
+        """The member that would own `store`, not yet created: the only one that serves a
+        forwarded GetStore of it (NOT_FOUND; the others refuse it, UNAVAILABLE)."""
+        owners = []
+        for m in MEMBERS:
+            with self.assertRaises(grpc.RpcError) as raised:
+                self.grpc(m, "GetStore", pb.GetStoreRequest(tenant=TENANT, store=store),
+                          metadata=(("adaptd-forwarded", "test"),))
+            if raised.exception.code() == grpc.StatusCode.NOT_FOUND:
+                owners.append(m)
+        self.assertEqual(len(owners), 1, store)
+        return owners[0]
+
+    def ready(self, member, path):
+        """GET `path` (a model's readiness, an empty body) at `member`: the status."""
+        connection = http.client.HTTPConnection("127.0.0.1", self.http_port[member],
+                                                timeout=BOUND_S)
+        try:
+            connection.request("GET", path,
+                               headers={"Authorization": "Bearer " + TOKENS[TENANT]})
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
 
     def test_z_a_member_down_is_named(self):
         store = next(s for s in ("d%d" % i for i in range(64)) if self._created_on_c(s))

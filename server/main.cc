@@ -123,7 +123,8 @@ struct Flags {
   adaptd::SchedulerFlags scheduler;
   adaptd::SecurityFlags security;
   adaptd::PersistenceFlags persistence;
-  std::string cluster_self, cluster_members, cluster_token_file;
+  std::string cluster_self, cluster_members, cluster_token_file, advertise_address;
+  uint32_t restart_grace = 0, cluster_settle = 0;
   uint32_t handoff_interval_ms = 0;
   std::string blas_core = adaptd::defaults::kBlasCore;
 };
@@ -183,7 +184,21 @@ void AddComputeFlags(CLI::App& app, Flags* f) {
 // The cluster's members (docs/CLUSTER.md).
 void AddClusterFlags(CLI::App& app, Flags* f) {
   app.add_option("--cluster-self", f->cluster_self,
-                 "This server's name among the cluster's members (docs/CLUSTER.md)");
+                 "This server's name among the cluster's members (docs/CLUSTER.md); with "
+                 "--etcd-endpoints and no --cluster-members, the name it registers under in a "
+                 "cluster on etcd (docs/CLUSTER_ETCD.md)");
+  app.add_option("--advertise-address", f->advertise_address,
+                 "In a cluster on etcd, the HOST:PORT at which clients and the other members "
+                 "reach this member's gRPC port (required there)");
+  app.add_option("--restart-grace", f->restart_grace,
+                 WithDefault("In a cluster on etcd, seconds a member stopped with SIGTERM keeps "
+                             "its shards for its restart",
+                             adaptd::defaults::kRestartGraceSeconds))
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--cluster-settle", f->cluster_settle,
+                 "In a cluster on etcd, seconds a member must have been ready before it wins "
+                 "shards [default: twice --etcd-lease-ttl]")
+      ->check(CLI::Range(0, 3600));
   app.add_option("--cluster-members", f->cluster_members,
                  "Every member of the cluster, this one included: NAME=HOST:PORT[,NAME=HOST:PORT"
                  "...]; each store belongs to one member and any member answers any call, "
@@ -238,6 +253,11 @@ absl::Status ApplyClusterFlags(const Flags& f, adapt::v1::ServerConfig* config) 
   }
   if (f.handoff_interval_ms > 0)
     config->mutable_cluster()->set_handoff_interval_ms(f.handoff_interval_ms);
+  if (!f.advertise_address.empty()) {
+    config->mutable_cluster()->set_advertise_address(f.advertise_address);
+  }
+  if (f.restart_grace > 0) config->mutable_cluster()->set_restart_grace_seconds(f.restart_grace);
+  if (f.cluster_settle > 0) config->mutable_cluster()->set_settle_seconds(f.cluster_settle);
   if (!f.cluster_members.empty()) {
     auto members = adaptd::cluster::ParseMembers(f.cluster_members);
     if (!members.ok()) return members.status();
@@ -291,7 +311,12 @@ void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfi
                  server.http_address().c_str());
   }
   std::fprintf(stderr, "adaptd: %s\n", adaptd::SecuritySummary(config).c_str());
-  if (config.has_cluster()) {
+  if (adaptd::IsEtcdCluster(config)) {
+    std::fprintf(stderr,
+                 "adaptd: cluster member %s on etcd, reached at %s; calls for shards other "
+                 "members hold are forwarded to them (docs/CLUSTER_ETCD.md)\n",
+                 config.cluster().self().c_str(), config.cluster().advertise_address().c_str());
+  } else if (config.has_cluster()) {
     std::fprintf(stderr,
                  "adaptd: cluster member %s of %d; calls for other members' stores are "
                  "forwarded to them\n",
@@ -311,17 +336,22 @@ int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto server = adaptd::AdaptdServer::Start(config);
+  // A member of a cluster on etcd whose lease lapsed serves nothing until it registers again:
+  // it stops (exiting non-zero), and its supervisor starts it again.
+  auto server = adaptd::AdaptdServer::Start(config, [] { kill(getpid(), SIGTERM); });
   if (!server.ok()) return Fail(std::string(server.status().message()));
   LogServing(**server, config, blas_summary);
 
   int signal = 0;
   sigwait(&stop_signals, &signal);
-  std::fprintf(stderr, "adaptd: %s received, shutting down\n",
-               signal == SIGINT ? "SIGINT" : "SIGTERM");
+  const bool lease_lost = (*server)->lease_lost();
+  std::fprintf(stderr, "adaptd: %s, shutting down\n",
+               lease_lost         ? "this member's lease in etcd lapsed"
+               : signal == SIGINT ? "SIGINT received"
+                                  : "SIGTERM received");
   (*server)->Shutdown();
   std::fprintf(stderr, "adaptd: stopped\n");
-  return 0;
+  return lease_lost ? 1 : 0;
 }
 
 }  // namespace

@@ -183,7 +183,8 @@ absl::StatusOr<std::unique_ptr<Forwarder>> Forwarder::Create(const adapt::v1::Se
 
 std::shared_ptr<grpc::Channel> Forwarder::ChannelFor(const cluster::Member& member) {
   absl::MutexLock lock(&mu_);
-  std::shared_ptr<grpc::Channel>& channel = channels_[member.name];
+  // By address: a member of a cluster on etcd may come back elsewhere under its name.
+  std::shared_ptr<grpc::Channel>& channel = channels_[member.address];
   if (channel == nullptr) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(max_message_bytes_);
@@ -196,7 +197,7 @@ std::shared_ptr<grpc::Channel> Forwarder::ChannelFor(const cluster::Member& memb
 grpc::GenericStub* Forwarder::StubFor(const cluster::Member& member) {
   std::shared_ptr<grpc::Channel> channel = ChannelFor(member);
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<grpc::GenericStub>& stub = stubs_[member.name];
+  std::unique_ptr<grpc::GenericStub>& stub = stubs_[member.address];
   if (stub == nullptr) stub = std::make_unique<grpc::GenericStub>(std::move(channel));
   return stub.get();
 }

@@ -63,10 +63,11 @@ class Forwarder {
   static absl::StatusOr<std::unique_ptr<Forwarder>> Create(const adapt::v1::ServerConfig& config,
                                                            Metrics* metrics);
 
-  // The configured members (none draining; the hand-off's membership says who owns what).
+  // The configured members (none draining; the hand-off's membership says who owns what); in
+  // a cluster on etcd, this member alone (the others are registered in etcd: EtcdCluster).
   const cluster::Membership& membership() const { return membership_; }
 
-  // The channel to `member` (one per member, shared by every call to it).
+  // The channel to `member` (one per address, shared by every call to it).
   std::shared_ptr<grpc::Channel> ChannelFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Passes a unary call to `owner`. `done` runs once, on a gRPC thread, with the owner's
@@ -111,6 +112,7 @@ class Forwarder {
   const int max_message_bytes_;
   Metrics* const metrics_;  // nullable
   absl::Mutex mu_;
+  // By the member's address.
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::unique_ptr<grpc::GenericStub>> stubs_ ABSL_GUARDED_BY(mu_);
 };

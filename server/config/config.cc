@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -69,6 +70,26 @@ absl::Status ValidateAddress(const std::string& field, const std::string& addres
   if (!absl::SimpleAtoi(address.substr(colon + 1), &port) || port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": port must be a number from 0 to 65535, got \"", address, "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEtcdCluster(const adapt::v1::ClusterConfig& cluster) {
+  const std::string& address = cluster.advertise_address();
+  const absl::string_view host = absl::string_view(address).substr(0, address.rfind(':'));
+  if (host == "0.0.0.0" || host == "[::]" || host.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster.advertise_address: '", address,
+                     "' is not an address the other members can reach: give this member's "
+                     "name or IP and its gRPC port (--advertise-address)"));
+  }
+  if (cluster.restart_grace_seconds() > 3600) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.restart_grace_seconds: at most 3600, got ", cluster.restart_grace_seconds()));
+  }
+  if (cluster.settle_seconds() > 3600) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cluster.settle_seconds: at most 3600, got ", cluster.settle_seconds()));
   }
   return absl::OkStatus();
 }
@@ -182,6 +203,7 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
     if (absl::StatusOr<cluster::Membership> m = ClusterMembership(config); !m.ok()) {
       return m.status();
     }
+    if (IsEtcdCluster(config)) return ValidateEtcdCluster(config.cluster());
     if (config.tokens_size() > 0 && config.cluster().member_token_file().empty()) {
       return absl::InvalidArgumentError(
           "cluster.member_token_file: required when tokens are configured (the members hand "
@@ -191,8 +213,34 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   return absl::OkStatus();
 }
 
+bool IsEtcdCluster(const adapt::v1::ServerConfig& config) {
+  return config.has_cluster() && config.cluster().members().empty() && config.has_durable_log();
+}
+
 absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config) {
   std::vector<cluster::Member> members;
+  if (config.has_cluster() && config.cluster().members().empty()) {
+    if (!config.has_durable_log()) {
+      return absl::InvalidArgumentError(
+          "cluster: give cluster.members (a static cluster: --cluster-members, docs/CLUSTER.md) "
+          "or a durable log in etcd (--etcd-endpoints, --snapshot-store) with "
+          "cluster.advertise_address (a cluster on etcd: --advertise-address, "
+          "docs/CLUSTER_ETCD.md)");
+    }
+    if (config.cluster().advertise_address().empty()) {
+      return absl::InvalidArgumentError(
+          "cluster.advertise_address: required in a cluster on etcd: the HOST:PORT at which "
+          "clients and the other members reach this member (--advertise-address)");
+    }
+    members.push_back({config.cluster().self(), config.cluster().advertise_address()});
+    absl::StatusOr<cluster::Membership> self =
+        cluster::Membership::Create(config.cluster().self(), std::move(members));
+    if (self.ok()) return self;
+    // The checks name the member list's fields; here they are these two.
+    return absl::InvalidArgumentError(absl::StrReplaceAll(
+        self.status().message(), {{"cluster.members[0].address", "cluster.advertise_address"},
+                                  {"cluster.members[0].name", "cluster.self"}}));
+  }
   for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
   return cluster::Membership::Create(config.cluster().self(), std::move(members));
 }

@@ -28,7 +28,12 @@ adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
 // Checks addresses (HOST:PORT), sizes and the encoder list.
 absl::Status ValidateConfig(const adapt::v1::ServerConfig& config);
 
-// The config's `cluster` as a checked member list (InvalidArgument naming the field).
+// Whether the config makes this server a member of a cluster on etcd (docs/CLUSTER_ETCD.md):
+// a `cluster` without `members`, and a `durable_log`.
+bool IsEtcdCluster(const adapt::v1::ServerConfig& config);
+
+// The config's `cluster` as a checked member list (InvalidArgument naming the field). In a
+// cluster on etcd, this member alone at its advertised address: the others register in etcd.
 absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config);
 
 }  // namespace adaptd

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace adaptd {
@@ -107,6 +108,54 @@ TEST(ConfigTest, AClusterIsCheckedAndItsMemberListReplacedNotAppended) {
   bad = config;
   bad.mutable_cluster()->mutable_members(0)->set_address("nowhere");
   EXPECT_EQ(ValidateConfig(bad).message().substr(0, 26), "cluster.members[0].address");
+}
+
+// A cluster on etcd: a `cluster` without members, over a durable log in etcd.
+TEST(ConfigTest, AClusterOnEtcdNeedsTheDurableLogAndAnAddressTheOthersReach) {
+  auto config = DefaultConfig();
+  config.mutable_cluster()->set_self("m0");
+  EXPECT_FALSE(IsEtcdCluster(config));
+  EXPECT_TRUE(absl::StartsWith(ValidateConfig(config).message(),
+                               "cluster: give cluster.members (a static cluster"))
+      << ValidateConfig(config);
+  config.mutable_durable_log()->add_etcd_endpoints("http://127.0.0.1:2379");
+  config.mutable_durable_log()->set_snapshot_store("s3://bucket/prefix");
+  EXPECT_TRUE(IsEtcdCluster(config));
+  EXPECT_TRUE(absl::StartsWith(ValidateConfig(config).message(),
+                               "cluster.advertise_address: "
+                               "required in a cluster on etcd"))
+      << ValidateConfig(config);
+  config.mutable_cluster()->set_advertise_address("m0.adaptd:50051");
+  EXPECT_TRUE(ValidateConfig(config).ok()) << ValidateConfig(config);
+  absl::StatusOr<cluster::Membership> self = ClusterMembership(config);
+  ASSERT_TRUE(self.ok()) << self.status();
+  EXPECT_EQ(self->self().address, "m0.adaptd:50051");
+  EXPECT_EQ(self->members().size(), 1u);
+
+  auto bad = config;
+  bad.mutable_cluster()->set_advertise_address("0.0.0.0:50051");
+  EXPECT_TRUE(absl::StartsWith(ValidateConfig(bad).message(),
+                               "cluster.advertise_address: '0.0.0.0:50051' is not an address"))
+      << ValidateConfig(bad);
+  bad = config;
+  bad.mutable_cluster()->set_advertise_address("m0.adaptd");
+  EXPECT_TRUE(absl::StartsWith(ValidateConfig(bad).message(), "cluster.advertise_address: "))
+      << ValidateConfig(bad);
+  bad = config;
+  bad.mutable_cluster()->set_self("M 0");
+  EXPECT_TRUE(absl::StartsWith(ValidateConfig(bad).message(), "cluster.self: "))
+      << ValidateConfig(bad);
+  bad = config;
+  bad.mutable_cluster()->set_restart_grace_seconds(3601);
+  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.restart_grace_seconds: at most 3600, got 3601");
+  bad = config;
+  bad.mutable_cluster()->set_settle_seconds(4000);
+  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.settle_seconds: at most 3600, got 4000");
+  // A member list makes it the static cluster, whatever the durable log.
+  auto* listed = config.mutable_cluster()->add_members();
+  listed->set_name("m0");
+  listed->set_address("10.0.0.1:50051");
+  EXPECT_FALSE(IsEtcdCluster(config));
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ inline constexpr double kQuotaExamplesPerSecond = 0;   // examples a tenant adap
 // Metrics and cluster (docs/CLUSTER.md).
 inline constexpr uint32_t kMetricsTopTenants = 10;    // busiest tenants with their own series
 inline constexpr uint32_t kHandoffIntervalMs = 1000;  // hand-off retries and usage exchange
+inline constexpr uint32_t kRestartGraceSeconds = 60;  // a SIGTERM'd member keeps its shards
 
 }  // namespace adaptd::defaults
 

@@ -73,6 +73,7 @@ std::vector<Default> AllDefaults() {
       {"--s3-region", "s3_region", d::kS3Region},
       {"--etcd-quota-bytes", "etcd_quota_bytes", n(d::kEtcdQuotaBytes)},
       {"--handoff-interval-ms", "handoff_interval_ms", n(d::kHandoffIntervalMs)},
+      {"--restart-grace", "restart_grace_seconds", n(d::kRestartGraceSeconds)},
       {"--blas-core", "", d::kBlasCore},
       {"", "metrics_top_tenants", n(d::kMetricsTopTenants)},
       {"", "max_batch", n(d::kOnnxMaxBatch)},

@@ -35,24 +35,29 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const adapt::v1::ServerCo
                                                        kernels::Backend* backend, Metrics* metrics,
                                                        Env* env) {
   if (config.has_durable_log()) {
-    return CreateOver(
-        config, backend, metrics,
-        [config, backend, metrics](
-            std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
-          ASSIGN_OR_RETURN(
-              std::unique_ptr<EtcdDurability> remote,
-              EtcdDurability::OpenConfigured(config, backend, recovered, DurableLogHooks(metrics)));
-          const EtcdDurability* log = remote.get();
-          std::unique_ptr<Durability> durability(std::move(remote));
-          // Keyed by the Durability the directory holds: ~Engine clears it by that address.
-          if (metrics != nullptr) {
-            metrics->SetSnapshotLagSource(durability.get(),
-                                          [log] { return log->OldestChangeSeconds(); });
-          }
-          return durability;
-        });
+    return CreateOver(config, backend, metrics, DurableLogOf(config, backend, metrics));
   }
   return CreateOver(config, backend, metrics, LocalDurabilityOf(config, backend, metrics, env));
+}
+
+Engine::DurabilityOpener Engine::DurableLogOf(const adapt::v1::ServerConfig& config,
+                                              kernels::Backend* backend, Metrics* metrics,
+                                              std::shared_ptr<const ShardFences> shards) {
+  return
+      [config, backend, metrics, shards = std::move(shards)](
+          std::vector<RecoveredStore>* recovered) -> absl::StatusOr<std::unique_ptr<Durability>> {
+        ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> remote,
+                         EtcdDurability::OpenConfigured(config, backend, recovered,
+                                                        DurableLogHooks(metrics), shards));
+        const EtcdDurability* log = remote.get();
+        std::unique_ptr<Durability> durability(std::move(remote));
+        // Keyed by the Durability the directory holds: ~Engine clears it by that address.
+        if (metrics != nullptr) {
+          metrics->SetSnapshotLagSource(durability.get(),
+                                        [log] { return log->OldestChangeSeconds(); });
+        }
+        return durability;
+      };
 }
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::CreateOver(const adapt::v1::ServerConfig& config,

@@ -29,6 +29,7 @@
 #include "server/core/store_admin.h"
 #include "server/core/store_directory.h"
 #include "server/core/write_session.h"
+#include "server/durability/etcd_fence.h"
 #include "server/encoders/encoder_set.h"
 #include "server/metrics/metrics.h"
 #include "server/persistence/env.h"
@@ -56,6 +57,12 @@ class Engine {
   // database), reporting to `metrics` (nullable); null without a data directory.
   static DurabilityOpener LocalDurabilityOf(const adapt::v1::ServerConfig& config,
                                             kernels::Backend* backend, Metrics* metrics, Env* env);
+  // The opener of config.durable_log's durability (etcd and object storage), reporting to
+  // `metrics` (nullable); with `shards`, as a member of a cluster on etcd, opening its stores
+  // shard by shard (docs/CLUSTER_ETCD.md).
+  static DurabilityOpener DurableLogOf(const adapt::v1::ServerConfig& config,
+                                       kernels::Backend* backend, Metrics* metrics,
+                                       std::shared_ptr<const ShardFences> shards = nullptr);
   ~Engine();
 
   // Stores: StoreAdmin (store_admin.h).

@@ -45,6 +45,10 @@ namespace adaptd {
 
 using etcd::PrefixEnd;
 
+// An etcd client as config.durable_log says (endpoints and TLS); errors name the durable log.
+absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> ConnectConfiguredEtcd(
+    const adapt::v1::DurableLogConfig& log);
+
 class EtcdDurability final : public Durability {
  public:
   struct Options {
@@ -119,10 +123,11 @@ class EtcdDurability final : public Durability {
       kernels::Backend* backend, std::vector<RecoveredStore>* recovered, Options options);
   // As the server's config says (config.durable_log, with the defaults of defaults.h):
   // connects to etcd and checks the bucket first, each failure naming its field; `hooks`
-  // report to the server's metrics.
+  // report to the server's metrics. With `shards`, as a cluster member (Options::shards).
   static absl::StatusOr<std::unique_ptr<EtcdDurability>> OpenConfigured(
       const adapt::v1::ServerConfig& config, kernels::Backend* backend,
-      std::vector<RecoveredStore>* recovered, Options::Hooks hooks = {});
+      std::vector<RecoveredStore>* recovered, Options::Hooks hooks = {},
+      std::shared_ptr<const ShardFences> shards = nullptr);
   ~EtcdDurability() override;
 
   Fence CurrentFence(const std::string& tenant, const std::string& name) const override;

@@ -9,10 +9,8 @@
 
 namespace adaptd {
 
-absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
-    const adapt::v1::ServerConfig& config, kernels::Backend* backend,
-    std::vector<RecoveredStore>* recovered, Options::Hooks hooks) {
-  const adapt::v1::DurableLogConfig& log = config.durable_log();
+absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> ConnectConfiguredEtcd(
+    const adapt::v1::DurableLogConfig& log) {
   etcd::EtcdOptions etcd_options;
   etcd_options.endpoints.assign(log.etcd_endpoints().begin(), log.etcd_endpoints().end());
   etcd_options.ca_file = log.etcd_ca_file();
@@ -24,6 +22,15 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
     return absl::Status(client.status().code(),
                         absl::StrCat("durable_log (etcd): ", client.status().message()));
   }
+  return client;
+}
+
+absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
+    const adapt::v1::ServerConfig& config, kernels::Backend* backend,
+    std::vector<RecoveredStore>* recovered, Options::Hooks hooks,
+    std::shared_ptr<const ShardFences> shards) {
+  const adapt::v1::DurableLogConfig& log = config.durable_log();
+  ASSIGN_OR_RETURN(std::unique_ptr<etcd::EtcdClient> client, ConnectConfiguredEtcd(log));
   S3Options s3;
   s3.url = log.snapshot_store();
   s3.endpoint = log.s3_endpoint();
@@ -50,7 +57,8 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
   // The data directory is only a cache of the stored states.
   if (!config.data_dir().empty()) options.cache_dir = config.data_dir() + "/cache";
   options.hooks = std::move(hooks);
-  return Open(*std::move(client), std::shared_ptr<ObjectStore>(*std::move(objects)), backend,
+  options.shards = std::move(shards);
+  return Open(std::move(client), std::shared_ptr<ObjectStore>(*std::move(objects)), backend,
               recovered, std::move(options));
 }
 

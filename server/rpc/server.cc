@@ -55,7 +55,7 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::Ser
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
-    const adapt::v1::ServerConfig& config) {
+    const adapt::v1::ServerConfig& config, std::function<void()> on_lease_lost) {
   RETURN_IF_ERROR(ValidateConfig(config));
   QuietProtobufUtf8Log();  // the service answers those requests itself, naming the field
   std::unique_ptr<AdaptdServer> s(new AdaptdServer());
@@ -95,7 +95,23 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));
     s->exposer_->RegisterCollectable(s->metrics_->collectable());
   }
-  ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
+  if (IsEtcdCluster(config)) {
+    // Registered (STARTING) before the engine opens: its durability fences writes by the
+    // claims this member will hold.
+    ASSIGN_OR_RETURN(s->etcd_cluster_,
+                     EtcdCluster::Register(config, s->metrics_.get(),
+                                           [server = s.get(), lost = std::move(on_lease_lost)] {
+                                             server->lease_lost_.store(true);
+                                             if (lost) lost();
+                                           }));
+    ASSIGN_OR_RETURN(
+        s->engine_,
+        Engine::CreateOver(config, s->backend_.get(), s->metrics_.get(),
+                           Engine::DurableLogOf(config, s->backend_.get(), s->metrics_.get(),
+                                                s->etcd_cluster_->fences())));
+  } else {
+    ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
+  }
   SchedulerOptions scheduling = SchedulerOptionsFromConfig(config);
   scheduling.run_batch = [engine = s->engine_.get()](std::vector<std::unique_ptr<BatchItem>>& b) {
     RunPredictBatch(*engine, b);
@@ -116,14 +132,18 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   service.export_chunk_bytes = std::min<size_t>(size_t{1} << 20, config.max_message_bytes() / 2);
   service.auth = s->auth_.get();
   service.gate = &s->gate_;
-  if (config.has_cluster()) {
+  Forwarder* forwarder = nullptr;
+  if (s->etcd_cluster_ != nullptr) {
+    service.etcd_cluster = s->etcd_cluster_.get();
+    forwarder = s->etcd_cluster_->forwarder();
+  } else if (config.has_cluster()) {
     ASSIGN_OR_RETURN(s->cluster_, StaticCluster::Create(config, s->engine_.get(), s->auth_.get(),
                                                         s->metrics_.get()));
     service.cluster = s->cluster_.get();
+    forwarder = s->cluster_->forwarder();
   }
   s->service_ = std::make_unique<Service>(service);
-  s->grpc_service_ = std::make_unique<AdaptationService>(
-      FrontEnd{s->service_.get(), s->cluster_ != nullptr ? s->cluster_->forwarder() : nullptr});
+  s->grpc_service_ = std::make_unique<AdaptationService>(FrontEnd{s->service_.get(), forwarder});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -146,10 +166,16 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   auto* health = s->server_->GetHealthCheckService();
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
-  ASSIGN_OR_RETURN(s->http_,
-                   StartHttp(config, s->service_.get(),
-                             s->cluster_ != nullptr ? s->cluster_->forwarder() : nullptr));
+  ASSIGN_OR_RETURN(s->http_, StartHttp(config, s->service_.get(), forwarder));
   if (s->cluster_ != nullptr) s->cluster_->Start();
+  if (s->etcd_cluster_ != nullptr) {
+    // Listening first: the members forwarding calls here reach it once it holds shards.
+    if (absl::Status served = s->etcd_cluster_->Serve(s->engine_.get()); !served.ok()) {
+      return absl::Status(served.code(),
+                          absl::StrCat("cluster (etcd): member '", s->etcd_cluster_->self(),
+                                       "' could not become ready: ", served.message()));
+    }
+  }
   return s;
 }
 
@@ -162,8 +188,9 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   gate_.Close();
   if (http_ != nullptr) http_->Drain();
   // The cluster's background work stops first (StaticCluster::Stop), so the calls below can
-  // drain.
+  // drain; a member of a cluster on etcd claims and releases nothing from here on.
   if (cluster_ != nullptr) cluster_->Stop();
+  if (etcd_cluster_ != nullptr) etcd_cluster_->Freeze();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);
     gate_.WaitIdle(deadline);
@@ -178,6 +205,15 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   // load its store to replay it.
   if (engine_ != nullptr) engine_->Shutdown();
   FlushDurableState();
+  // Every changed store is written out: the shards wait for this member's restart.
+  if (etcd_cluster_ != nullptr && !lease_lost_.load()) {
+    if (absl::Status kept = etcd_cluster_->HandOverForRestart(); !kept.ok()) {
+      std::fprintf(stderr,
+                   "adaptd: keeping the shards for the restart failed (they fail over once "
+                   "this member's lease lapses): %s\n",
+                   std::string(kept.message()).c_str());
+    }
+  }
   if (scheduler_ != nullptr) scheduler_->Stop();
   if (metrics_ != nullptr) metrics_->SetQueueDepthSource(nullptr);
 }

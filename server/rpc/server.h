@@ -6,6 +6,7 @@
 #define ADAPTD_SERVER_RPC_SERVER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "kernels/backend.h"
 #include "prometheus/exposer.h"
 #include "server/auth/token_authorizer.h"
+#include "server/cluster/etcd_cluster.h"
 #include "server/cluster/static_cluster.h"
 #include "server/config/defaults.h"
 #include "server/core/engine.h"
@@ -29,8 +31,11 @@ namespace adaptd {
 class AdaptdServer {
  public:
   // Validates `config`, creates the data directory, binds both ports and starts serving.
-  // A port in use or a bad config is an error naming the cause.
-  static absl::StatusOr<std::unique_ptr<AdaptdServer>> Start(const adapt::v1::ServerConfig& config);
+  // A port in use or a bad config is an error naming the cause. In a cluster on etcd,
+  // `on_lease_lost` (nullable) runs once, on another thread, when this member's lease lapsed:
+  // its shards went to the others, and it serves none until it starts again (adaptd stops).
+  static absl::StatusOr<std::unique_ptr<AdaptdServer>> Start(
+      const adapt::v1::ServerConfig& config, std::function<void()> on_lease_lost = nullptr);
   ~AdaptdServer();
 
   // The bound gRPC address (the real port when the config asked for port 0).
@@ -41,6 +46,10 @@ class AdaptdServer {
   const std::string& http_address() const;
   // What start-up recovery did and how long each step took (empty without a data directory).
   const std::string& recovery_report() const;
+
+  // Whether this member of a cluster on etcd stopped because its lease lapsed (it exits
+  // non-zero so that it is started again and registers anew).
+  bool lease_lost() const { return lease_lost_.load(); }
 
   // Whether calls must carry a token (the config lists tokens).
   bool auth_enabled() const { return auth_ != nullptr && auth_->enabled(); }
@@ -65,7 +74,9 @@ class AdaptdServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<StaticCluster> cluster_;  // null for a single server
+  std::unique_ptr<StaticCluster> cluster_;     // a static cluster's member; else null
+  std::unique_ptr<EtcdCluster> etcd_cluster_;  // a cluster on etcd's member; else null
+  std::atomic<bool> lease_lost_{false};        // the etcd cluster's lease lapsed
   std::unique_ptr<Service> service_;
   std::unique_ptr<AdaptationService> grpc_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -7,6 +7,7 @@
 #include "server/base/names.h"
 #include "server/base/status_macros.h"
 #include "server/base/status_name.h"
+#include "server/cluster/etcd_cluster.h"
 #include "server/cluster/static_cluster.h"
 #include "server/core/list_page.h"
 #include "server/service/predict_batch.h"
@@ -112,6 +113,11 @@ absl::Status Service::AdmitAdmin(const CallInfo& call) const {
       return absl::PermissionDeniedError("cluster calls need an admin token (docs/SECURITY.md)");
     }
   }
+  if (o_.etcd_cluster != nullptr) {
+    return absl::UnimplementedError(
+        "the static cluster's calls (ClusterStatus, DrainMember, ClusterQuota, ClusterBase) are "
+        "not served by a member of a cluster on etcd (docs/CLUSTER_ETCD.md, \"Slices\")");
+  }
   if (o_.cluster == nullptr) {
     return absl::FailedPreconditionError(
         "this server is not a member of a cluster (it has no cluster config: docs/CLUSTER.md)");
@@ -141,6 +147,7 @@ absl::StatusOr<const cluster::Member*> Service::Route(const CallInfo& call,
                                                       const std::string& tenant,
                                                       const std::string& store,
                                                       Access access) const {
+  if (o_.etcd_cluster != nullptr) return o_.etcd_cluster->Route(call.origin, tenant, store);
   if (o_.cluster == nullptr) return nullptr;
   cluster::CallOrigin origin = call.origin;
   if (access == Access::kCreate) {
@@ -153,7 +160,9 @@ absl::StatusOr<const cluster::Member*> Service::Route(const CallInfo& call,
 }
 
 std::optional<std::vector<const cluster::Member*>> Service::ListPeers(const CallInfo& call) const {
-  if (o_.cluster == nullptr || call.origin.forwarded) return std::nullopt;
+  if (call.origin.forwarded) return std::nullopt;
+  if (o_.etcd_cluster != nullptr) return o_.etcd_cluster->Peers();
+  if (o_.cluster == nullptr) return std::nullopt;
   std::vector<const cluster::Member*> peers;
   const cluster::Membership& members = o_.cluster->forwarder()->membership();
   for (const cluster::Member& member : members.members()) {

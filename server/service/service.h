@@ -29,6 +29,7 @@
 namespace adaptd {
 
 class StaticCluster;  // server/cluster/static_cluster.h
+class EtcdCluster;    // server/cluster/etcd_cluster.h
 
 // The front end a call came over: the `transport` label of the request metrics.
 enum class Transport { kGrpc, kHttp };
@@ -40,7 +41,8 @@ struct ServiceOptions {
   Metrics* metrics = nullptr;             // nullable
   const TokenAuthorizer* auth = nullptr;  // nullable: authentication off
   CallGate* gate = nullptr;               // nullable; closed once shutdown began
-  StaticCluster* cluster = nullptr;       // null for a single server
+  StaticCluster* cluster = nullptr;       // a static cluster's member; else null
+  EtcdCluster* etcd_cluster = nullptr;    // a cluster on etcd's member; else null
   size_t max_import_bytes = size_t{4} << 30;
   size_t export_chunk_bytes = 1 << 20;
 };

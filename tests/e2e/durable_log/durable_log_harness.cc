@@ -66,7 +66,8 @@ Adaptd::Adaptd(std::string binary, std::string data_dir, std::string log,
       flags_(std::move(flags)) {}
 
 void Adaptd::Start() {
-  address_ = "127.0.0.1:" + std::to_string(FreePort());
+  // A restart keeps the address (as a pod keeps its name), and the flags may name it.
+  if (address_.empty()) address_ = "127.0.0.1:" + std::to_string(FreePort());
   std::vector<std::string> args;
   const std::string setpriv = "/usr/bin/setpriv";
   if (::access(setpriv.c_str(), X_OK) == 0) args = {setpriv, "--pdeathsig", "KILL"};
@@ -76,7 +77,7 @@ void Adaptd::Start() {
         std::string("2")}) {
     args.push_back(a);
   }
-  args.insert(args.end(), flags_.begin(), flags_.end());
+  for (const std::string& flag : flags_) args.push_back(flag == kAddressFlag ? address_ : flag);
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -164,9 +165,18 @@ void CreateFaastStore(adapt::v1::Adaptation::Stub* stub, const std::string& stor
   request.set_store(store);
   request.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
   request.mutable_spec()->set_dim(dim);
-  adapt::v1::StoreInfo info;
-  const grpc::Status status = stub->CreateStore(Context(20).get(), request, &info);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  // Retried while UNAVAILABLE (in a cluster, while the store's shard has no holder yet); a
+  // retry may find the store the previous try created.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (bool retry = false;; retry = true) {
+    adapt::v1::StoreInfo info;
+    const grpc::Status status = stub->CreateStore(Context(20).get(), request, &info);
+    if (status.ok() || (retry && status.error_code() == grpc::StatusCode::ALREADY_EXISTS)) return;
+    ASSERT_TRUE(status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+                std::chrono::steady_clock::now() < deadline)
+        << status.error_message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 adapt::v1::StoreInfo Info(adapt::v1::Adaptation::Stub* stub, const std::string& store) {

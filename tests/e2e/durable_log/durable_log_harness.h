@@ -49,8 +49,12 @@ struct FaastModel {
   uint64_t examples = 0;
 };
 
-// adaptd on a free loopback port with `flags` after the common ones; its output appended to
-// `log`. The destructor kills it (SIGKILL).
+// In an Adaptd's flags, the address it listens at.
+inline constexpr char kAddressFlag[] = "{address}";
+
+// adaptd on a free loopback port (the same one again when started again) with `flags` after
+// the common ones, kAddressFlag replaced by its address; its output appended to `log`. The
+// destructor kills it (SIGKILL).
 class Adaptd {
  public:
   Adaptd(std::string binary, std::string data_dir, std::string log, std::vector<std::string> flags);
@@ -65,6 +69,8 @@ class Adaptd {
   // Sends `signal` (SIGSTOP, SIGCONT) without waiting.
   void Signal(int signal);
   adapt::v1::Adaptation::Stub* stub() { return stub_.get(); }
+  const std::string& address() const { return address_; }
+  const std::string& data_dir() const { return data_dir_; }
 
  private:
   std::string binary_, data_dir_, log_, address_;
@@ -87,7 +93,8 @@ grpc::Status SendAdapt(adapt::v1::Adaptation::Stub* stub, const std::string& sto
 void SendNew(adapt::v1::Adaptation::Stub* stub, const std::string& store, const Call& call,
              FaastModel* model, bool one_message = false);
 
-// Creates kTenant/`store`, a faast store of `dim`; gtest failures otherwise.
+// Creates kTenant/`store`, a faast store of `dim` (retried while UNAVAILABLE, 60 s at most);
+// gtest failures otherwise.
 void CreateFaastStore(adapt::v1::Adaptation::Stub* stub, const std::string& store, int dim);
 adapt::v1::StoreInfo Info(adapt::v1::Adaptation::Stub* stub, const std::string& store);
 

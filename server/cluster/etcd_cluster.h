@@ -1,0 +1,102 @@
+// EtcdCluster: this server as a member of a cluster on etcd (docs/CLUSTER_ETCD.md), built from
+// the config (a `cluster` without `members`, and a `durable_log`): its ClusterMember (the
+// registration under a lease, the claims of shards, the engine's shards following them), the
+// routing of each call by the claims recorded in etcd, and the forwarder that passes a call
+// for a shard another member holds to that member's advertised address.
+//
+// Start-up: Register (STARTING), the engine opened over Engine::DurableLogOf(..., fences()),
+// the transports listening, then Serve (claims, READY). A SIGTERM: Freeze, the calls drained
+// and the engine flushed, then HandOverForRestart keeps the shards for the restart grace.
+//
+// Thread-safety: every method may be called concurrently once Serve returned.
+#ifndef ADAPTD_SERVER_CLUSTER_ETCD_CLUSTER_H_
+#define ADAPTD_SERVER_CLUSTER_ETCD_CLUSTER_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "adapt/v1/config.pb.h"
+#include "server/cluster/cluster_member.h"
+#include "server/cluster/forwarding.h"
+#include "server/cluster/membership.h"
+#include "server/cluster/routing.h"
+#include "server/core/engine.h"
+#include "server/durability/etcd_fence.h"
+#include "server/etcd/etcd_client.h"
+#include "server/metrics/metrics.h"
+
+namespace adaptd {
+
+class EtcdCluster {
+ public:
+  // Connects to etcd (config.durable_log's endpoints and TLS) and registers this member
+  // (STARTING) as config.cluster.self at config.cluster.advertise_address. Another live process
+  // of the same name makes it fail, naming that process's address. `on_lease_lost` runs once,
+  // on the lease keeper's thread, when this member's lease lapses (its shards are gone).
+  static absl::StatusOr<std::unique_ptr<EtcdCluster>> Register(
+      const adapt::v1::ServerConfig& config, Metrics* metrics, std::function<void()> on_lease_lost);
+  // Stops claiming (what is held stays claimed until the lease lapses or moved to the grace
+  // lease); before the engine goes.
+  ~EtcdCluster();
+  EtcdCluster(const EtcdCluster&) = delete;
+  EtcdCluster& operator=(const EtcdCluster&) = delete;
+
+  // The fences of the shards this member holds, for the engine's durability.
+  std::shared_ptr<const ShardFences> fences() const { return member_->fences(); }
+  // Starts claiming shards for `engine` (which must outlive this), waits until those first won
+  // are adopted, and sets this member READY.
+  absl::Status Serve(Engine* engine);
+
+  // Where a call for tenant/store runs, by the claims in etcd: null for here (this member holds
+  // the shard, has opened it, and its lease is known valid), else the member holding the shard.
+  // UNAVAILABLE (retryable) while nobody holds the shard, while it is being opened here, while
+  // its holder is restarting, past this member's lease, and for a call another member
+  // forwarded here that this member does not serve (never forwarded twice).
+  absl::StatusOr<const cluster::Member*> Route(const cluster::CallOrigin& origin,
+                                               const std::string& tenant,
+                                               const std::string& store) const;
+  // The other registered members (a listing gathers their pages).
+  std::vector<const cluster::Member*> Peers() const;
+
+  // A stop begins: no shard is claimed or released from here on.
+  void Freeze();
+  // After the last calls and the engine's final flush (each changed store written out): moves
+  // the registration (RESTARTING) and every claim to a lease of the restart grace, so the
+  // shards stay here until this member starts again or the grace ends.
+  absl::Status HandOverForRestart();
+
+  Forwarder* forwarder() const { return forwarder_.get(); }
+  cluster::ClusterMember& member() const { return *member_; }
+  const std::string& self() const { return self_; }
+
+ private:
+  EtcdCluster() = default;
+  // A stable Member for name at address (kept for the process's life: the routes returned
+  // point at it).
+  const cluster::Member* Intern(const std::string& name, const std::string& address) const;
+
+  std::string self_;
+  absl::Duration restart_grace_;
+  std::unique_ptr<etcd::EtcdClient> client_;
+  std::unique_ptr<Forwarder> forwarder_;
+  std::unique_ptr<cluster::ClusterMember> member_;  // declared after the client it uses
+  std::atomic<bool> serving_{false};                // Serve ran: the claims exist
+
+  mutable absl::Mutex mu_;
+  mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<cluster::Member>> interned_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace adaptd
+
+#endif  // ADAPTD_SERVER_CLUSTER_ETCD_CLUSTER_H_

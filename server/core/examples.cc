@@ -71,6 +71,7 @@ absl::StatusOr<ExampleBatch> EncodeExamples(
   batch.rows = encoded->rows;
   batch.dim = encoded->dim;
   batch.keys = std::move(encoded->keys);
+  batch.truncated_texts = encoded->truncated.size();
   if (labels) {
     batch.labels.reserve(examples.size());
     for (const auto& example : examples) batch.labels.push_back(example.label());
@@ -97,6 +98,7 @@ absl::StatusOr<ExampleBatch> EncodeSequence(
   batch.rows = encoded->rows;
   batch.dim = encoded->dim;
   batch.keys = std::move(encoded->keys);
+  batch.truncated_texts = encoded->truncated.size();
   batch.sequence = true;
   return batch;
 }

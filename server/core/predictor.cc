@@ -40,6 +40,7 @@ absl::StatusOr<adapt::v1::PredictResponse> Predictor::Predict(
                             static_cast<double>(p.rows));
   }
   adapt::v1::PredictResponse response = ToPredictResponse(p);
+  response.set_truncated_texts(batch.truncated.size());
   RememberServed(target, batch.keys, batch.dim, &response);
   return response;
 }

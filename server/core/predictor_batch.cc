@@ -55,6 +55,10 @@ void SplitKeys(BatchRun& run, const std::vector<size_t>& members, const EncodedB
     own.dim = batch.dim;
     own.keys.assign(batch.keys.begin() + row * batch.dim,
                     batch.keys.begin() + (row + rows) * batch.dim);
+    own.truncated.clear();
+    for (int64_t t : batch.truncated) {
+      if (t >= row && t < row + rows) own.truncated.push_back(t - row);
+    }
     row += rows;
   }
 }
@@ -170,6 +174,7 @@ std::vector<absl::StatusOr<adapt::v1::PredictResponse>> Predictor::PredictBatch(
   for (size_t i = 0; i < requests.size(); ++i) {
     const Pending& p = run.pending[i];
     if (run.live[i] && run.results[i].ok()) {
+      run.results[i]->set_truncated_texts(p.keys.truncated.size());
       RememberServed(p.target, p.served_keys, p.keys.dim, &*run.results[i]);
     }
   }

@@ -114,6 +114,7 @@ absl::Status WriteSession::Add(
   if (!batch.ok()) return Prefixed(messages_, batch.status());
   batch->passes = static_cast<int>(std::max<uint32_t>(1, passes));
   batch->restart_sequence = restart_sequence;
+  truncated_texts_ += batch->truncated_texts;
   std::vector<const std::string*> ids;
   for (const auto& example : **fresh) ids.push_back(&example.id());
   for (const std::string& id : sequence_ids) ids.push_back(&id);
@@ -178,6 +179,7 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
   adapt::v1::AdaptResponse response;
   response.set_accepted(result.examples + duplicates_);
   response.set_duplicates(duplicates_);
+  response.set_truncated_texts(truncated_texts_);
   response.set_version(result.version);
   const PrequentialStats& p = result.prequential;
   response.set_evaluated(p.evaluated);

@@ -134,6 +134,7 @@ class WriteSession {
   std::vector<std::string> ids_;
   absl::flat_hash_set<std::string> seen_ids_;
   uint64_t duplicates_ = 0;
+  uint64_t truncated_texts_ = 0;  // AdaptResponse.truncated_texts
 };
 
 }  // namespace adaptd

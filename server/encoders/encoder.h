@@ -22,6 +22,9 @@ struct EncodedBatch {
   int64_t rows = 0;
   int64_t dim = 0;
   std::vector<float> keys;  // rows × dim
+  // The rows (ascending) whose text the encoder cut to its maximum length before encoding;
+  // only encoders that count truncation fill it (onnx text).
+  std::vector<int64_t> truncated;
 };
 
 // Names input i in error messages, e.g. "examples[3].input" or "inputs[3]".

@@ -41,6 +41,8 @@ struct ExampleBatch {
   std::vector<float> keys;          // rows × dim
   std::vector<std::string> labels;  // label stores: `rows` names
   std::vector<float> targets;       // vector stores: rows × M
+  // Inputs whose text the encoder cut to its maximum length (EncodedBatch::truncated).
+  uint64_t truncated_texts = 0;
   // `next` stores: the keys are consecutive items of a sequence (no labels or targets); the
   // store forms the pairs (previous item → item) itself.
   bool sequence = false;

@@ -114,6 +114,7 @@ def adapt_result(response: Any) -> Dict[str, Any]:
         "accuracy": response.accuracy if response.evaluated else None,
         "loss": response.loss if response.evaluated else None,
         "duplicates": response.duplicates,
+        "truncated_texts": response.truncated_texts,
     }
 
 

@@ -226,9 +226,10 @@ class Client:
         targets: rows × M numbers (vector stores); ids: one per row, optional: without them
         the client gives each example an id unique to this call (auto_example_ids), so a
         retried call applies each example once. Returns {accepted, version, evaluated, correct,
-        accuracy, loss, duplicates}; accuracy and loss are None when no example was evaluated
-        (nothing was published before the call); duplicates counts the examples skipped
-        because the store had applied their id already. passes (fwpkm stores): each message
+        accuracy, loss, duplicates, truncated_texts}; accuracy and loss are None when no example
+        was evaluated (nothing was published before the call); duplicates counts the examples
+        skipped because the store had applied their id already; truncated_texts the texts the
+        encoder cut to its maximum length (onnx text encoders). passes (fwpkm stores): each message
         is fed this many times (iterative reading).
         """
         items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)

@@ -332,10 +332,13 @@ absl::Status OnnxEncoder::EncodeTexts(const std::vector<const adapt::v1::Input*>
     texts.push_back(input.text());
   }
   out->keys.assign(texts.size() * static_cast<size_t>(info_.dim()), 0.0f);
-  absl::StatusOr<int64_t> truncated = text_->Encode(*model_, texts, max_batch_, out->keys.data());
+  absl::StatusOr<std::vector<int64_t>> truncated =
+      text_->Encode(*model_, texts, max_batch_, out->keys.data());
   if (!truncated.ok()) return truncated.status();
-  truncated_.fetch_add(static_cast<uint64_t>(*truncated), std::memory_order_relaxed);
-  if (*truncated > 0 && on_truncated_) on_truncated_(static_cast<uint64_t>(*truncated));
+  out->truncated = *std::move(truncated);
+  const auto cut = static_cast<uint64_t>(out->truncated.size());
+  truncated_.fetch_add(cut, std::memory_order_relaxed);
+  if (cut > 0 && on_truncated_) on_truncated_(cut);
   return absl::OkStatus();
 }
 

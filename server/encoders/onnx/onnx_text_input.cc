@@ -267,16 +267,16 @@ std::vector<std::vector<size_t>> OnnxTextInput::SubBatches(const std::vector<siz
   return batches;
 }
 
-absl::StatusOr<int64_t> OnnxTextInput::Encode(const OrtModel& model,
-                                              const std::vector<std::string_view>& texts,
-                                              int64_t max_batch, float* out) const {
+absl::StatusOr<std::vector<int64_t>> OnnxTextInput::Encode(
+    const OrtModel& model, const std::vector<std::string_view>& texts, int64_t max_batch,
+    float* out) const {
   std::vector<std::vector<int32_t>> ids(texts.size());
   std::vector<size_t> lengths(texts.size());
-  int64_t truncated = 0;
+  std::vector<int64_t> truncated;
   for (size_t i = 0; i < texts.size(); ++i) {
     bool cut = false;
     ids[i] = Tokenize(texts[i], &cut);
-    truncated += cut ? 1 : 0;
+    if (cut) truncated.push_back(static_cast<int64_t>(i));
     // A fixed sequence dimension pads every text alike: only max_batch cuts.
     lengths[i] = fixed_tokens_ > 0 ? static_cast<size_t>(fixed_tokens_) : ids[i].size();
   }

@@ -49,9 +49,10 @@ class OnnxTextInput {
   std::vector<int32_t> Tokenize(std::string_view text, bool* truncated) const;
 
   // Encodes `texts` into `out` (texts.size() × dim(), row-major, in the order given), at most
-  // `max_batch` texts per run. Returns the number of texts truncated.
-  absl::StatusOr<int64_t> Encode(const OrtModel& model, const std::vector<std::string_view>& texts,
-                                 int64_t max_batch, float* out) const;
+  // `max_batch` texts per run. Returns the indices (ascending) of the texts truncated.
+  absl::StatusOr<std::vector<int64_t>> Encode(const OrtModel& model,
+                                              const std::vector<std::string_view>& texts,
+                                              int64_t max_batch, float* out) const;
 
   // Sub-batches of `lengths` (token counts): index lists, each sorted by length, at most
   // `max_batch` long, padded size within twice the real tokens (docs/ONNX.md). Pure.

@@ -9,8 +9,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "server/core/engine.h"
 #include "server/encoders/encoder_set.h"
 #include "server/encoders/onnx/onnx_encoder.h"
+#include "server/encoders/onnx/onnx_engine_test_util.h"
 #include "server/encoders/onnx/onnx_test_util.h"
 #include "server/encoders/onnx/onnx_text_input.h"
 
@@ -94,21 +97,25 @@ TEST_F(OnnxTextTest, TokenIdsAreTheReferences) {
       OnnxTextInput::Create(**model, TextConfig(), "encoders[0]");
   ASSERT_TRUE(input.ok()) << input.status();
   int64_t cut_texts = 0;
-  for (const auto& run : TextReference()["runs"]) {
+  std::vector<int64_t> cut_rows;  // the texts the reference says pass max_tokens
+  for (size_t r = 0; r < TextReference()["runs"].size(); ++r) {
+    const auto& run = TextReference()["runs"][r];
     bool truncated = false;
     const std::vector<int32_t> ids = (*input)->Tokenize(run["text"].get<std::string>(), &truncated);
     EXPECT_EQ(ids, run["ids"].get<std::vector<int32_t>>()) << run["text"];
     EXPECT_EQ(truncated, run["truncated"].get<bool>()) << run["text"];
     cut_texts += truncated ? 1 : 0;
+    if (run["truncated"].get<bool>()) cut_rows.push_back(static_cast<int64_t>(r));
   }
   // Truncation counts the texts cut.
   std::vector<std::string> texts = Texts();
   std::vector<std::string_view> views(texts.begin(), texts.end());
   std::vector<float> out(texts.size() * 4);
-  absl::StatusOr<int64_t> cut = (*input)->Encode(**model, views, 64, out.data());
+  absl::StatusOr<std::vector<int64_t>> cut = (*input)->Encode(**model, views, 64, out.data());
   ASSERT_TRUE(cut.ok()) << cut.status();
-  EXPECT_EQ(*cut, cut_texts);
+  EXPECT_EQ(static_cast<int64_t>(cut->size()), cut_texts);
   EXPECT_EQ(cut_texts, 2);
+  EXPECT_EQ(*cut, cut_rows);  // which ones, by their index in the batch
 }
 
 TEST_F(OnnxTextTest, KeysAreThePythonRuntimesPooledRowsInAnyBatchCut) {
@@ -132,6 +139,7 @@ TEST_F(OnnxTextTest, KeysAreThePythonRuntimesPooledRowsInAnyBatchCut) {
       ASSERT_TRUE(keys.ok()) << keys.status();
       ExpectRowsClose(keys->keys, std::string(pooling) == "first" ? first : mean);
       EXPECT_EQ(encoder->truncated_texts(), 2u);  // two of the texts pass max_tokens
+      EXPECT_EQ(keys->truncated.size(), 2u);      // and the batch names them
     }
   }
 }
@@ -366,6 +374,68 @@ TEST_F(OnnxTextTest, TruncatedTextsReachTheEncoderSetsHookByEncoder) {
   EXPECT_EQ(calls, (std::vector<Call>{{"words", 0}, {"words", 2}}));
   ASSERT_TRUE(EncodeTexts(*(*set)->Find("words"), {"short"}).ok());
   EXPECT_EQ(calls.size(), 2u);  // nothing cut, no call
+}
+
+// The responses say how many texts the encoder cut: Adapt's for its examples, Predict's (alone
+// and in a batch whose requests are encoded together) for each request's own inputs.
+TEST_F(OnnxTextTest, AdaptAndPredictResponsesCountTheTextsCut) {
+  const std::string dir = ::testing::TempDir() + "/onnx_text_engine";
+  std::filesystem::remove_all(dir);
+  adapt::v1::ServerConfig config;
+  config.set_data_dir(dir);
+  *config.add_encoders() = TextConfig();
+  auto backend = kernels::MakeCpuBackend(1);
+  auto engine = Engine::Create(config, backend.get(), nullptr);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  ASSERT_TRUE((*engine)->CreateStore(onnx_test::FaastStore("words", "words")).ok());
+  const std::vector<std::string> texts = Texts();  // two pass max_tokens
+  const std::vector<std::string> short_texts = {"a dog", "cat", "dogs"};
+  auto adapt = [&](const std::vector<std::string>& inputs) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      adapt::v1::Example* x = examples.Add();
+      x->mutable_input()->set_text(inputs[i]);
+      x->set_label(i % 2 == 0 ? "even" : "odd");
+    }
+    auto session = (*engine)->StartWrite(TxnKind::kAdapt);
+    absl::Status added = session->Add("acme", "words", examples);
+    EXPECT_TRUE(added.ok()) << added;
+    return session->Finish();
+  };
+  absl::StatusOr<adapt::v1::AdaptResponse> adapted = adapt(texts);
+  ASSERT_TRUE(adapted.ok()) << adapted.status();
+  EXPECT_EQ(adapted->accepted(), texts.size());
+  EXPECT_EQ(adapted->truncated_texts(), 2u);
+  adapted = adapt(short_texts);
+  ASSERT_TRUE(adapted.ok()) << adapted.status();
+  EXPECT_EQ(adapted->truncated_texts(), 0u);
+  ASSERT_TRUE(onnx_test::Compile(**engine, "words").ok());
+
+  auto request = [](const std::vector<std::string>& inputs) {
+    adapt::v1::PredictRequest r;
+    r.set_tenant("acme");
+    r.set_store("words");
+    for (const std::string& text : inputs) r.add_inputs()->set_text(text);
+    return r;
+  };
+  const adapt::v1::PredictRequest cut = request(texts);
+  const adapt::v1::PredictRequest whole = request(short_texts);
+  absl::StatusOr<adapt::v1::PredictResponse> predicted = (*engine)->Predict(cut);
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(predicted->predictions_size(), static_cast<int>(texts.size()));
+  EXPECT_EQ(predicted->truncated_texts(), 2u);
+  predicted = (*engine)->Predict(whole);
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(predicted->truncated_texts(), 0u);
+  const adapt::v1::PredictRequest last_cut = request({"cat", texts[4]});
+  const auto batched = (*engine)->PredictBatch({&whole, &cut, &whole, &last_cut});
+  ASSERT_EQ(batched.size(), 4u);
+  std::vector<uint64_t> counts;
+  for (const auto& response : batched) {
+    ASSERT_TRUE(response.ok()) << response.status();
+    counts.push_back(response->truncated_texts());
+  }
+  EXPECT_EQ(counts, (std::vector<uint64_t>{0, 2, 0, 1}));
 }
 
 }  // namespace

@@ -166,9 +166,10 @@ class OnnxTextEncoderEndToEnd(unittest.TestCase):
         (proj,) = [e for e in self.client.encoders() if e["name"] == "proj"]
         self.assertEqual(proj["input_tensors"][0]["name"], "features")
 
-    def test_texts_cut_to_max_tokens_are_counted_in_prometheus(self):
+    def test_texts_cut_to_max_tokens_are_counted_in_prometheus_and_the_responses(self):
         """adaptd_encoder_truncated_texts_total{encoder="words"}: 0 from the start, then the
-        texts cut to maxTokens (6: [CLS], 4 words, [SEP]); none for the vector encoder."""
+        texts cut to maxTokens (6: [CLS], 4 words, [SEP]); none for the vector encoder. Adapt's
+        and Predict's truncated_texts count the call's own texts cut."""
         port = free_port()
         server = AdaptdProcess(binary=launcher(LIBRARY), metrics_listen="127.0.0.1:%d" % port)
         server.start()
@@ -182,9 +183,17 @@ class OnnxTextEncoderEndToEnd(unittest.TestCase):
             self.assertEqual(series(), {'adaptd_encoder_truncated_texts_total{encoder="words"}': 0})
             with Client(server.address, timeout=30.0) as client:
                 client.create_store(TENANT, "cut", encoder="words", ridge=0.1, **MANUAL)
-                client.adapt(TENANT, "cut", ["the cat sat on the mat a dog ran", "cat",
-                                             "the dogs ran on the mat"], labels=["x", "y", "x"])
-            self.assertEqual(series(), {'adaptd_encoder_truncated_texts_total{encoder="words"}': 2})
+                long_texts = ["the cat sat on the mat a dog ran", "cat", "the dogs ran on the mat"]
+                adapted = client.adapt(TENANT, "cut", long_texts, labels=["x", "y", "x"])
+                self.assertEqual(adapted["truncated_texts"], 2)
+                self.assertEqual(series(),
+                                 {'adaptd_encoder_truncated_texts_total{encoder="words"}': 2})
+                adapted = client.adapt(TENANT, "cut", ["a dog", "cat"], labels=["x", "y"])
+                self.assertEqual(adapted["truncated_texts"], 0)
+                client.compile(TENANT, "cut")
+                self.assertEqual(client.predict_raw(TENANT, "cut", long_texts).truncated_texts, 2)
+                self.assertEqual(client.predict_raw(TENANT, "cut", ["a dog"]).truncated_texts, 0)
+            self.assertEqual(series(), {'adaptd_encoder_truncated_texts_total{encoder="words"}': 4})
         finally:
             server.stop()
 

@@ -152,30 +152,12 @@ TEST_F(OnnxImageTest, TheFingerprintFollowsThePreprocessingNotTheLimits) {
   EXPECT_NE(fingerprint({{"resize_shorter", 10}, {"crop_width", 8}, {"crop_height", 8}}), base);
 }
 
-absl::Status AdaptAndCompile(Engine& engine, const std::string& store,
-                             const std::vector<adapt::v1::Input>& inputs,
-                             const std::vector<std::string>& labels) {
-  google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    adapt::v1::Example* x = examples.Add();
-    *x->mutable_input() = inputs[i];
-    x->set_label(labels[i]);
-  }
-  if (absl::Status s = onnx_test::Adapt(engine, store, examples); !s.ok()) return s;
-  return onnx_test::Compile(engine, store);
-}
-
 TEST_F(OnnxImageTest, AFaastStoreOnTheEncoderPredictsAsOnTheReferenceKeys) {
+  using onnx_test::AdaptAndCompile;
   const nlohmann::json c = Cases()[0];
-  const std::string dir = ::testing::TempDir() + "/onnx_image_engine";
-  std::filesystem::remove_all(dir);
-  adapt::v1::ServerConfig config;
-  config.set_data_dir(dir);
-  config.add_encoders()->set_name("identity");
-  config.mutable_encoders(0)->set_type("identity");
-  *config.add_encoders() = ImageConfig(c["model"], c["config"]);
   auto backend = kernels::MakeCpuBackend(1);
-  auto engine = Engine::Create(config, backend.get(), nullptr);
+  auto engine = onnx_test::EngineBeside("onnx_image_engine", ImageConfig(c["model"], c["config"]),
+                                        backend.get());
   ASSERT_TRUE(engine.ok()) << engine.status();
   ASSERT_TRUE((*engine)->CreateStore(onnx_test::FaastStore("pics", "pics")).ok());
   ASSERT_TRUE((*engine)->CreateStore(onnx_test::FaastStore("reference", "identity")).ok());

@@ -13,6 +13,7 @@ Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated 
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -353,6 +354,71 @@ class HttpClusterTest(unittest.TestCase):
             for m in MEMBERS:
                 self.assertEqual(self.ready(m, path + "/ready"), 200, m)
         self.assertGreater(len(owners), 1, "the stores landed on one member")
+
+    def test_d_a_relayed_write_cut_short_commits_nothing(self):
+        store = next(s for s in ("x%d" % i for i in range(64)) if self._created_not_on_a(s))
+        owner = self.owner_of(store)
+        get = pb.GetStoreRequest(tenant=TENANT, store=store)
+        before = self.http(owner, "GetStore", get)
+        # Past the front end's 64 KiB read, so the stream to the owner is open and carrying
+        # messages when the call is cut.
+        lines = [json.dumps(json_format.MessageToDict(r, preserving_proto_field_name=True))
+                 + "\n" for r in self.writes(pb.AdaptRequest, store, 0, 1)[:1]]
+        one = self.writes(pb.AdaptRequest, store, 1, 1)[1]
+        lines += [json.dumps(json_format.MessageToDict(one, preserving_proto_field_name=True))
+                  + "\n"] * 1500
+        body = "".join(lines).encode()
+        self.assertGreater(len(body), 96 << 10)
+
+        def chunk(data):
+            return b"%x\r\n%s\r\n" % (len(data), data)
+
+        head = ("POST /v1/Adapt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                "Authorization: Bearer %s\r\n" % TOKENS[TENANT])
+        # A refusal here (a line that does not parse) after messages went to the owner: the
+        # refusal answers, and the owner commits none of them.
+        status, answer, _ = self.post("a", "/v1/Adapt", body + b"{not json\n")
+        self.assertEqual(status, 400, answer)
+        self.assertIn(b"message 1502 (line 1502)", answer)
+        self.assertEqual(self.http(owner, "GetStore", get), before)
+        # The deadline passes while the body is still coming: the owner's call ends
+        # DEADLINE_EXCEEDED, which answers, and nothing is committed.
+        with socket.create_connection(("127.0.0.1", self.http_port["a"]),
+                                      timeout=BOUND_S) as s:
+            s.sendall((head + "Adaptd-Timeout-Ms: 1000\r\n\r\n").encode() +
+                      chunk(body[:80 << 10]))
+            time.sleep(1.5)
+            s.sendall(chunk(body[80 << 10:]) + b"0\r\n\r\n")
+            answer = b""
+            while not answer.rstrip().endswith(b"}"):
+                got = s.recv(4096)
+                if not got:
+                    break
+                answer += got
+        self.assertTrue(answer.startswith(b"HTTP/1.1 504"), answer)
+        self.assertIn(b"DEADLINE_EXCEEDED", answer)
+        self.assertEqual(self.http(owner, "GetStore", get), before)
+        # The connection goes mid-body: the stream to the owner is cancelled, nothing
+        # committed.
+        with socket.create_connection(("127.0.0.1", self.http_port["a"]),
+                                      timeout=BOUND_S) as s:
+            s.sendall((head + "\r\n").encode() + chunk(body[:80 << 10]))
+            time.sleep(0.5)
+        time.sleep(0.5)
+        self.assertEqual(self.http(owner, "GetStore", get), before)
+        # The whole body afterwards commits once.
+        status, answer, _ = self.post("a", "/v1/Adapt", body)
+        self.assertEqual((status, json.loads(answer)["accepted"]), (200, "1501"), answer)
+        self.assertEqual(self.http(owner, "GetStore", get)[1]["examples"], "1501")
+        # A missing store's export at a non-owner: the owner's 404.
+        missing = json.dumps({"tenant": TENANT, "store": store + "-none"}).encode()
+        at_owner = self.post(owner, "/v1/ExportStore", missing)[:2]
+        self.assertEqual(at_owner[0], 404, at_owner)
+        self.assertEqual(self.post("a", "/v1/ExportStore", missing)[:2], at_owner)
+
+    def _created_not_on_a(self, store):
+        self.create("a", store)
+        return self.owner_of(store) != "a"
 
     def owner_of_name(self, store):
         """The member that would own `store`, not yet created: the only one that serves a

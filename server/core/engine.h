@@ -138,6 +138,21 @@ class Engine {
       int shard, const std::function<bool(const std::string&, const std::string&)>& in_shard) {
     return directory_->ReleaseShard(shard, in_shard);
   }
+  // Its restores and hot lists (docs/CLUSTER_ETCD.md, "Failover"): tenant/store loaded whole
+  // as a write's first lookup loads it (nothing to do when it is loaded; a call meanwhile
+  // waits for the load and does not load again), answering its last use just after (this
+  // lookup's own); and when each store `keep` names was last looked up
+  // (StoreDirectory::LastUses).
+  absl::StatusOr<int64_t> LoadStore(const std::string& tenant, const std::string& store) {
+    if (absl::Status found = directory_->Find(tenant, store).status(); !found.ok()) return found;
+    absl::StatusOr<std::shared_ptr<StoreSlot>> slot = directory_->Slot(tenant, store);
+    if (!slot.ok()) return slot.status();
+    return (*slot)->last_use_nanos();
+  }
+  std::vector<StoreDirectory::StoreUse> LastUses(
+      const std::function<bool(const std::string&, const std::string&)>& keep) const {
+    return directory_->LastUses(keep);
+  }
 
   // Cluster hand-off (docs/CLUSTER.md, "Hand-off"): StoreDirectory's and StoreAdmin's.
   bool Holds(const std::string& tenant, const std::string& store) const {

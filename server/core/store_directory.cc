@@ -95,6 +95,18 @@ absl::StatusOr<std::shared_ptr<Store>> StoreDirectory::Lookup(
   return found;
 }
 
+std::vector<StoreDirectory::StoreUse> StoreDirectory::LastUses(
+    const std::function<bool(const std::string&, const std::string&)>& keep) const {
+  std::vector<StoreUse> uses;
+  for (auto& [tenant, store] : registry_.Names(keep)) {
+    absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Find(tenant, store);
+    if (!slot.ok()) continue;  // removed meanwhile
+    const int64_t used = (*slot)->last_use_nanos();
+    uses.push_back(StoreUse{std::move(tenant), std::move(store), used});
+  }
+  return uses;
+}
+
 absl::StatusOr<const Encoder*> StoreDirectory::EncoderOf(const Store& store) const {
   return encoders_->ForStore(store.spec());
 }

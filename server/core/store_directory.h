@@ -114,6 +114,15 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
     return registry_.ListPage(tenant, after, limit);
   }
   std::vector<std::string> TenantStoreNames(const std::string& tenant) const;
+  // When each store `keep` names was last looked up (StoreSlot::last_use_nanos: every call's
+  // lookup notes it; 0 when none did since the store was recovered cold), in name order: what
+  // a cluster member's hot lists are made from (docs/CLUSTER_ETCD.md, "Failover").
+  struct StoreUse {
+    std::string tenant, store;
+    int64_t last_use_nanos = 0;
+  };
+  std::vector<StoreUse> LastUses(
+      const std::function<bool(const std::string&, const std::string&)>& keep) const;
   // What each tenant's stores hold when loaded.
   std::map<std::string, uint64_t> MemoryByTenant() const;
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "adapt/v1/cluster.pb.h"
 #include "server/base/status_macros.h"
@@ -17,8 +18,14 @@ namespace adaptd::cluster {
 // reads.
 class ClusterMember::Fences final : public ShardFences {
  public:
-  Fences(const ClusterRegistry* registry, int shards) : registry_(registry), shards_(shards) {}
+  Fences(const ClusterRegistry* registry, int shards)
+      : registry_(registry), self_(registry->self()), shards_(shards) {}
   void Bind(const ShardClaims* claims) { claims_.store(claims); }
+  // The member is going: nothing is held from now on (the durability may outlive it).
+  void Unbind() {
+    stopped_.store(true);
+    claims_.store(nullptr);
+  }
 
   int ShardOf(const std::string& tenant, const std::string& name) const override {
     return cluster::ShardOf(tenant, name, shards_);
@@ -27,12 +34,14 @@ class ClusterMember::Fences final : public ShardFences {
     const ShardClaims* claims = claims_.load();
     if (claims == nullptr) {
       return absl::UnavailableError(
-          absl::StrCat("member '", registry_->self(), "' holds no shard yet (it is starting)"));
+          absl::StrCat("member '", self_, "' holds no shard ",
+                       stopped_ ? "(it stopped)" : "yet (it is starting)"));
     }
     ASSIGN_OR_RETURN(int64_t revision, claims->FenceOf(shard));
     return EtcdFence{claims->ClaimKey(shard), revision, /*by_mod_revision=*/true};
   }
   absl::Status ReadsAllowed(int shard) const override {
+    if (claims_.load() == nullptr) return FenceOf(shard).status();
     if (absl::Now() >= registry_->ValidUntil()) {
       return absl::UnavailableError(absl::StrCat(
           "member '", registry_->self(),
@@ -44,8 +53,10 @@ class ClusterMember::Fences final : public ShardFences {
 
  private:
   const ClusterRegistry* const registry_;
+  const std::string self_;
   const int shards_;
   std::atomic<const ShardClaims*> claims_{nullptr};
+  std::atomic<bool> stopped_{false};
 };
 
 absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Register(etcd::EtcdClient* client,
@@ -67,20 +78,32 @@ absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Register(etcd::Etc
           }));
   member->fences_ =
       std::make_shared<Fences>(member->registry_.get(), member->options_.claims.shards);
+  member->hot_ = std::make_unique<HotStores>(member->options_.hot_size);
   return member;
 }
 
-ClusterMember::~ClusterMember() { claims_.reset(); }
+ClusterMember::~ClusterMember() {
+  {
+    absl::MutexLock lock(&restore_mu_);
+    stopping_ = true;
+  }
+  for (std::thread& thread : threads_) thread.join();
+  fences_->Unbind();
+  claims_.reset();
+}
 
 std::shared_ptr<const ShardFences> ClusterMember::fences() const { return fences_; }
 
 absl::Status ClusterMember::Serve(Engine* engine) {
   engine_ = engine;
+  for (int i = 0; i < options_.restore_threads; ++i)
+    threads_.emplace_back([this] { RunRestores(); });
+  threads_.emplace_back([this] { RunHotLists(); });
   ShardClaims::Hooks hooks;
   hooks.on_acquired = [this](int shard, int64_t, ClaimReason) { Acquired(shard); };
-  hooks.on_release = [this](int shard) { return Release(shard); };
+  hooks.on_release = [this](int shard) { return Release(shard, /*graceful=*/true); };
   hooks.on_lost = [this](int shard) {
-    if (absl::Status released = Release(shard); !released.ok()) {
+    if (absl::Status released = Release(shard, /*graceful=*/false); !released.ok()) {
       std::fprintf(stderr, "adaptd: shard %s: releasing its stores: %s\n", ShardName(shard).c_str(),
                    std::string(released.message()).c_str());
     }
@@ -109,15 +132,26 @@ void ClusterMember::Acquired(int shard) {
                  ShardName(shard).c_str(), std::string(adopted.message()).c_str());
     return;
   }
-  absl::MutexLock lock(&mu_);
-  adopted_.insert(shard);
+  // Uses from now on are this member's calls (the stores opened hot by the adoption were
+  // used before it).
+  hot_->Adopted(shard, absl::GetCurrentTimeNanos());
+  {
+    absl::MutexLock lock(&mu_);
+    adopted_.insert(shard);
+  }
+  absl::MutexLock lock(&restore_mu_);
+  restores_.push_back(RestoreTask{shard, ""});
 }
 
-absl::Status ClusterMember::Release(int shard) {
+absl::Status ClusterMember::Release(int shard, bool graceful) {
+  // For the next holder's restore; a failure costs it only cold first calls.
+  if (graceful) WriteHotListIfChanged(shard, UsesOf({shard})[shard]);
   {
     absl::MutexLock lock(&mu_);
     adopted_.erase(shard);
   }
+  CancelRestores(shard);
+  hot_->Released(shard);
   const int shards = options_.claims.shards;
   return engine_
       ->ReleaseShard(shard,
@@ -151,6 +185,164 @@ absl::StatusOr<std::string> ClusterMember::Route(const std::string& tenant,
                                                holder->member, "'; retry"));
   }
   return std::string();
+}
+
+int ClusterMember::restores_in_flight() const {
+  absl::MutexLock lock(&restore_mu_);
+  return stores_pending_;
+}
+
+std::string ClusterMember::HotKey(int shard) const {
+  return absl::StrCat(options_.registry.prefix, "hot/", ShardName(shard));
+}
+
+absl::StatusOr<std::vector<std::string>> ClusterMember::ReadHotList(int shard) {
+  etcdserverpb::RangeRequest request;
+  request.set_key(HotKey(shard));
+  ASSIGN_OR_RETURN(etcdserverpb::RangeResponse response, client_->Range(request));
+  if (response.kvs_size() == 0) return std::vector<std::string>();
+  return DecodeHotList(response.kvs(0).value());
+}
+
+absl::Status ClusterMember::WriteHotList(int shard, const std::vector<std::string>& list) {
+  ASSIGN_OR_RETURN(EtcdFence fence, fences_->FenceOf(shard));
+  etcdserverpb::TxnRequest txn;
+  *txn.add_compare() = fence.Compare();
+  // Under no lease: the next holder reads it after this member's lease lapsed.
+  if (list.empty()) {
+    txn.add_success()->mutable_request_delete_range()->set_key(HotKey(shard));
+  } else {
+    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(HotKey(shard));
+    put->set_value(EncodeHotList(list));
+  }
+  ASSIGN_OR_RETURN(etcdserverpb::TxnResponse response, client_->Txn(txn));
+  if (!response.succeeded()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "shard ", ShardName(shard), ": its claim moved on; the hot list is the holder's to write"));
+  }
+  hot_->Written(shard, list);
+  return absl::OkStatus();
+}
+
+std::map<int, std::vector<StoreUse>> ClusterMember::UsesOf(const std::set<int>& shards) const {
+  const int count = options_.claims.shards;
+  std::map<int, std::vector<StoreUse>> uses;
+  for (StoreDirectory::StoreUse& use :
+       engine_->LastUses([&shards, count](const std::string&tenant, const std::string&store) {
+         return shards.count(ShardOf(tenant, store, count)) > 0;
+       })) {
+    uses[ShardOf(use.tenant, use.store, count)].push_back(
+        StoreUse{absl::StrCat(use.tenant, "/", use.store), use.last_use_nanos});
+  }
+  return uses;
+}
+
+bool ClusterMember::WriteHotListIfChanged(int shard, const std::vector<StoreUse>& uses) {
+  std::optional<std::vector<std::string>> list = hot_->Changed(shard, uses);
+  if (!list.has_value()) return false;
+  if (absl::Status put = WriteHotList(shard, *list); !put.ok()) {
+    std::fprintf(stderr, "adaptd: shard %s: writing its hot list: %s\n", ShardName(shard).c_str(),
+                 std::string(put.message()).c_str());
+    return false;
+  }
+  return true;
+}
+
+int ClusterMember::WriteHotLists() {
+  const std::set<int> adopted = Adopted();
+  if (adopted.empty() || engine_ == nullptr) return 0;
+  std::map<int, std::vector<StoreUse>> uses = UsesOf(adopted);
+  int written = 0;
+  for (int shard : adopted) written += WriteHotListIfChanged(shard, uses[shard]) ? 1 : 0;
+  return written;
+}
+
+void ClusterMember::RunHotLists() {
+  for (;;) {
+    {
+      absl::MutexLock lock(&restore_mu_);
+      restore_mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.hot_interval);
+      if (stopping_) return;
+    }
+    WriteHotLists();
+  }
+}
+
+void ClusterMember::CancelRestores(int shard) {
+  absl::MutexLock lock(&restore_mu_);
+  const auto drop = [this, shard]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(restore_mu_) {
+    for (auto it = restores_.begin(); it != restores_.end();) {
+      if (it->shard != shard) {
+        ++it;
+        continue;
+      }
+      if (!it->key.empty()) --stores_pending_;
+      it = restores_.erase(it);
+    }
+  };
+  drop();
+  const auto settled = [this, shard]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(restore_mu_) {
+    return restoring_.count(shard) == 0;
+  };
+  restore_mu_.Await(absl::Condition(&settled));
+  drop();  // what a reading of the shard's list queued meanwhile
+}
+
+void ClusterMember::RunRestores() {
+  for (;;) {
+    RestoreTask task;
+    {
+      absl::MutexLock lock(&restore_mu_);
+      const auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(restore_mu_) {
+        return stopping_ || !restores_.empty();
+      };
+      restore_mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      task = std::move(restores_.front());
+      restores_.pop_front();
+      ++restoring_[task.shard];
+    }
+    RunRestore(task);
+    absl::MutexLock lock(&restore_mu_);
+    if (!task.key.empty()) --stores_pending_;
+    if (--restoring_[task.shard] == 0) restoring_.erase(task.shard);
+  }
+}
+
+void ClusterMember::RunRestore(const RestoreTask& task) {
+  if (task.key.empty()) {
+    // The previous holder's list; unread, this member's own list replaces it in time.
+    absl::StatusOr<std::vector<std::string>> list = ReadHotList(task.shard);
+    if (!list.ok()) {
+      std::fprintf(stderr, "adaptd: shard %s: reading its hot list: %s\n",
+                   ShardName(task.shard).c_str(), std::string(list.status().message()).c_str());
+    }
+    std::vector<std::string> keys = list.ok() ? *std::move(list) : std::vector<std::string>();
+    hot_->Inherit(task.shard, keys);
+    absl::MutexLock lock(&restore_mu_);
+    for (std::string& key : keys) restores_.push_back(RestoreTask{task.shard, std::move(key)});
+    stores_pending_ += static_cast<int>(keys.size());
+    return;
+  }
+  const std::vector<std::string> names = absl::StrSplit(task.key, absl::MaxSplits('/', 1));
+  if (names.size() != 2) return;
+  {
+    absl::MutexLock lock(&mu_);
+    if (adopted_.count(task.shard) == 0) return;  // released meanwhile
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<int64_t> stamp = engine_->LoadStore(names[0], names[1]);
+  if (!stamp.ok()) {
+    // Deleted since, or failed: its first call answers as a cold store's would.
+    if (!absl::IsNotFound(stamp.status())) {
+      std::fprintf(stderr, "adaptd: restoring %s: %s\n", task.key.c_str(),
+                   std::string(stamp.status().message()).c_str());
+    }
+    return;
+  }
+  hot_->Restored(task.shard, task.key, *stamp);
+  if (options_.on_restore) options_.on_restore(absl::ToDoubleSeconds(absl::Now() - start));
 }
 
 }  // namespace adaptd::cluster

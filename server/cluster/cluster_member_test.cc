@@ -3,16 +3,21 @@
 // (server/durability/testing/shared_services.h). A first member serves every store; a second
 // joins and wins about half of the 16 shards, whose stores then answer there as they answered
 // before, with no data copied between the members; the second drains, and every store answers
-// at the first again, as acknowledged, and takes writes.
+// at the first again, as acknowledged, and takes writes. A failed-over shard's hot stores are
+// loaded by the new holder before any call, the others on their first call.
 #include "server/cluster/cluster_member.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "server/base/status_macros.h"
 #include "server/config/config.h"
@@ -32,6 +37,7 @@ class ClusterMemberTest : public ::testing::Test {
     std::unique_ptr<etcd::EtcdClient> client;
     std::unique_ptr<ClusterMember> member;
     std::unique_ptr<Engine> engine;
+    EtcdDurability* durability = nullptr;  // the engine's
   };
 
   void SetUp() override { backend_ = kernels::MakeCpuBackend(1); }
@@ -40,7 +46,9 @@ class ClusterMemberTest : public ::testing::Test {
     nodes_.clear();
   }
 
-  void Join(const std::string& name) {
+  void Join(const std::string& name,
+            const std::function<void(ClusterMember::Options&)>& tune = nullptr,
+            EtcdDurability::Options::Hooks hooks = {}) {
     Node& node = nodes_[name];
     etcd::testing::EtcdCluster* etcd = testing_util::SharedEtcd();
     ASSERT_NE(etcd, nullptr);
@@ -55,6 +63,7 @@ class ClusterMemberTest : public ::testing::Test {
     options.registry.settle = absl::ZeroDuration();
     options.claims.shards = kShards;
     options.claims.tick = absl::Milliseconds(100);
+    if (tune) tune(options);
     absl::StatusOr<std::unique_ptr<ClusterMember>> member =
         ClusterMember::Register(node.client.get(), options);
     ASSERT_TRUE(member.ok()) << member.status();
@@ -70,9 +79,11 @@ class ClusterMemberTest : public ::testing::Test {
           EtcdDurability::Options durable;
           durable.prefix = prefix_;
           durable.shards = joined->fences();
+          durable.hooks = hooks;
           ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> opened,
                            EtcdDurability::Open(std::move(own), std::move(bucket), backend_.get(),
                                                 recovered, std::move(durable)));
+          node.durability = opened.get();
           return std::unique_ptr<Durability>(std::move(opened));
         });
     ASSERT_TRUE(engine.ok()) << engine.status();
@@ -117,6 +128,26 @@ class ClusterMemberTest : public ::testing::Test {
   }
   static absl::StatusOr<std::string> Answer(Engine& engine, const std::string& store) {
     return testing_util::AnswerOf(engine, "acme", store, kDim);
+  }
+
+  // The hot list of `shard` as etcd holds it.
+  std::vector<std::string> HotList(int shard) {
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = testing_util::SharedEtcd()->Client();
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return {};
+    etcdserverpb::RangeRequest request;
+    request.set_key(absl::StrCat(prefix_, "hot/", ShardName(shard)));
+    absl::StatusOr<etcdserverpb::RangeResponse> read = (*client)->Range(request);
+    EXPECT_TRUE(read.ok()) << read.status();
+    if (!read.ok() || read->kvs_size() == 0) return {};
+    return DecodeHotList(read->kvs(0).value());
+  }
+  static adapt::v1::Tier TierOf(Engine& engine, const std::string& store) {
+    adapt::v1::GetStoreRequest get;  // describes without loading
+    get.set_tenant("acme");
+    get.set_store(store);
+    absl::StatusOr<adapt::v1::StoreInfo> info = engine.GetStore(get);
+    return info.ok() ? info->tier() : adapt::v1::TIER_UNSPECIFIED;
   }
 
   std::unique_ptr<kernels::Backend> backend_;
@@ -189,6 +220,106 @@ TEST_F(ClusterMemberTest, AJoiningMemberTakesItsShardsAndADrainGivesThemBack) {
     EXPECT_TRUE(AdaptAndCompile(*engine, name).ok()) << name;
     EXPECT_FALSE(nodes_.at("b").engine->Holds("acme", name));
   }
+}
+
+// A shard's holder is lost (its member gone without a release, its lease left to lapse): the
+// new holder loads the stores the shard's hot list names in the background, most recent first,
+// before any call asks for them; a call for one being loaded waits for that load and answers as
+// acknowledged; the shard's other stores stay cold until their first call.
+TEST_F(ClusterMemberTest, AFailedOverShardsHotStoresAreRestoredBeforeAnyCall) {
+  // Four stores of one shard; its hot list of two names the two used last.
+  std::map<int, std::vector<std::string>> by_shard;
+  int shard = -1;
+  for (int i = 0; shard < 0; ++i) {
+    const std::string name = absl::StrCat("s", i);
+    std::vector<std::string>& names = by_shard[ShardOf("acme", name, kShards)];
+    names.push_back(name);
+    if (names.size() == 4) shard = ShardOf("acme", name, kShards);
+  }
+  const std::vector<std::string> names = by_shard[shard];
+  const std::string& h0 = names[3];
+  const std::string& h1 = names[2];
+  Join("a", [](ClusterMember::Options& options) {
+    options.hot_size = 2;
+    options.hot_interval = absl::Milliseconds(100);
+  });
+  ASSERT_TRUE(Eventually([&] { return Settled(); }));
+  Engine& a = *nodes_.at("a").engine;
+  std::map<std::string, std::string> answers;
+  for (const std::string& name : names) {
+    ASSERT_TRUE(Create(a, name).ok());
+    ASSERT_TRUE(AdaptAndCompile(a, name).ok());
+    absl::StatusOr<std::string> answer = Answer(a, name);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    answers[name] = *answer;
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // the automatic compiles of the writes done
+  ASSERT_TRUE(Answer(a, h1).ok());
+  ASSERT_TRUE(Answer(a, h0).ok());
+  const std::vector<std::string> hot = {absl::StrCat("acme/", h0), absl::StrCat("acme/", h1)};
+  ASSERT_TRUE(Eventually([&] { return HotList(shard) == hot; }));
+  ASSERT_TRUE(a.Flush().ok());    // every state in object storage: recovered cold elsewhere
+  nodes_.at("a").member.reset();  // gone without releasing anything; its lease lapses
+
+  // b's first load of a store is held until the test lets it go.
+  std::atomic<int> rebuilds{0};
+  absl::Notification first_rebuild, go;
+  EtcdDurability::Options::Hooks hooks;
+  hooks.on_restore = [&](double) {
+    if (rebuilds.fetch_add(1) == 0) {
+      first_rebuild.Notify();
+      go.WaitForNotification();
+    }
+  };
+  absl::Cleanup release = [&go] {
+    if (!go.HasBeenNotified()) go.Notify();
+  };
+  std::atomic<int> restored{0};
+  Join(
+      "b",
+      [&](ClusterMember::Options& options) {
+        options.restore_threads = 1;
+        options.on_restore = [&](double) { restored.fetch_add(1); };
+      },
+      hooks);
+  ClusterMember& b = *nodes_.at("b").member;
+  Engine& at_b = *nodes_.at("b").engine;
+  ASSERT_TRUE(first_rebuild.WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_EQ(b.restores_in_flight(), 2);  // h0 under way, h1 queued
+  // (Describing h0 would wait for its load: the description asks the durability's entry.)
+  for (const std::string& name : {names[0], names[1], h1}) {
+    EXPECT_EQ(TierOf(at_b, name), adapt::v1::TIER_COLD) << name;
+  }
+  absl::StatusOr<std::string> answer_h0 = absl::UnknownError("not answered");
+  std::atomic<bool> answered{false};
+  std::thread call([&] {
+    answer_h0 = Answer(at_b, h0);
+    answered = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(answered) << "the call did not wait for the restore under way";
+  go.Notify();
+  call.join();
+  ASSERT_TRUE(answer_h0.ok()) << answer_h0.status();
+  EXPECT_EQ(*answer_h0, answers[h0]);
+  ASSERT_TRUE(Eventually([&] { return b.restores_in_flight() == 0 && restored == 2; }));
+  EXPECT_EQ(rebuilds, 2);                            // h0 and h1, each once
+  EXPECT_EQ(TierOf(at_b, h1), adapt::v1::TIER_HOT);  // loaded before any call asked
+  EXPECT_EQ(TierOf(at_b, names[0]), adapt::v1::TIER_COLD);
+  EXPECT_EQ(TierOf(at_b, names[1]), adapt::v1::TIER_COLD);
+  // The restore is not a use: b's list is a's until b's calls change it.
+  EXPECT_EQ(b.WriteHotLists(), 0);
+  EXPECT_EQ(HotList(shard), hot);
+  for (const std::string& name : names) {
+    absl::StatusOr<std::string> answer = Answer(at_b, name);
+    ASSERT_TRUE(answer.ok()) << name << ": " << answer.status();
+    EXPECT_EQ(*answer, answers[name]) << name;
+  }
+  EXPECT_NE(TierOf(at_b, names[0]), adapt::v1::TIER_COLD);  // loaded by its first call
+  EXPECT_EQ(b.WriteHotLists(), 1);
+  EXPECT_EQ(HotList(shard),
+            (std::vector<std::string>{hot[0], hot[1], absl::StrCat("acme/", names[1]),
+                                      absl::StrCat("acme/", names[0])}));
 }
 
 }  // namespace

@@ -183,6 +183,15 @@ TEST_F(ClusterMemberTest, AJoiningMemberTakesItsShardsAndADrainGivesThemBack) {
   const std::vector<int> of_b = nodes_.at("b").member->claims().Held();
   EXPECT_GE(of_b.size(), 3u);
   EXPECT_LE(of_b.size(), 13u);
+  // a wrote the hot lists of the shards it released (its stores were used there), and b loads
+  // their stores before any call asks.
+  ASSERT_TRUE(Eventually([&] {
+    for (const std::string& name : names) {
+      if (!nodes_.at("b").engine->Holds("acme", name)) continue;
+      if (TierOf(*nodes_.at("b").engine, name) != adapt::v1::TIER_HOT) return false;
+    }
+    return nodes_.at("b").member->restores_in_flight() == 0;
+  }));
   int at_b = 0;
   for (const std::string& name : names) {
     for (const char* via : {"a", "b"}) {

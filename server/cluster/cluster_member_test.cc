@@ -4,7 +4,8 @@
 // joins and wins about half of the 16 shards, whose stores then answer there as they answered
 // before, with no data copied between the members; the second drains, and every store answers
 // at the first again, as acknowledged, and takes writes. A failed-over shard's hot stores are
-// loaded by the new holder before any call, the others on their first call.
+// loaded by the new holder before any call, the others on their first call; etcd's upkeep runs
+// on the holder of shard 0 alone.
 #include "server/cluster/cluster_member.h"
 
 #include <atomic>
@@ -329,6 +330,50 @@ TEST_F(ClusterMemberTest, AFailedOverShardsHotStoresAreRestoredBeforeAnyCall) {
   EXPECT_EQ(HotList(shard),
             (std::vector<std::string>{hot[0], hot[1], absl::StrCat("acme/", names[1]),
                                       absl::StrCat("acme/", names[0])}));
+}
+
+// etcd's compaction, defragmentation and the object collection run on one member, the holder
+// of shard 0; the space guard's reading of etcd's size runs on every member. When shard 0
+// moves, the upkeep moves with it.
+TEST_F(ClusterMemberTest, OnlyTheHolderOfShardZeroKeepsEtcd) {
+  Join("a");
+  Join("b");
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_.at("a").member->registry().Eligible() == std::vector<std::string>{"a", "b"} &&
+           Settled();
+  }));
+  const auto upkeep_by_holder = [&](const std::string& holder) {
+    for (auto& [name, node] : nodes_) {
+      absl::StatusOr<EtcdDurability::Upkeep> upkeep = node.durability->Maintain(/*collect=*/true);
+      ASSERT_TRUE(upkeep.ok()) << name << ": " << upkeep.status();
+      EXPECT_GT(upkeep->largest_db_bytes, 0) << name;
+      EXPECT_FALSE(upkeep->guard_on) << name;
+      EXPECT_EQ(upkeep->upkeep_here, name == holder) << name;
+      if (name == holder) {
+        EXPECT_GT(upkeep->compacted_to, 0) << name;
+      } else {
+        EXPECT_EQ(upkeep->compacted_to, 0) << name;
+        EXPECT_EQ(upkeep->defragmented, 0) << name;
+        EXPECT_EQ(upkeep->objects_deleted, 0) << name;
+      }
+    }
+  };
+  const std::optional<ShardHolder> first = nodes_.at("a").member->claims().HolderOf(0);
+  ASSERT_TRUE(first.has_value());
+  upkeep_by_holder(first->member);
+  const std::string other = first->member == "a" ? "b" : "a";
+  ASSERT_TRUE(nodes_.at(other)
+                  .member->registry()
+                  .SetStateOf(first->member, adapt::v1::ClusterMemberRecord::DRAINING)
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    const std::optional<ShardHolder> now = nodes_.at(other).member->claims().HolderOf(0);
+    return now.has_value() && now->member == other &&
+           nodes_.at(other).member->Adopted().count(0) > 0 &&
+           nodes_.at(first->member).member->claims().FenceOf(0).status().code() !=
+               absl::StatusCode::kOk;
+  }));
+  upkeep_by_holder(other);
 }
 
 }  // namespace

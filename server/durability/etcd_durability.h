@@ -82,7 +82,9 @@ class EtcdDurability final : public Durability {
     // --quota-backend-bytes) new writes are refused RESOURCE_EXHAUSTED and every changed store
     // is snapshot at once; after trims it compacts etcd's history and defragments, one member
     // at a time, each member whose file is over twice what it uses. Objects no entry or record
-    // points at, older than `gc_grace`, are deleted every `gc_interval`.
+    // points at, older than `gc_grace`, are deleted every `gc_interval`. In a cluster
+    // (`shards`), compaction, defragmentation and the collection run on one member: the holder
+    // of shard 0.
     absl::Duration maintenance_interval = absl::Seconds(30);
     int64_t etcd_quota_bytes = int64_t{2} << 30;
     double space_guard = 0.8;
@@ -185,8 +187,12 @@ class EtcdDurability final : public Durability {
 
   // One round of etcd's upkeep: member sizes and the space guard, snapshots when over it,
   // compaction after trims, defragmentation; with `collect`, unreferenced objects too. Runs on
-  // its own every maintenance_interval (and gc_interval); public for tests and operators.
+  // its own every maintenance_interval (and gc_interval); public for tests and operators. A
+  // cluster member (Options::shards) keeps its space guard and snapshots; compaction,
+  // defragmentation and the collection run on the holder of shard 0 alone, which compacts
+  // whenever etcd's revision moved on since its last compaction (the trims are the others').
   struct Upkeep {
+    bool upkeep_here = false;      // this server compacts, defragments and collects
     int64_t largest_db_bytes = 0;  // the largest member file, after the round
     bool guard_on = false;         // writes refused for space
     int64_t compacted_to = 0;      // the revision compacted to (0: none this round)
@@ -353,6 +359,7 @@ class EtcdDurability final : public Durability {
   // Upkeep: writes refused for space; trims since the last compaction.
   std::atomic<bool> space_guard_on_{false};
   std::atomic<bool> trimmed_{false};
+  std::atomic<int64_t> compacted_revision_{0};  // this server's last compaction (members')
   std::atomic<int64_t> largest_db_bytes_{0};
   absl::Time next_maintenance_ ABSL_GUARDED_BY(snapshot_mu_);
   absl::Time next_collection_ ABSL_GUARDED_BY(snapshot_mu_);

@@ -1,6 +1,7 @@
 // EtcdDurability's upkeep of etcd and of the bucket (docs/DURABLE_LOG.md, "etcd kept
 // healthy"): the space guard below etcd's quota, compaction after trims, defragmentation one
-// member at a time, and the collection of objects nothing points at.
+// member at a time, and the collection of objects nothing points at. In a cluster on etcd,
+// every member keeps its space guard, and the holder of shard 0 alone does the rest.
 #include <set>
 
 #include "absl/strings/match.h"
@@ -45,17 +46,23 @@ absl::StatusOr<EtcdDurability::Upkeep> EtcdDurability::Maintain(bool collect) {
     }
     (void)Checkpoint();
   }
-  if (trimmed_.exchange(false) || top.dbsize() >= guard) {
+  // In a cluster one member keeps etcd for all, the holder of shard 0. It does not see the
+  // others' trims, so it compacts whenever etcd's revision moved on since its last compaction.
+  const bool member = options_.shards != nullptr;
+  upkeep.upkeep_here = !member || options_.shards->FenceOf(0).ok();
+  const bool trimmed = trimmed_.exchange(false);
+  if (upkeep.upkeep_here && (trimmed || member || top.dbsize() >= guard)) {
     etcdserverpb::RangeRequest probe;
     probe.set_key(options_.prefix + "owner");
     probe.set_count_only(true);
     absl::StatusOr<etcdserverpb::RangeResponse> now = client_->Range(probe);
     Count(now.status(), "etcd");
-    if (now.ok()) {
+    if (now.ok() && (!member || now->header().revision() > compacted_revision_)) {
       const absl::Status compacted = client_->Compact(now->header().revision());
       // Compacted already to there or beyond (by another deployment) is as good.
       if (compacted.ok() || absl::IsOutOfRange(compacted)) {
         upkeep.compacted_to = now->header().revision();
+        compacted_revision_ = upkeep.compacted_to;
       } else {
         Count(compacted, "etcd");
       }
@@ -81,7 +88,7 @@ absl::StatusOr<EtcdDurability::Upkeep> EtcdDurability::Maintain(bool collect) {
   }
   upkeep.largest_db_bytes = top.dbsize();
   upkeep.guard_on = space_guard_on_;
-  if (collect) {
+  if (collect && upkeep.upkeep_here) {
     ASSIGN_OR_RETURN(upkeep.objects_deleted, CollectObjects());
   }
   return upkeep;

@@ -327,14 +327,18 @@ void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfi
   }
 }
 
+// SIGINT and SIGTERM, which stop adaptd.
+sigset_t StopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  return signals;
+}
+
 // Serves `config` until SIGINT or SIGTERM, then shuts down. Returns the exit code.
 int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary) {
-  // Block the stop signals before any thread starts, so only sigwait below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = StopSignals();
 
   // A member of a cluster on etcd whose lease lapsed serves nothing until it registers again:
   // it stops (exiting non-zero), and its supervisor starts it again.
@@ -357,6 +361,11 @@ int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The stop signals are blocked before any thread starts (BLAS's own start with its
+  // self-check), so that no thread takes one: only Serve's sigwait receives them, even when
+  // they arrive while it is not waiting (as after a SIGSTOP and SIGCONT).
+  const sigset_t stop_signals = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // abseil's mutex deadlock detection (on in this abseil build) keeps a graph of every mutex
   // the process ever locked: with a mutex per store it took a third of the start-up at 10^5
   // stores (bench/RESULTS.md, "Residency at 10^5 stores, again"). The tests keep it on.

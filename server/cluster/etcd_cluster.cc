@@ -1,7 +1,13 @@
 #include "server/cluster/etcd_cluster.h"
 
+#include <algorithm>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "adapt/v1/cluster.pb.h"
+#include "server/base/grpc_status.h"
 #include "server/base/status_macros.h"
 #include "server/config/defaults.h"
 #include "server/durability/etcd_durability.h"
@@ -41,7 +47,16 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
   return cluster;
 }
 
-EtcdCluster::~EtcdCluster() { member_.reset(); }
+EtcdCluster::~EtcdCluster() {
+  stopping_.store(true);
+  std::vector<Admin> admin;
+  {
+    absl::MutexLock lock(&admin_mu_);
+    admin.swap(admin_);
+  }
+  for (Admin& a : admin) a.thread.join();
+  member_.reset();
+}
 
 absl::Status EtcdCluster::Serve(Engine* engine) {
   absl::Status served = member_->Serve(engine);
@@ -93,7 +108,135 @@ std::vector<const cluster::Member*> EtcdCluster::Peers() const {
 }
 
 void EtcdCluster::Freeze() {
+  stopping_.store(true);
   if (serving_.load()) member_->claims().Freeze();
+}
+
+// --- Operating it ---------------------------------------------------------------------------
+
+int EtcdCluster::ShardsHeldBy(const std::string& name) const {
+  if (!serving_.load()) return 0;
+  const cluster::ShardClaims& claims = member_->claims();
+  int held = 0;
+  for (int shard = 0; shard < claims.shards(); ++shard) {
+    const std::optional<cluster::ShardHolder> holder = claims.HolderOf(shard);
+    if (holder.has_value() && holder->member == name) ++held;
+  }
+  return held;
+}
+
+adapt::v1::MemberStatus EtcdCluster::LocalStatus() const {
+  adapt::v1::MemberStatus status;
+  status.set_name(self_);
+  status.set_address(forwarder_->membership().self().address);
+  const std::map<std::string, cluster::RegisteredMember> members = member_->registry().Members();
+  if (const auto it = members.find(self_); it != members.end()) {
+    status.set_state(adapt::v1::ClusterMemberRecord::State_Name(it->second.record.state()));
+  }
+  status.set_shards(ShardsHeldBy(self_));
+  status.set_lease_remaining_seconds(
+      std::max(0.0, absl::ToDoubleSeconds(member_->registry().ValidUntil() - absl::Now())));
+  status.set_restores_in_flight(member_->restores_in_flight());
+  return status;
+}
+
+adapt::v1::ClusterStatusResponse EtcdCluster::Gather(
+    absl::Time deadline, const std::optional<std::string>& authorization) const {
+  adapt::v1::ClusterStatusResponse out;
+  const std::map<std::string, cluster::RegisteredMember> members = member_->registry().Members();
+  std::vector<std::pair<std::string, std::string>> metadata;
+  if (authorization.has_value()) metadata.emplace_back("authorization", *authorization);
+  adapt::v1::ClusterStatusRequest local;
+  local.set_local(true);
+  const std::string request = local.SerializeAsString();
+  // Each other member answers for itself; their calls run at once.
+  struct Asked {
+    std::string name, reply;
+    grpc::Status status;
+    absl::Notification done;
+  };
+  std::vector<std::unique_ptr<Asked>> asked;
+  for (const auto& [name, registered] : members) {
+    if (name == self_) continue;
+    asked.push_back(std::make_unique<Asked>());
+    Asked* a = asked.back().get();
+    a->name = name;
+    forwarder_->UnaryMessage(*Intern(name, registered.record.address()), "ClusterStatus", request,
+                             deadline, metadata, &a->reply, [a](const grpc::Status& status) {
+                               a->status = status;
+                               a->done.Notify();
+                             });
+  }
+  *out.add_members() = LocalStatus();
+  for (const std::unique_ptr<Asked>& a : asked) {
+    a->done.WaitForNotification();
+    const cluster::RegisteredMember& registered = members.at(a->name);
+    adapt::v1::ClusterStatusResponse answer;
+    adapt::v1::MemberStatus* status = out.add_members();
+    if (a->status.ok() && answer.ParseFromString(a->reply) && answer.members_size() == 1) {
+      *status = answer.members(0);
+      continue;
+    }
+    status->set_name(a->name);
+    status->set_address(registered.record.address());
+    status->set_state(adapt::v1::ClusterMemberRecord::State_Name(registered.record.state()));
+    status->set_shards(ShardsHeldBy(a->name));
+    status->set_error(a->status.ok() ? "its answer could not be read"
+                                     : absl::StrCat(CodeName(a->status.error_code()), ": ",
+                                                    a->status.error_message()));
+  }
+  std::sort(out.mutable_members()->begin(), out.mutable_members()->end(),
+            [](const adapt::v1::MemberStatus& a, const adapt::v1::MemberStatus& b) {
+              return a.name() < b.name();
+            });
+  if (serving_.load()) {
+    const cluster::ShardClaims& claims = member_->claims();
+    uint32_t unheld = 0;
+    for (int shard = 0; shard < claims.shards(); ++shard) {
+      if (!claims.HolderOf(shard).has_value()) ++unheld;
+    }
+    out.set_shards_without_holder(unheld);
+    out.set_settled(claims.Settled());
+  }
+  return out;
+}
+
+absl::Status EtcdCluster::Drain(const std::string& name, bool undo) {
+  const adapt::v1::ClusterMemberRecord::State state =
+      undo ? adapt::v1::ClusterMemberRecord::READY : adapt::v1::ClusterMemberRecord::DRAINING;
+  cluster::ClusterRegistry& registry = member_->registry();
+  // Another member's record may change meanwhile (its state, a restart): read and try again.
+  absl::Status set;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    set = name == self_ ? registry.SetState(state) : registry.SetStateOf(name, state);
+    if (set.code() != absl::StatusCode::kAborted) break;
+  }
+  if (absl::IsNotFound(set)) {
+    return absl::NotFoundError(
+        absl::StrCat("member: '", name, "' is not a registered member of this cluster"));
+  }
+  return set;
+}
+
+bool EtcdCluster::RunAdmin(std::function<void()> fn) {
+  absl::MutexLock lock(&admin_mu_);
+  if (stopping_.load()) return false;
+  // The threads that finished are joined here, so they do not pile up.
+  for (auto it = admin_.begin(); it != admin_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = admin_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  admin_.push_back({std::thread([fn = std::move(fn), done] {
+                      fn();
+                      done->store(true);
+                    }),
+                    done});
+  return true;
 }
 
 absl::Status EtcdCluster::HandOverForRestart() {

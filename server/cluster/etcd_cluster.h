@@ -16,7 +16,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
 #include "server/cluster/cluster_member.h"
 #include "server/cluster/forwarding.h"
@@ -68,6 +71,26 @@ class EtcdCluster {
   // The other registered members (a listing gathers their pages).
   std::vector<const cluster::Member*> Peers() const;
 
+  // --- Operating it (ClusterStatus, DrainMember; an admin token) -------------------------
+  // This member's status: its registered state, the shards it holds, its lease's remaining
+  // validity, its restores in flight.
+  adapt::v1::MemberStatus LocalStatus() const;
+  // Every registered member's status, each other member asked for its own (ClusterStatus with
+  // `local`, through the forwarder, carrying `authorization` when given) until `deadline`; one
+  // that did not answer is listed with its error and what etcd says of it. Blocks.
+  adapt::v1::ClusterStatusResponse Gather(absl::Time deadline,
+                                          const std::optional<std::string>& authorization) const;
+  // Sets `name` DRAINING (it wins no shard and releases those it holds), or READY again with
+  // `undo`. NotFound when no such member is registered.
+  absl::Status Drain(const std::string& name, bool undo);
+  // How many shards `name` holds, by the claims.
+  int ShardsHeldBy(const std::string& name) const;
+  // Runs `fn` on a thread of its own (a status gathered, a drain waited for); false once the
+  // member stops (Freeze), when it does not run.
+  bool RunAdmin(std::function<void()> fn);
+  // Whether a stop began (Freeze): admin waits end.
+  bool stopping() const { return stopping_.load(); }
+
   // A stop begins: no shard is claimed or released from here on.
   void Freeze();
   // After the last calls and the engine's final flush (each changed store written out): moves
@@ -91,6 +114,14 @@ class EtcdCluster {
   std::unique_ptr<Forwarder> forwarder_;
   std::unique_ptr<cluster::ClusterMember> member_;  // declared after the client it uses
   std::atomic<bool> serving_{false};                // Serve ran: the claims exist
+  std::atomic<bool> stopping_{false};
+
+  struct Admin {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  absl::Mutex admin_mu_;
+  std::vector<Admin> admin_ ABSL_GUARDED_BY(admin_mu_);
 
   mutable absl::Mutex mu_;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<cluster::Member>> interned_

@@ -17,6 +17,14 @@ namespace {
 
 absl::Status ShuttingDown() { return absl::UnavailableError("the server is shutting down"); }
 
+// The static cluster's calls between members, which a cluster on etcd does not make.
+absl::Status NotAStaticClusterCall(const char* method) {
+  return absl::UnimplementedError(
+      absl::StrCat(method,
+                   ": a call between the members of a static cluster (docs/CLUSTER.md); this "
+                   "member is one of a cluster on etcd (docs/CLUSTER_ETCD.md)"));
+}
+
 // How long an admin call gives each other member to answer: its own deadline's remainder, at
 // most 5 s.
 absl::Duration MemberTimeout(const CallInfo& call) {
@@ -113,12 +121,7 @@ absl::Status Service::AdmitAdmin(const CallInfo& call) const {
       return absl::PermissionDeniedError("cluster calls need an admin token (docs/SECURITY.md)");
     }
   }
-  if (o_.etcd_cluster != nullptr) {
-    return absl::UnimplementedError(
-        "the static cluster's calls (ClusterStatus, DrainMember, ClusterQuota, ClusterBase) are "
-        "not served by a member of a cluster on etcd (docs/CLUSTER_ETCD.md, \"Slices\")");
-  }
-  if (o_.cluster == nullptr) {
+  if (o_.cluster == nullptr && o_.etcd_cluster == nullptr) {
     return absl::FailedPreconditionError(
         "this server is not a member of a cluster (it has no cluster config: docs/CLUSTER.md)");
   }
@@ -433,6 +436,10 @@ std::unique_ptr<Service::ForgetWrite> Service::StartForget(const CallInfo& call)
 
 void Service::ClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,
                             adapt::v1::ClusterStatusResponse* response, Done done) {
+  if (o_.etcd_cluster != nullptr) {
+    EtcdClusterStatus(call, request, response, std::move(done));
+    return;
+  }
   HandOff* handoff = o_.cluster->handoff();
   if (request.local()) {
     *response->add_members() = handoff->LocalStatus(kMovingListed);
@@ -452,6 +459,10 @@ void Service::DrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequ
                           adapt::v1::DrainMemberResponse* response, Done done) {
   if (request.member().empty()) {
     done(absl::InvalidArgumentError("member: required"));
+    return;
+  }
+  if (o_.etcd_cluster != nullptr) {
+    EtcdDrainMember(call, request, response, std::move(done));
     return;
   }
   HandOff* handoff = o_.cluster->handoff();
@@ -494,8 +505,72 @@ void Service::DrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequ
   }
 }
 
+void Service::EtcdClusterStatus(const CallInfo& call,
+                                const adapt::v1::ClusterStatusRequest& request,
+                                adapt::v1::ClusterStatusResponse* response, Done done) {
+  EtcdCluster* cluster = o_.etcd_cluster;
+  if (request.local()) {
+    *response->add_members() = cluster->LocalStatus();
+    done(absl::OkStatus());
+    return;
+  }
+  const absl::Time deadline = absl::Now() + MemberTimeout(call);
+  std::optional<std::string> authorization;
+  if (call.authorization.has_value()) authorization = std::string(*call.authorization);
+  if (!cluster->RunAdmin([cluster, response, deadline, authorization, done] {
+        *response = cluster->Gather(deadline, authorization);
+        done(absl::OkStatus());
+      })) {
+    done(ShuttingDown());
+  }
+}
+
+// A drain in a cluster on etcd: the member's record set DRAINING (READY with undo); with
+// `wait`, answered once it holds no shard (every one released to the other members).
+void Service::EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
+                              adapt::v1::DrainMemberResponse* response, Done done) {
+  EtcdCluster* cluster = o_.etcd_cluster;
+  if (absl::Status set = cluster->Drain(request.member(), request.undo()); !set.ok()) {
+    done(set);
+    return;
+  }
+  std::optional<std::string> authorization;
+  if (call.authorization.has_value()) authorization = std::string(*call.authorization);
+  if (!cluster->RunAdmin([cluster, &request, response, call, authorization, done] {
+        absl::Status status;
+        while (true) {
+          const int held = cluster->ShardsHeldBy(request.member());
+          if (!request.wait() || request.undo() || held == 0) break;
+          if (call.cancelled && call.cancelled()) {
+            status = absl::CancelledError("the call was cancelled");
+          } else if (cluster->stopping()) {
+            status = ShuttingDown();
+          } else if (absl::Now() + absl::Milliseconds(200) > call.deadline) {
+            status = absl::DeadlineExceededError(
+                absl::StrCat("the drain of ", request.member(), " is recorded, but it still holds ",
+                             held, " shard(s); ask again or see ClusterStatus"));
+          } else {
+            absl::SleepFor(absl::Milliseconds(200));
+            continue;
+          }
+          break;
+        }
+        if (status.ok()) {
+          *response->mutable_status() =
+              cluster->Gather(absl::Now() + absl::Seconds(2), authorization);
+        }
+        done(status);
+      })) {
+    done(ShuttingDown());
+  }
+}
+
 void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRequest& request,
                            adapt::v1::ClusterQuotaResponse* response, Done done) {
+  if (o_.etcd_cluster != nullptr) {
+    done(NotAStaticClusterCall("ClusterQuota"));
+    return;
+  }
   ClusterQuotas* quotas = o_.cluster->quotas();
   const absl::Time deadline = std::min(call.deadline, absl::Now() + absl::Seconds(30));
   auto answer = [quotas, &request, response, deadline, done] {
@@ -514,6 +589,10 @@ void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRe
 
 void Service::ClusterBase(const CallInfo& /*call*/, const adapt::v1::ClusterBaseRequest& request,
                           adapt::v1::ClusterBaseResponse* response, Done done) {
+  if (o_.etcd_cluster != nullptr) {
+    done(NotAStaticClusterCall("ClusterBase"));
+    return;
+  }
   // Answered on the caller's thread: a registry lookup (a READ of a cold store loads it),
   // never a call to another member.
   done(o_.cluster->bases()->Answer(request, response));

@@ -176,6 +176,12 @@ class Service {
               Transport transport) const;
 
  private:
+  // ClusterStatus and DrainMember in a cluster on etcd (docs/CLUSTER_ETCD.md).
+  void EtcdClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,
+                         adapt::v1::ClusterStatusResponse* response, Done done);
+  void EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
+                       adapt::v1::DrainMemberResponse* response, Done done);
+
   // Queues `fn` (returning absl::Status) in the call's tenant queue and runs `done` with its
   // status, or with the reason it did not run.
   void Queue(const CallInfo& call, const std::string& tenant, std::function<absl::Status()> fn,

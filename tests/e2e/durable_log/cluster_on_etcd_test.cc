@@ -6,6 +6,9 @@
 //
 // - A member SIGKILLed and its data directory deleted: its shards fail over to the others,
 //   which read their stores from etcd and object storage, and the writes go on.
+// - A rolling restart within the restart grace: no shard changes holder.
+// - A fourth member joins and wins about a quarter of the shards; drained, it gives them back.
+// - A member paused past its lease: the others take its shards; running again, it stops.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +66,7 @@ class ClusterOnEtcd : public ::testing::Test {
     ASSERT_TRUE((*objects)->CreateBucket().ok());
   }
   void TearDown() override {
+    for (auto& w : writers_) w->Stop();
     members_.clear();
     if (!HasFailure()) fs::remove_all(root_);
   }
@@ -84,13 +88,14 @@ class ClusterOnEtcd : public ::testing::Test {
             "--cluster-settle",    "1",
             "--restart-grace",     "20"};
   }
-  void StartMembers() {
-    for (int i = 0; i < kMembers; ++i) {
-      const std::string name = "m" + std::to_string(i);
-      members_.push_back(std::make_unique<Adaptd>(binary_, root_ + "/" + name,
-                                                  root_ + "/" + name + ".log", Flags(name)));
-      ASSERT_NO_FATAL_FAILURE(members_.back()->Start());
-    }
+  void StartMembers(int n = kMembers) {
+    for (int i = 0; i < n; ++i) ASSERT_NO_FATAL_FAILURE(AddMember());
+  }
+  void AddMember() {
+    const std::string name = "m" + std::to_string(members_.size());
+    members_.push_back(std::make_unique<Adaptd>(binary_, root_ + "/" + name,
+                                                root_ + "/" + name + ".log", Flags(name)));
+    ASSERT_NO_FATAL_FAILURE(members_.back()->Start());
   }
   adapt::v1::Adaptation::Stub* Via(int member) { return members_[member]->stub(); }
 
@@ -111,11 +116,11 @@ class ClusterOnEtcd : public ::testing::Test {
     }
     return held;
   }
-  // Waits (60 s at most) until every shard is claimed by the members named `names`, each
+  // Waits (90 s at most) until every shard is claimed by the members named `names`, each
   // holding some; gtest failures otherwise.
   void ExpectShardsHeldBy(const std::set<std::string>& names) {
     std::map<std::string, int> held;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
     while (std::chrono::steady_clock::now() < deadline) {
       held = ClaimsByMember();
       int total = 0;
@@ -132,6 +137,81 @@ class ClusterOnEtcd : public ::testing::Test {
     ADD_FAILURE() << "the shards' claims did not settle; held:" << seen;
   }
 
+  // Each shard's holder, by the claims in etcd.
+  std::map<std::string, std::string> Holders() {
+    std::map<std::string, std::string> holders;
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = etcd_->Client();
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return holders;
+    absl::StatusOr<std::vector<mvccpb::KeyValue>> claims =
+        (*client)->RangePrefix("/cluster/claims/");
+    EXPECT_TRUE(claims.ok()) << claims.status();
+    if (!claims.ok()) return holders;
+    for (const mvccpb::KeyValue& kv : *claims) {
+      adapt::v1::ShardClaim claim;
+      EXPECT_TRUE(claim.ParseFromString(kv.value())) << kv.key();
+      holders[kv.key()] = claim.member();
+    }
+    return holders;
+  }
+  // Each registered member's state, by its record in etcd.
+  std::map<std::string, std::string> States() {
+    std::map<std::string, std::string> states;
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = etcd_->Client();
+    EXPECT_TRUE(client.ok()) << client.status();
+    if (!client.ok()) return states;
+    absl::StatusOr<std::vector<mvccpb::KeyValue>> records =
+        (*client)->RangePrefix("/cluster/members/");
+    EXPECT_TRUE(records.ok()) << records.status();
+    if (!records.ok()) return states;
+    for (const mvccpb::KeyValue& kv : *records) {
+      adapt::v1::ClusterMemberRecord record;
+      EXPECT_TRUE(record.ParseFromString(kv.value())) << kv.key();
+      states[record.name()] = adapt::v1::ClusterMemberRecord::State_Name(record.state());
+    }
+    return states;
+  }
+  adapt::v1::ClusterStatusResponse Status(int via) {
+    adapt::v1::ClusterStatusResponse status;
+    const grpc::Status got =
+        Via(via)->ClusterStatus(Context(20).get(), adapt::v1::ClusterStatusRequest(), &status);
+    EXPECT_TRUE(got.ok()) << got.error_message();
+    return status;
+  }
+  // Writers on stores s0.. each through member i % `through`, after creating the stores.
+  void StartWriters(int through) {
+    for (int i = 0; i < kStores; ++i) {
+      ASSERT_NO_FATAL_FAILURE(CreateFaastStore(Via(i % through), "s" + std::to_string(i), kDim));
+    }
+    for (int i = 0; i < kStores; ++i) {
+      models_.push_back(std::make_unique<FaastModel>(kDim));
+      writers_.push_back(std::make_unique<Writers>(Via(i % through), "s" + std::to_string(i),
+                                                   models_.back().get(), 1, 100 + i));
+    }
+  }
+  // Waits until each writer had `more` calls acknowledged (90 s at most).
+  void ExpectWritesGoOn(uint64_t more) {
+    for (int i = 0; i < kStores; ++i) {
+      EXPECT_TRUE(writers_[i]->WaitForAcks(more, std::chrono::seconds(90)))
+          << "s" << i << ": writes are not acknowledged";
+    }
+  }
+  // Stops the writers, resends what they did not see acknowledged, and checks every store
+  // through every member in `through` against its acknowledged examples.
+  void ExpectEveryAcknowledgedExample(const std::vector<int>& through) {
+    for (auto& w : writers_) w->Stop();
+    for (int i = 0; i < kStores; ++i) {
+      const std::string store = "s" + std::to_string(i);
+      ResendUnknown(Via(through[0]), store, writers_[i]->unknown(), models_[i].get());
+      for (int m : through) {
+        SCOPED_TRACE("s" + std::to_string(i) + " through m" + std::to_string(m));
+        ExpectStatistics(Via(m), store, *models_[i]);
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<FaastModel>> models_;
+  std::vector<std::unique_ptr<Writers>> writers_;
   std::string binary_, root_;
   std::unique_ptr<EtcdCluster> etcd_;
   std::unique_ptr<SeaweedFs> s3_;
@@ -144,46 +224,24 @@ class ClusterOnEtcd : public ::testing::Test {
 TEST_F(ClusterOnEtcd, AKilledMembersShardsFailOverWithEveryAcknowledgedWrite) {
   ASSERT_NO_FATAL_FAILURE(StartMembers());
   ExpectShardsHeldBy({"m0", "m1", "m2"});
-  for (int i = 0; i < kStores; ++i) {
-    ASSERT_NO_FATAL_FAILURE(CreateFaastStore(Via(i % kMembers), "s" + std::to_string(i), kDim));
-  }
-  std::vector<std::unique_ptr<FaastModel>> models;
-  std::vector<std::unique_ptr<Writers>> writers;
-  for (int i = 0; i < kStores; ++i) {
-    models.push_back(std::make_unique<FaastModel>(kDim));
-    writers.push_back(std::make_unique<Writers>(Via(i % kMembers), "s" + std::to_string(i),
-                                                models.back().get(), 1, 100 + i));
-  }
-  for (int i = 0; i < kStores; ++i) {
-    EXPECT_TRUE(writers[i]->WaitForAcks(10, std::chrono::seconds(60)))
-        << "s" << i << ": no writes acknowledged through member m" << i % kMembers;
-  }
+  ASSERT_NO_FATAL_FAILURE(StartWriters(kMembers));
+  ExpectWritesGoOn(10);
 
   const int killed = kMembers - 1;
   const auto kill_time = std::chrono::steady_clock::now();
   members_[killed]->Kill(SIGKILL);
   fs::remove_all(members_[killed]->data_dir());
-  for (int i = killed; i < kStores; i += kMembers) writers[i]->Stop();  // their member is gone
+  for (int i = killed; i < kStores; i += kMembers) writers_[i]->Stop();  // their member is gone
   for (int i = 0; i < kStores; ++i) {
-    if (i % kMembers == killed) continue;  // its writer's member is gone
-    EXPECT_TRUE(writers[i]->WaitForAcks(10, std::chrono::seconds(90)))
+    if (i % kMembers == killed) continue;
+    EXPECT_TRUE(writers_[i]->WaitForAcks(10, std::chrono::seconds(90)))
         << "s" << i << ": writes through m" << i % kMembers << " did not go on";
     std::printf(
         "s%d: 10 more writes acknowledged %.1f s after the SIGKILL\n", i,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - kill_time).count());
   }
-
   ExpectShardsHeldBy({"m0", "m1"});
-  for (auto& w : writers) w->Stop();
-  for (int i = 0; i < kStores; ++i) {
-    const std::string store = "s" + std::to_string(i);
-    ResendUnknown(Via(0), store, writers[i]->unknown(), models[i].get());
-    for (int m = 0; m < kMembers; ++m) {
-      if (m == killed) continue;
-      SCOPED_TRACE("through m" + std::to_string(m));
-      ExpectStatistics(Via(m), store, *models[i]);
-    }
-  }
+  ExpectEveryAcknowledgedExample({0, 1});
   for (int m = 0; m < kMembers; ++m) {
     if (m == killed) continue;
     adapt::v1::ListStoresRequest request;
@@ -192,6 +250,117 @@ TEST_F(ClusterOnEtcd, AKilledMembersShardsFailOverWithEveryAcknowledgedWrite) {
     ASSERT_TRUE(Via(m)->ListStores(Context(10).get(), request, &listed).ok());
     EXPECT_EQ(listed.stores_size(), kStores) << "listed through m" << m;
   }
+}
+
+// A rolling restart: each member in turn stopped with SIGTERM and started again within the
+// restart grace. No shard changes holder, and every acknowledged example is there.
+TEST_F(ClusterOnEtcd, ARollingRestartWithinTheGraceMovesNoShard) {
+  ASSERT_NO_FATAL_FAILURE(StartMembers());
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+  ASSERT_NO_FATAL_FAILURE(StartWriters(kMembers));
+  ExpectWritesGoOn(5);
+  const std::map<std::string, std::string> before = Holders();
+  for (int m = 0; m < kMembers; ++m) {
+    const int status = members_[m]->Kill(SIGTERM);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "m" << m << ": " << status;
+    ASSERT_NO_FATAL_FAILURE(members_[m]->Start());
+  }
+  ExpectWritesGoOn(5);
+  const std::map<std::string, std::string> after = Holders();
+  int moved = 0;
+  std::map<std::string, int> moves;  // "FROM -> TO": shards
+  for (const auto& [shard, holder] : before) {
+    const auto it = after.find(shard);
+    if (it == after.end() || it->second != holder) {
+      ++moved;
+      ++moves[holder + " -> " + (it == after.end() ? "nobody" : it->second)];
+    }
+  }
+  for (const auto& [move, n] : moves) std::printf("  %s: %d\n", move.c_str(), n);
+  std::printf("a rolling restart of %d members moved %d of %zu shards\n", kMembers, moved,
+              before.size());
+  EXPECT_EQ(moved, 0);
+  EXPECT_EQ(before.size(), static_cast<size_t>(kShards));
+  // Each member READY again once its shards are open (in etcd, then as every member says).
+  const std::map<std::string, std::string> ready = {
+      {"m0", "READY"}, {"m1", "READY"}, {"m2", "READY"}};
+  for (int i = 0; i < 300 && States() != ready; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(States(), ready);
+  const adapt::v1::ClusterStatusResponse status = Status(1);
+  ASSERT_EQ(status.members_size(), kMembers);
+  for (const adapt::v1::MemberStatus& m : status.members()) {
+    EXPECT_EQ(m.state(), "READY") << m.name();
+    EXPECT_TRUE(m.error().empty()) << m.name() << ": " << m.error();
+  }
+  EXPECT_EQ(status.shards_without_holder(), 0u);
+  ExpectEveryAcknowledgedExample({0, 1, 2});
+}
+
+// A fourth member joins under writes and wins about a quarter of the shards (only those change
+// holder); then it is drained (DrainMember waits until it holds none) and its shards go back.
+TEST_F(ClusterOnEtcd, AFourthMemberWinsAQuarterAndADrainGivesItBack) {
+  ASSERT_NO_FATAL_FAILURE(StartMembers());
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+  ASSERT_NO_FATAL_FAILURE(StartWriters(kMembers));
+  ExpectWritesGoOn(5);
+  const std::map<std::string, std::string> three = Holders();
+  ASSERT_NO_FATAL_FAILURE(AddMember());
+  ExpectShardsHeldBy({"m0", "m1", "m2", "m3"});
+  const std::map<std::string, std::string> four = Holders();
+  int moved = 0, to_new = 0;
+  for (const auto& [shard, holder] : four) {
+    if (three.at(shard) != holder) ++moved;
+    if (holder == "m3") ++to_new;
+  }
+  std::printf("3 -> 4 members moved %d of %d shards (%.3f), all to the new member: %s\n", moved,
+              kShards, static_cast<double>(moved) / kShards, moved == to_new ? "yes" : "no");
+  EXPECT_EQ(moved, to_new);
+  EXPECT_GT(moved, kShards / 6);
+  EXPECT_LT(moved, kShards / 3);
+  ExpectWritesGoOn(5);
+
+  adapt::v1::DrainMemberRequest drain;
+  drain.set_member("m3");
+  drain.set_wait(true);
+  adapt::v1::DrainMemberResponse drained;
+  const grpc::Status status = Via(0)->DrainMember(Context(120).get(), drain, &drained);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  for (const adapt::v1::MemberStatus& m : drained.status().members()) {
+    if (m.name() == "m3") {
+      EXPECT_EQ(m.state(), "DRAINING");
+      EXPECT_EQ(m.shards(), 0u);
+    }
+  }
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+  const std::map<std::string, std::string> back = Holders();
+  EXPECT_EQ(back, three) << "the drain gave the shards to other members than before";
+  ExpectWritesGoOn(5);
+  ExpectEveryAcknowledgedExample({0, 1, 2, 3});
+}
+
+// A member paused (SIGSTOP) past its lease: the others take its shards; let run again
+// (SIGCONT) it learns its lease is gone, acknowledges nothing more and stops with status 1,
+// and every acknowledged example is there.
+TEST_F(ClusterOnEtcd, AMemberPausedPastItsLeaseStopsAndAcknowledgesNothingStale) {
+  ASSERT_NO_FATAL_FAILURE(StartMembers());
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+  ASSERT_NO_FATAL_FAILURE(StartWriters(kMembers));
+  ExpectWritesGoOn(5);
+  const int paused = kMembers - 1;
+  members_[paused]->Signal(SIGSTOP);
+  ExpectShardsHeldBy({"m0", "m1"});
+  members_[paused]->Signal(SIGCONT);
+  const int status = members_[paused]->WaitExit(std::chrono::seconds(60));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1)
+      << "the paused member did not stop on its lost lease: " << status;
+  for (int i = paused; i < kStores; i += kMembers) writers_[i]->Stop();  // their member is gone
+  for (int i = 0; i < kStores; ++i) {
+    if (i % kMembers == paused) continue;
+    EXPECT_TRUE(writers_[i]->WaitForAcks(5, std::chrono::seconds(90))) << "s" << i;
+  }
+  ExpectEveryAcknowledgedExample({0, 1});
 }
 
 }  // namespace

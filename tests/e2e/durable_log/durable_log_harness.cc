@@ -92,8 +92,12 @@ void Adaptd::Start() {
   channel_args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
   channel_args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
   channel_args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), channel_args);
-  stub_ = adapt::v1::Adaptation::NewStub(channel_);
+  // Started again, it keeps its channel and stub (callers may hold the stub).
+  if (stub_ == nullptr) {
+    channel_ =
+        grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), channel_args);
+    stub_ = adapt::v1::Adaptation::NewStub(channel_);
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     grpc::ClientContext ctx;
@@ -117,6 +121,20 @@ int Adaptd::Kill(int signal) {
   ::waitpid(pid_, &status, 0);
   pid_ = 0;
   return status;
+}
+
+int Adaptd::WaitExit(std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (pid_ > 0) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      return status;
+    }
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
 }
 
 void Adaptd::Signal(int signal) {

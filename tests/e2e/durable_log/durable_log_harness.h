@@ -66,6 +66,8 @@ class Adaptd {
   void Start();
   // Sends `signal` and reaps the process; its wait status.
   int Kill(int signal);
+  // Waits (at most `limit`) for the process to exit on its own; its wait status, or -1.
+  int WaitExit(std::chrono::seconds limit);
   // Sends `signal` (SIGSTOP, SIGCONT) without waiting.
   void Signal(int signal);
   adapt::v1::Adaptation::Stub* stub() { return stub_.get(); }

@@ -110,6 +110,7 @@ class Metrics::Collector : public prometheus::Collectable {
     if (metrics_ == nullptr) return {};
     metrics_->Refresh();
     metrics_->RefreshSnapshotLag();
+    metrics_->RefreshCluster();
     metrics_->RefreshTenantRemembered();
     return registry_->Collect();
   }
@@ -134,6 +135,7 @@ Metrics::Metrics(TenantPolicy policy)
   RegisterHistograms();
   AddUnlabelledSeries();
   AddDurableLogSeries();
+  AddClusterSeries();
   RegisterKindGauges();
 }
 
@@ -196,6 +198,13 @@ void Metrics::RegisterCounters() {
            "Appends to the durable log refused because another server holds its claim"},
           {&Metrics::durable_errors_, "adaptd_durable_log_errors_total",
            "Failed calls of the durable log, by service (etcd, s3)"},
+          {&Metrics::cluster_claims_, "adaptd_cluster_claims_total",
+           "Shards this member of a cluster on etcd claimed, by reason (new: unheld at the "
+           "start; restart: its own, kept through a restart; failover: its holder's lease "
+           "lapsed; move: its holder released it)"},
+          {&Metrics::cluster_releases_, "adaptd_cluster_releases_total",
+           "Shards this member of a cluster on etcd stopped holding, by reason (move: to their "
+           "desired owner; drain: this member drains; lost: its lease lapsed)"},
       });
 }
 
@@ -229,6 +238,17 @@ void Metrics::RegisterGauges() {
           {&Metrics::snapshot_lag_, "adaptd_durable_log_snapshot_lag_seconds",
            "Age of the oldest change in the durable log not yet in object storage, at scrape (0 "
            "when every store's state is there)"},
+          {&Metrics::cluster_shards_, "adaptd_cluster_shards",
+           "Shards of the cluster on etcd this member holds (state=held, as etcd records its "
+           "claims) and has opened (state=adopted), at scrape"},
+          {&Metrics::cluster_restores_in_flight_, "adaptd_cluster_restores_in_flight",
+           "Stores named by the hot lists of adopted shards whose background load is queued or "
+           "under way, at scrape"},
+          {&Metrics::cluster_lease_age_, "adaptd_cluster_lease_age_seconds",
+           "Seconds since etcd last acknowledged a keep-alive of this member's lease, at scrape "
+           "(the member stops once it reaches the TTL)"},
+          {&Metrics::cluster_lease_ttl_, "adaptd_cluster_lease_ttl_seconds",
+           "The TTL of this member's lease in etcd (0 outside a cluster on etcd)"},
       });
 }
 
@@ -254,6 +274,8 @@ void Metrics::RegisterHistograms() {
            "Duration of one group transaction of the durable log in etcd"},
           {&Metrics::durable_restore_seconds_, "adaptd_durable_log_restore_duration_seconds",
            "Time to rebuild a store from its stored state and the durable log"},
+          {&Metrics::cluster_restore_seconds_, "adaptd_cluster_restore_seconds",
+           "Time the background restore took to load one store of an adopted shard's hot list"},
       });
 }
 

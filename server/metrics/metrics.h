@@ -85,6 +85,29 @@ class Metrics {
   // Stops sampling (the gauge reads 0) if `owner` set the source; waits out a scrape calling it.
   void ClearSnapshotLagSource(const void* owner);
 
+  // --- the cluster on etcd (docs/CLUSTER_ETCD.md) -----------------------------------------
+  // The series exist from the start at zero; only a member of a cluster on etcd moves them.
+  // A shard this member claimed, by `reason`: "new", "restart", "failover" or "move".
+  void RecordClusterClaim(const std::string& reason);
+  // A shard this member stopped holding, by `reason`: "move", "drain" or "lost".
+  void RecordClusterRelease(const std::string& reason);
+  // A store of an adopted shard's hot list loaded by the background restore, in `seconds`.
+  void RecordClusterRestore(double seconds);
+  // What a member reports at each scrape.
+  struct ClusterSample {
+    double shards_held = 0;     // claimed by this member, as etcd records it
+    double shards_adopted = 0;  // of those, opened by the engine
+    double restores_in_flight = 0;
+    double lease_age_seconds = 0;  // since etcd last acknowledged a keep-alive of its lease
+    double lease_ttl_seconds = 0;
+  };
+  // The adaptd_cluster_* gauges are sampled from `source` at each scrape until
+  // ClearClusterSource(owner); `source` must stay valid until then. Replaces a source set
+  // before.
+  void SetClusterSource(const void* owner, std::function<ClusterSample()> source);
+  // Stops sampling (the gauges read 0) if `owner` set the source; waits out a scrape calling it.
+  void ClearClusterSource(const void* owner);
+
   // --- stores and examples --------------------------------------------------------------
   void AddExamples(const std::string& kind, double count);
   void RecordCompile(bool ok, bool automatic, double seconds);
@@ -164,10 +187,17 @@ class Metrics {
   void RegisterKindGauges();
   // The durable log's series, at zero (metrics_durable_log.cc).
   void AddDurableLogSeries();
+  // The cluster on etcd's families and their series, at zero (metrics_cluster.cc).
+  void AddClusterSeries();
+  // One store rebuilt (the durable log's restores, the cluster's background restores).
+  static prometheus::Histogram::BucketBoundaries RestoreBuckets();
 
   void Refresh();
   // adaptd_durable_log_snapshot_lag_seconds from its source, at scrape.
   void RefreshSnapshotLag() ABSL_LOCKS_EXCLUDED(lag_mu_);
+  // The adaptd_cluster_* gauges from their source, at scrape.
+  void RefreshCluster() ABSL_LOCKS_EXCLUDED(cluster_mu_);
+  void SetClusterGauges(const ClusterSample& sample);
   // adaptd_tenant_remembered_prediction_bytes from the per-tenant sums, at scrape.
   void RefreshTenantRemembered() ABSL_LOCKS_EXCLUDED(tenant_mu_);
   // The label `tenant` is counted under, removing an evicted tenant's series.
@@ -242,6 +272,13 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* durable_fence_failures_ = nullptr;
   prometheus::Family<prometheus::Counter>* durable_errors_ = nullptr;
   prometheus::Family<prometheus::Gauge>* snapshot_lag_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cluster_shards_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cluster_claims_ = nullptr;
+  prometheus::Family<prometheus::Counter>* cluster_releases_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cluster_restores_in_flight_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* cluster_restore_seconds_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cluster_lease_age_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cluster_lease_ttl_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);
@@ -261,6 +298,11 @@ class Metrics {
   absl::Mutex lag_mu_;
   const void* lag_owner_ ABSL_GUARDED_BY(lag_mu_) = nullptr;
   std::function<double()> lag_source_ ABSL_GUARDED_BY(lag_mu_);
+
+  // Apart from the others: the source takes the cluster member's locks.
+  absl::Mutex cluster_mu_;
+  const void* cluster_owner_ ABSL_GUARDED_BY(cluster_mu_) = nullptr;
+  std::function<ClusterSample()> cluster_source_ ABSL_GUARDED_BY(cluster_mu_);
 
   mutable absl::Mutex refresh_mu_;
   // What warm stores hold, by kind (MoveStore).

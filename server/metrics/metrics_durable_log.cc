@@ -15,15 +15,15 @@ Histogram::BucketBoundaries CommitBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
 }
 
-// One store rebuilt: its state fetched from object storage and its log replayed.
-Histogram::BucketBoundaries RestoreBuckets() {
-  return {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
-}
-
 constexpr const char* kObjectKinds[] = {"payload", "state", "readout"};
 constexpr const char* kServices[] = {"etcd", "s3"};
 
 }  // namespace
+
+// One store rebuilt: its state fetched from object storage and its log replayed.
+Histogram::BucketBoundaries Metrics::RestoreBuckets() {
+  return {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+}
 
 // Every series at zero, so a dashboard and alert rules see the families on each server.
 void Metrics::AddDurableLogSeries() {

@@ -182,16 +182,17 @@ for r in rows:
         print(json.dumps(r))
 served = [r for r in rows if r.get("case") == "served"]
 encode = [r for r in rows if r.get("case") == "encode"]
-best = max(encode, key=lambda r: r["texts_per_s"])
-print("in-process best: %s" % json.dumps(best))
-best = best["texts_per_s"]
-for enc in ("minilm-onnx", "minilm"):
-    v = [r["predicts_per_s"] for r in served if r["encoder"] == enc]
-    print("served %s at 64 clients: %s, median %.1f predicts/s" % (enc, ["%.1f" % x for x in v], statistics.median(v)))
-onnx = {r["round"]: r["predicts_per_s"] for r in served if r["encoder"] == "minilm-onnx"}
-bert = {r["round"]: r["predicts_per_s"] for r in served if r["encoder"] == "minilm"}
-print("onnx served / in-process best (%.1f texts/s): %.2f" % (best, statistics.median(onnx.values()) / best))
-print("onnx / sentence_bert per round: %s" % ["%.2f" % (onnx[k] / bert[k]) for k in sorted(onnx)])
+if served and encode:  # parts 3 and 4
+    best = max(encode, key=lambda r: r["texts_per_s"])
+    print("in-process best: %s" % json.dumps(best))
+    best = best["texts_per_s"]
+    for enc in ("minilm-onnx", "minilm"):
+        v = [r["predicts_per_s"] for r in served if r["encoder"] == enc]
+        print("served %s at 64 clients: %s, median %.1f predicts/s" % (enc, ["%.1f" % x for x in v], statistics.median(v)))
+    onnx = {r["round"]: r["predicts_per_s"] for r in served if r["encoder"] == "minilm-onnx"}
+    bert = {r["round"]: r["predicts_per_s"] for r in served if r["encoder"] == "minilm"}
+    print("onnx served / in-process best (%.1f texts/s): %.2f" % (best, statistics.median(onnx.values()) / best))
+    print("onnx / sentence_bert per round: %s" % ["%.2f" % (onnx[k] / bert[k]) for k in sorted(onnx)])
 rss = {r["server"]: r["bytes"] for r in rows if r.get("case") == "rss"}
 print("rss MiB: %s" % {k: round(v / 2**20, 1) for k, v in rss.items()})
 load = [r for r in rows if r.get("case") == "rss-after-cycle"]

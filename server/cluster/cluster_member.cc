@@ -1,6 +1,7 @@
 // ClusterMember: the registry, the claims and the engine's shards, joined.
 #include "server/cluster/cluster_member.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <utility>
@@ -100,9 +101,19 @@ absl::Status ClusterMember::Serve(Engine* engine) {
     threads_.emplace_back([this] { RunRestores(); });
   threads_.emplace_back([this] { RunHotLists(); });
   ShardClaims::Hooks hooks;
-  hooks.on_acquired = [this](int shard, int64_t, ClaimReason) { Acquired(shard); };
-  hooks.on_release = [this](int shard) { return Release(shard, /*graceful=*/true); };
+  hooks.on_acquired = [this](int shard, int64_t, ClaimReason reason) {
+    if (options_.on_claim) options_.on_claim(reason);
+    Acquired(shard);
+  };
+  hooks.on_release = [this](int shard) {
+    // Read before the release: a drain undone meanwhile still released this shard as drained.
+    const ReleaseReason reason = Draining() ? ReleaseReason::kDrain : ReleaseReason::kMove;
+    absl::Status released = Release(shard, /*graceful=*/true);
+    if (released.ok() && options_.on_release) options_.on_release(reason);
+    return released;
+  };
   hooks.on_lost = [this](int shard) {
+    if (options_.on_release) options_.on_release(ReleaseReason::kLost);
     if (absl::Status released = Release(shard, /*graceful=*/false); !released.ok()) {
       std::fprintf(stderr, "adaptd: shard %s: releasing its stores: %s\n", ShardName(shard).c_str(),
                    std::string(released.message()).c_str());
@@ -185,6 +196,21 @@ absl::StatusOr<std::string> ClusterMember::Route(const std::string& tenant,
                                                holder->member, "'; retry"));
   }
   return std::string();
+}
+
+bool ClusterMember::Draining() const {
+  const std::map<std::string, RegisteredMember> members = registry_->Members();
+  const auto it = members.find(registry_->self());
+  return it != members.end() &&
+         it->second.record.state() == adapt::v1::ClusterMemberRecord::DRAINING;
+}
+
+absl::Duration ClusterMember::LeaseAge() const {
+  // The registry's ValidUntil is the last acknowledged keep-alive's send time plus the TTL,
+  // less its margin of min(1 s, TTL/4) (ClusterRegistry::ValidUntil).
+  const absl::Duration ttl = options_.registry.lease_ttl;
+  const absl::Duration margin = std::min(absl::Seconds(1), ttl / 4);
+  return std::max(absl::ZeroDuration(), absl::Now() - (registry_->ValidUntil() + margin - ttl));
 }
 
 int ClusterMember::restores_in_flight() const {

@@ -44,6 +44,10 @@
 
 namespace adaptd::cluster {
 
+// Why a shard is no longer held here: released to its desired owner, released as this member
+// drains, or lost with this member's lease.
+enum class ReleaseReason { kMove, kDrain, kLost };
+
 class ClusterMember {
  public:
   struct Options {
@@ -63,6 +67,12 @@ class ClusterMember {
     // Each store the background restore loaded, and its seconds (the server's
     // adaptd_cluster_restore_seconds); called on a restore thread.
     std::function<void(double seconds)> on_restore;
+    // Each shard claimed, and why (the server's adaptd_cluster_claims_total); on the claims
+    // thread, before the shard's adoption.
+    std::function<void(ClaimReason reason)> on_claim;
+    // Each shard no longer held here, and why (adaptd_cluster_releases_total): on the claims
+    // thread once a release succeeded, on the watcher's when a shard is lost.
+    std::function<void(ReleaseReason reason)> on_release;
   };
 
   // Registers this member (STARTING). `client` must outlive the member.
@@ -90,6 +100,9 @@ class ClusterMember {
   // Stores named by the hot lists of adopted shards whose background load is queued or under
   // way (the server's adaptd_cluster_restores_in_flight).
   int restores_in_flight() const;
+  // Since etcd last acknowledged a keep-alive of this member's lease (the server's
+  // adaptd_cluster_lease_age_seconds); the lease is lost once it reaches the TTL.
+  absl::Duration LeaseAge() const;
   // Writes the hot list of each shard served here whose list changed, as every hot_interval;
   // how many were written.
   int WriteHotLists();
@@ -106,6 +119,8 @@ class ClusterMember {
     std::string key;
   };
   void Acquired(int shard);
+  // Whether this member's record is DRAINING.
+  bool Draining() const;
   // The shard is no longer served here (its hot list written first when `graceful`); the
   // engine releases its stores.
   absl::Status Release(int shard, bool graceful);

@@ -5,7 +5,7 @@
 // before, with no data copied between the members; the second drains, and every store answers
 // at the first again, as acknowledged, and takes writes. A failed-over shard's hot stores are
 // loaded by the new holder before any call, the others on their first call; etcd's upkeep runs
-// on the holder of shard 0 alone.
+// on the holder of shard 0 alone. The claims and releases are reported with their reasons.
 #include "server/cluster/cluster_member.h"
 
 #include <atomic>
@@ -374,6 +374,59 @@ TEST_F(ClusterMemberTest, OnlyTheHolderOfShardZeroKeepsEtcd) {
                absl::StatusCode::kOk;
   }));
   upkeep_by_holder(other);
+}
+
+// What the server's metrics count (adaptd_cluster_claims_total, adaptd_cluster_releases_total):
+// a first member claims every shard new; a second joining claims its shards moved, released
+// moved by the first; the second draining releases them drained, claimed moved by the first.
+TEST_F(ClusterMemberTest, ClaimsAndReleasesAreReportedWithTheirReasons) {
+  struct Reasons {
+    std::atomic<int> claims[4] = {};    // by ClaimReason
+    std::atomic<int> releases[3] = {};  // by ReleaseReason
+  };
+  std::map<std::string, Reasons> reasons;
+  const auto counted = [&](const std::string& name) {
+    Reasons* r = &reasons[name];
+    return [r](ClusterMember::Options& options) {
+      options.on_claim = [r](ClaimReason reason) { ++r->claims[static_cast<int>(reason)]; };
+      options.on_release = [r](ReleaseReason reason) { ++r->releases[static_cast<int>(reason)]; };
+    };
+  };
+  const auto claims = [&](const std::string& name, ClaimReason reason) {
+    return reasons[name].claims[static_cast<int>(reason)].load();
+  };
+  const auto releases = [&](const std::string& name, ReleaseReason reason) {
+    return reasons[name].releases[static_cast<int>(reason)].load();
+  };
+
+  Join("a", counted("a"));
+  ASSERT_TRUE(Eventually([&] { return Settled(); }));
+  EXPECT_EQ(claims("a", ClaimReason::kNew), kShards);
+  EXPECT_EQ(claims("a", ClaimReason::kMove) + claims("a", ClaimReason::kFailover) +
+                claims("a", ClaimReason::kRestart),
+            0);
+  // Renewed every third of the 2 s TTL.
+  EXPECT_LT(nodes_.at("a").member->LeaseAge(), absl::Seconds(2));
+
+  Join("b", counted("b"));
+  ASSERT_TRUE(Eventually([&] {
+    return nodes_.at("a").member->registry().Eligible() == std::vector<std::string>{"a", "b"} &&
+           Settled();
+  }));
+  const int moved = static_cast<int>(nodes_.at("b").member->claims().Held().size());
+  ASSERT_GT(moved, 0);
+  EXPECT_EQ(claims("b", ClaimReason::kMove), moved);
+  EXPECT_EQ(claims("b", ClaimReason::kNew) + claims("b", ClaimReason::kFailover), 0);
+  EXPECT_EQ(releases("a", ReleaseReason::kMove), moved);
+
+  // b drains itself: a adopts every shard once b released its own.
+  ASSERT_TRUE(
+      nodes_.at("b").member->registry().SetState(adapt::v1::ClusterMemberRecord::DRAINING).ok());
+  ASSERT_TRUE(Eventually([&] { return nodes_.at("a").member->Adopted().size() == kShards; }));
+  EXPECT_EQ(releases("b", ReleaseReason::kDrain), moved);
+  EXPECT_EQ(releases("b", ReleaseReason::kMove) + releases("b", ReleaseReason::kLost), 0);
+  EXPECT_EQ(claims("a", ClaimReason::kMove), moved);
+  EXPECT_EQ(releases("a", ReleaseReason::kDrain) + releases("a", ReleaseReason::kLost), 0);
 }
 
 }  // namespace

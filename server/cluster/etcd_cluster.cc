@@ -13,6 +13,14 @@
 #include "server/durability/etcd_durability.h"
 
 namespace adaptd {
+namespace {
+
+// The reasons' label values (adaptd_cluster_claims_total, adaptd_cluster_releases_total), in
+// the order of cluster::ClaimReason and cluster::ReleaseReason.
+constexpr const char* kClaimReasons[] = {"new", "restart", "failover", "move"};
+constexpr const char* kReleaseReasons[] = {"move", "drain", "lost"};
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
     const adapt::v1::ServerConfig& config, Metrics* metrics, std::function<void()> on_lease_lost) {
@@ -31,11 +39,21 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
   options.registry.address = c.advertise_address();
   options.registry.lease_ttl = absl::Seconds(
       log.lease_ttl_seconds() > 0 ? log.lease_ttl_seconds() : defaults::kEtcdLeaseTtlSeconds);
+  cluster->lease_ttl_ = options.registry.lease_ttl;
   options.registry.settle =
       c.settle_seconds() > 0 ? absl::Seconds(c.settle_seconds()) : 2 * options.registry.lease_ttl;
   // A member restarted after a SIGKILL waits out its previous lease; longer is another process.
   options.registry.register_wait = 3 * options.registry.lease_ttl;
   options.on_lease_lost = std::move(on_lease_lost);
+  if (metrics != nullptr) {
+    options.on_claim = [metrics](cluster::ClaimReason reason) {
+      metrics->RecordClusterClaim(kClaimReasons[static_cast<int>(reason)]);
+    };
+    options.on_release = [metrics](cluster::ReleaseReason reason) {
+      metrics->RecordClusterRelease(kReleaseReasons[static_cast<int>(reason)]);
+    };
+    options.on_restore = [metrics](double seconds) { metrics->RecordClusterRestore(seconds); };
+  }
   absl::StatusOr<std::unique_ptr<cluster::ClusterMember>> member =
       cluster::ClusterMember::Register(cluster->client_.get(), std::move(options));
   if (!member.ok()) {
@@ -44,10 +62,15 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
                                      "': ", member.status().message()));
   }
   cluster->member_ = *std::move(member);
+  if (metrics != nullptr) {
+    cluster->metrics_ = metrics;
+    metrics->SetClusterSource(cluster.get(), [c = cluster.get()] { return c->Sample(); });
+  }
   return cluster;
 }
 
 EtcdCluster::~EtcdCluster() {
+  if (metrics_ != nullptr) metrics_->ClearClusterSource(this);
   stopping_.store(true);
   std::vector<Admin> admin;
   {
@@ -112,7 +135,29 @@ void EtcdCluster::Freeze() {
   if (serving_.load()) member_->claims().Freeze();
 }
 
+Metrics::ClusterSample EtcdCluster::Sample() const {
+  Metrics::ClusterSample sample;
+  if (serving_.load()) {
+    sample.shards_held = static_cast<double>(member_->claims().Held().size());
+    sample.shards_adopted = static_cast<double>(member_->Adopted().size());
+    sample.shards_without_holder = ShardsWithoutHolder();
+  }
+  sample.restores_in_flight = member_->restores_in_flight();
+  sample.lease_age_seconds = absl::ToDoubleSeconds(member_->LeaseAge());
+  sample.lease_ttl_seconds = absl::ToDoubleSeconds(lease_ttl_);
+  return sample;
+}
+
 // --- Operating it ---------------------------------------------------------------------------
+
+int EtcdCluster::ShardsWithoutHolder() const {
+  const cluster::ShardClaims& claims = member_->claims();
+  int unheld = 0;
+  for (int shard = 0; shard < claims.shards(); ++shard) {
+    if (!claims.HolderOf(shard).has_value()) ++unheld;
+  }
+  return unheld;
+}
 
 int EtcdCluster::ShardsHeldBy(const std::string& name) const {
   if (!serving_.load()) return 0;
@@ -190,13 +235,8 @@ adapt::v1::ClusterStatusResponse EtcdCluster::Gather(
               return a.name() < b.name();
             });
   if (serving_.load()) {
-    const cluster::ShardClaims& claims = member_->claims();
-    uint32_t unheld = 0;
-    for (int shard = 0; shard < claims.shards(); ++shard) {
-      if (!claims.HolderOf(shard).has_value()) ++unheld;
-    }
-    out.set_shards_without_holder(unheld);
-    out.set_settled(claims.Settled());
+    out.set_shards_without_holder(ShardsWithoutHolder());
+    out.set_settled(member_->claims().Settled());
   }
   return out;
 }

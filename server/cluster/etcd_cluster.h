@@ -46,6 +46,8 @@ class EtcdCluster {
   // (STARTING) as config.cluster.self at config.cluster.advertise_address. Another live process
   // of the same name makes it fail, naming that process's address. `on_lease_lost` runs once,
   // on the lease keeper's thread, when this member's lease lapses (its shards are gone).
+  // `metrics` (null for none; it must outlive this) counts the claims, releases and restores
+  // and samples the adaptd_cluster_* gauges from this member until it is destroyed.
   static absl::StatusOr<std::unique_ptr<EtcdCluster>> Register(
       const adapt::v1::ServerConfig& config, Metrics* metrics, std::function<void()> on_lease_lost);
   // Stops claiming (what is held stays claimed until the lease lapses or moved to the grace
@@ -107,9 +109,15 @@ class EtcdCluster {
   // A stable Member for name at address (kept for the process's life: the routes returned
   // point at it).
   const cluster::Member* Intern(const std::string& name, const std::string& address) const;
+  // The adaptd_cluster_* gauges, at scrape.
+  Metrics::ClusterSample Sample() const;
+  // Shards no member holds, by the claims as this member sees them; once Serve ran.
+  int ShardsWithoutHolder() const;
 
   std::string self_;
   absl::Duration restart_grace_;
+  absl::Duration lease_ttl_;
+  Metrics* metrics_ = nullptr;  // samples this member until it goes
   std::unique_ptr<etcd::EtcdClient> client_;
   std::unique_ptr<Forwarder> forwarder_;
   std::unique_ptr<cluster::ClusterMember> member_;  // declared after the client it uses

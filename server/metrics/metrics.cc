@@ -249,6 +249,9 @@ void Metrics::RegisterGauges() {
            "(the member stops once it reaches the TTL)"},
           {&Metrics::cluster_lease_ttl_, "adaptd_cluster_lease_ttl_seconds",
            "The TTL of this member's lease in etcd (0 outside a cluster on etcd)"},
+          {&Metrics::cluster_unheld_, "adaptd_cluster_shards_without_holder",
+           "Shards of the cluster on etcd no member holds, in the claims as this member sees "
+           "them, at scrape (their stores answer UNAVAILABLE)"},
       });
 }
 

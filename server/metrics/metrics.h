@@ -100,6 +100,7 @@ class Metrics {
     double restores_in_flight = 0;
     double lease_age_seconds = 0;  // since etcd last acknowledged a keep-alive of its lease
     double lease_ttl_seconds = 0;
+    double shards_without_holder = 0;  // in the claims as this member sees them
   };
   // The adaptd_cluster_* gauges are sampled from `source` at each scrape until
   // ClearClusterSource(owner); `source` must stay valid until then. Replaces a source set
@@ -279,6 +280,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* cluster_restore_seconds_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cluster_lease_age_ = nullptr;
   prometheus::Family<prometheus::Gauge>* cluster_lease_ttl_ = nullptr;
+  prometheus::Family<prometheus::Gauge>* cluster_unheld_ = nullptr;
 
   absl::Mutex tenant_mu_;
   TenantLabels tenants_ ABSL_GUARDED_BY(tenant_mu_);

@@ -58,6 +58,7 @@ void Metrics::SetClusterGauges(const ClusterSample& sample) {
   cluster_restores_in_flight_->Add({}).Set(sample.restores_in_flight);
   cluster_lease_age_->Add({}).Set(sample.lease_age_seconds);
   cluster_lease_ttl_->Add({}).Set(sample.lease_ttl_seconds);
+  cluster_unheld_->Add({}).Set(sample.shards_without_holder);
 }
 
 }  // namespace adaptd

@@ -35,6 +35,7 @@ TEST(ClusterMetrics, EverySeriesExistsAtZeroOutsideACluster) {
                                  "adaptd_cluster_restore_seconds_count 0",
                                  "adaptd_cluster_lease_age_seconds 0",
                                  "adaptd_cluster_lease_ttl_seconds 0",
+                                 "adaptd_cluster_shards_without_holder 0",
                              });
 }
 
@@ -68,7 +69,8 @@ TEST(ClusterMetrics, TheGaugesAreSampledUntilTheirOwnerClearsThem) {
                                 .shards_adopted = 5,
                                 .restores_in_flight = 12,
                                 .lease_age_seconds = 1.5,
-                                .lease_ttl_seconds = 10};
+                                .lease_ttl_seconds = 10,
+                                .shards_without_holder = 3};
   int calls = 0;
   m.SetClusterSource(&owner, [&] {
     ++calls;
@@ -80,6 +82,7 @@ TEST(ClusterMetrics, TheGaugesAreSampledUntilTheirOwnerClearsThem) {
                                  "adaptd_cluster_restores_in_flight 12",
                                  "adaptd_cluster_lease_age_seconds 1.5",
                                  "adaptd_cluster_lease_ttl_seconds 10",
+                                 "adaptd_cluster_shards_without_holder 3",
                              });
   sample.shards_adopted = 7;
   sample.restores_in_flight = 0;
@@ -94,6 +97,7 @@ TEST(ClusterMetrics, TheGaugesAreSampledUntilTheirOwnerClearsThem) {
                                  R"(adaptd_cluster_shards{state="held"} 0)",
                                  "adaptd_cluster_lease_age_seconds 0",
                                  "adaptd_cluster_lease_ttl_seconds 0",
+                                 "adaptd_cluster_shards_without_holder 0",
                              });
   EXPECT_EQ(calls, 2);
 }

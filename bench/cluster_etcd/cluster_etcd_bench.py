@@ -5,9 +5,9 @@ Starts a 3-member etcd and SeaweedFS on loopback (bench/durable_log/services.py)
 adaptd members registered in etcd (--cluster-self, --advertise-address, the default
 --etcd-lease-ttl of 5 s, --cluster-settle and --restart-grace), then, in one run:
 
-  setup     --stores faast stores (dim 4) over --tenants tenants, each created and fed one
-            Adapt call of 4 examples (with ids) through the members in turn (so about two
-            thirds of the calls are forwarded), from --setup-threads client threads.
+  setup     --stores faast stores (dim 4) over --tenants tenants, each created, fed one
+            Adapt call of 4 examples (with ids) and compiled, through the members in turn (so
+            about two thirds of the calls are forwarded), from --setup-threads client threads.
   forward   Adapt (one example, a fresh id) and Predict through the member that holds the
             stores (direct) against through another member (each call forwarded to the
             holder): --forward-stores stores of one shard holder, --forward-threads client
@@ -234,6 +234,10 @@ def setup(members, names, threads):
                 request = pb.AdaptRequest(tenant=tenant, store=store,
                                           examples=examples(rng, 4, "setup"))
                 retrying(lambda: stub.Adapt(iter([request]), timeout=30))
+                # A published version now, not at the auto-compile's next turn: a Predict
+                # after the failover then waits for nothing but the failover.
+                retrying(lambda: stub.Compile(pb.CompileRequest(tenant=tenant, store=store),
+                                              timeout=30))
             except grpc.RpcError as e:
                 with rng_lock:
                     errors.append("%s/%s: %s %s" % (tenant, store, e.code(), e.details()))

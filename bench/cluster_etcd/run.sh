@@ -23,7 +23,8 @@ done
 # the same binary even if the build tree is rebuilt meanwhile.
 ADAPTD="$(mktemp /tmp/adaptd-cluster-etcd-bench-bin.XXXXXX)"
 trap 'rm -f "$ADAPTD"' EXIT
-cp "$BUILD/server/adaptd" "$ADAPTD"
+cp "$BUILD/server/adaptd" "$ADAPTD" && chmod +x "$ADAPTD"
+[[ -s "$ADAPTD" ]] || { echo "$BUILD/server/adaptd is empty (being linked?): try again" >&2; exit 1; }
 export PYTHONPATH="$BUILD/client/python:$ROOT/client/python:$ROOT/bench/durable_log"
 /usr/bin/python3 "$ROOT/bench/cluster_etcd/cluster_etcd_bench.py" --build "$BUILD" \
   --adaptd "$ADAPTD" --out "$OUT" "$@"

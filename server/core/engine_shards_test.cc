@@ -15,6 +15,7 @@
 #include "server/core/engine.h"
 #include "server/core/testing/engine_calls.h"
 #include "server/durability/testing/etcd_harness.h"
+#include "server/quota/tenant_quotas.h"
 
 namespace adaptd {
 namespace {
@@ -28,9 +29,10 @@ class EngineShardsTest : public ::testing::Test {
     harness_ = std::make_unique<EtcdShardedHarness>(backend_.get());
   }
 
-  std::unique_ptr<Engine> Start(Engine::DurabilityOpener open) {
+  std::unique_ptr<Engine> Start(Engine::DurabilityOpener open,
+                                const adapt::v1::ServerConfig& config = DefaultConfig()) {
     absl::StatusOr<std::unique_ptr<Engine>> engine =
-        Engine::CreateOver(DefaultConfig(), backend_.get(), nullptr, std::move(open));
+        Engine::CreateOver(config, backend_.get(), nullptr, std::move(open));
     EXPECT_TRUE(engine.ok()) << engine.status();
     return engine.ok() ? *std::move(engine) : nullptr;
   }
@@ -113,6 +115,65 @@ TEST_F(EngineShardsTest, AReleasedShardIsAdoptedByAnotherMemberWithItsStores) {
   absl::StatusOr<uint64_t> resent = Adapt(*second, "s0", "s0");
   ASSERT_TRUE(resent.ok()) << resent.status();
   EXPECT_EQ(*resent, 4u);
+}
+
+// Store quotas over the members (docs/CLUSTER_ETCD.md, "Quotas and base stores"): each engine
+// holds half the shards and only its part of the tenant's stores; the count in etcd refuses
+// the create past max_stores on either, as a single server words it, and a delete frees a slot.
+TEST_F(EngineShardsTest, MembersRefuseAStorePastTheTenantsLimitTogether) {
+  adapt::v1::ServerConfig config = DefaultConfig();
+  (*config.mutable_tenant_quotas())["acme"].set_max_stores(3);
+  absl::StatusOr<std::unique_ptr<TenantQuotas>> limits = TenantQuotas::Create(config);
+  ASSERT_TRUE(limits.ok()) << limits.status();
+  harness_->set_store_limits(*std::move(limits));
+  std::vector<std::unique_ptr<Engine>> engines;
+  std::vector<std::shared_ptr<TestShardFences>> fences;
+  for (int half = 0; half < 2; ++half) {
+    absl::StatusOr<std::shared_ptr<TestShardFences>> mine = harness_->NewFences(8);
+    ASSERT_TRUE(mine.ok()) << mine.status();
+    for (int shard = 4 * half; shard < 4 * half + 4; ++shard) {
+      ASSERT_TRUE((*mine)->Take(shard).ok());
+    }
+    fences.push_back(*mine);
+    engines.push_back(Start(
+        [&](std::vector<RecoveredStore>*) -> absl::StatusOr<std::unique_ptr<Durability>> {
+          ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> member, harness_->OpenMember(*mine));
+          return std::unique_ptr<Durability>(std::move(member));
+        },
+        config));
+    ASSERT_NE(engines.back(), nullptr);
+    for (int shard = 4 * half; shard < 4 * half + 4; ++shard) {
+      ASSERT_TRUE(engines.back()->AdoptShard(shard).ok());
+    }
+  }
+  // Names of each member's shards, tried in turn: the first member's, the second's, ...
+  std::vector<std::string> names[2];
+  for (int i = 0; names[0].size() < 6 || names[1].size() < 6; ++i) {
+    const std::string name = absl::StrCat("s", i);
+    std::vector<std::string>& of = names[fences[0]->ShardOf("acme", name) < 4 ? 0 : 1];
+    if (of.size() < 6) of.push_back(name);
+  }
+  std::vector<std::string> created;
+  for (int i = 0; i < 10; ++i) {
+    const std::string& name = names[i % 2][i / 2];
+    absl::Status status = Create(*engines[i % 2], name);
+    if (status.ok()) {
+      created.push_back(name);
+      continue;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+    EXPECT_EQ(status.message(),
+              "quota max_stores: tenant 'acme' may hold at most 3 stores and holds 3");
+    EXPECT_FALSE(engines[i % 2]->Holds("acme", name));
+  }
+  // The first member holds two, the second one: each alone is under the limit.
+  ASSERT_EQ(created, (std::vector<std::string>{names[0][0], names[1][0], names[0][1]}));
+  adapt::v1::DeleteStoreRequest remove;
+  remove.set_tenant("acme");
+  remove.set_store(names[0][0]);
+  ASSERT_TRUE(engines[0]->DeleteStore(remove).ok());
+  EXPECT_TRUE(Create(*engines[1], names[1][5]).ok());
+  EXPECT_EQ(Create(*engines[0], names[0][5]).code(), absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace

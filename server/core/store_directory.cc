@@ -214,7 +214,12 @@ adapt::v1::StoreInfo StoreDirectory::Describe(const std::string& tenant, const s
 
 absl::Status StoreDirectory::CheckQuota(const std::string& tenant, const Store* adding) const {
   const auto stores = registry_.List(tenant);
-  if (adding != nullptr) RETURN_IF_ERROR(quotas_->CheckStores(tenant, stores.size()));
+  // A durability that counts the tenant's stores on every server refuses an extra one itself;
+  // the stores held here are only part of them.
+  const bool counted_elsewhere = durability_ != nullptr && durability_->CountsStores();
+  if (adding != nullptr && !counted_elsewhere) {
+    RETURN_IF_ERROR(quotas_->CheckStores(tenant, stores.size()));
+  }
   if (!quotas_->limits_memory()) return absl::OkStatus();
   // What each store holds when loaded, so a quota does not depend on what is resident, and
   // what its remembered predictions hold.

@@ -171,6 +171,11 @@ class Durability {
     return absl::FailedPreconditionError("this server's durability is not kept by shard");
   }
 
+  // Whether this durability refuses a create over the tenant's max_stores itself, counting the
+  // tenant's stores on every server (a cluster member on etcd, docs/CLUSTER_ETCD.md "Quotas
+  // and base stores"): the engine's own count, of the stores held here, is then not checked.
+  virtual bool CountsStores() const { return false; }
+
   // Stores the state of every store changed since it was last stored and drops the log that
   // state covers; a store that fails keeps its log (CheckpointError says why), the others go
   // on.

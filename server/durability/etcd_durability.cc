@@ -382,8 +382,8 @@ absl::Status EtcdDurability::RecoverUnder(const std::string& root,
       continue;
     }
     if (meta.importing()) {
-      // An import never acknowledged: its state was never stored.
-      RETURN_IF_ERROR(FencedTxn(key, {}, [&] {
+      // An import never acknowledged: its state was never stored (nor its slot kept).
+      RETURN_IF_ERROR(CountedTxn(key, -1, {}, [&] {
         std::vector<etcdserverpb::RequestOp> ops(1);
         ops[0].mutable_request_delete_range()->set_key(EntryKey(key));
         return ops;
@@ -452,7 +452,7 @@ absl::StatusOr<Position> EtcdDurability::AppendCreate(const std::string& tenant,
   ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
   std::vector<etcdserverpb::Compare> compares = {VersionIs(EntryKey(key), 0)};
   absl::MutexLock entry_lock(&entry->mu);
-  if (absl::Status made = FencedTxn(key, std::move(compares), std::move(ops)); !made.ok()) {
+  if (absl::Status made = CountedTxn(key, 1, std::move(compares), std::move(ops)); !made.ok()) {
     if (absl::IsFailedPrecondition(made)) {
       return absl::AlreadyExistsError(absl::StrCat("store ", key, " exists in etcd already"));
     }
@@ -493,7 +493,7 @@ absl::StatusOr<Position> EtcdDurability::AppendDelete(const std::string& tenant,
     const std::string logs = absl::StrCat(RootOf(key), "log/", key, "/");
     ops[1].mutable_request_delete_range()->set_key(logs);
     ops[1].mutable_request_delete_range()->set_range_end(PrefixEnd(logs));
-    RETURN_IF_ERROR(FencedTxn(key, {}, std::move(ops)));
+    RETURN_IF_ERROR(CountedTxn(key, -1, {}, std::move(ops)));
     objects = {entry->meta.snapshot().state().key(), entry->meta.snapshot().readout().key()};
     entry->store = nullptr;
   }

@@ -40,6 +40,7 @@
 #include "server/objstore/object_store.h"
 #include "server/persistence/applied_ids.h"
 #include "server/persistence/state_db.h"
+#include "server/quota/tenant_quotas.h"
 
 namespace adaptd {
 
@@ -114,6 +115,12 @@ class EtcdDurability final : public Durability {
     // nothing: the member opens each shard it comes to hold (OpenShard) and closes each it
     // gives up (CloseShard). Null: a single server, fenced by its claim of the prefix.
     std::shared_ptr<const ShardFences> shards;
+    // A member's store counts (docs/CLUSTER_ETCD.md, "Quotas and base stores"): with `shards`,
+    // the transaction creating a store of a tenant with max_stores also compares and
+    // increments PREFIX/tenants/TENANT/stores (a delete's decrements it), so the count holds
+    // over every member; over the limit a create is refused RESOURCE_EXHAUSTED. The engine then
+    // counts nothing itself (CountsStores). Null: the engine counts the stores it holds.
+    std::shared_ptr<const TenantQuotas> store_limits;
     // Fault injection for tests (EtcdCommitQueue::Options::fault).
     std::function<absl::Status()> commit_fault;
   };
@@ -180,6 +187,10 @@ class EtcdDurability final : public Durability {
   // shard's stores, naming them in `closed`. The caller stops the shard's calls first.
   absl::Status OpenShard(int shard, std::vector<RecoveredStore>* recovered) override;
   absl::Status CloseShard(int shard, std::vector<std::string>* closed) override;
+  // True for a member with Options::store_limits.
+  bool CountsStores() const override {
+    return options_.shards != nullptr && options_.store_limits != nullptr;
+  }
 
   // The age of the oldest change not yet in object storage, in seconds (0 when every store's
   // state is there): what a snapshot lags by. Visits every store.
@@ -276,6 +287,30 @@ class EtcdDurability final : public Durability {
   // A fenced transaction of `ops`, under `key`'s name for messages; `compares` beside the fence.
   absl::Status FencedTxn(const std::string& key, std::vector<etcdserverpb::Compare> compares,
                          std::vector<etcdserverpb::RequestOp> ops);
+
+  // The store counts (etcd_durability_quota.cc). What a transaction creating (`delta` 1) or
+  // deleting (-1) one of `tenant`'s stores adds for the tenant's count: for a tenant with
+  // max_stores, the count compared as read and put changed (a create over the limit refused);
+  // for one without, the drop of a count an earlier limit left; nothing when not counting.
+  struct CountChange {
+    std::string key;           // the count's key, when compared
+    int64_t mod_revision = 0;  // the count's as read (0: absent, counted from the entries)
+    std::vector<etcdserverpb::Compare> compares;
+    std::vector<etcdserverpb::RequestOp> ops;
+  };
+  absl::StatusOr<CountChange> ChangeStoreCount(const std::string& tenant, int delta);
+  // The count's key, and its value and mod revision as etcd holds it (0: absent).
+  std::string StoreCountKey(const std::string& tenant) const;
+  absl::StatusOr<int64_t> StoreCountRevision(const std::string& count_key, uint64_t* count);
+  // The entries of `tenant`'s stores under every shard (a keys-only scan of PREFIX/shards/).
+  absl::StatusOr<uint64_t> CountEntriesOf(const std::string& tenant);
+  // FencedTxn of a create (`delta` 1) or delete (-1) of `key`'s store with its tenant's count
+  // changed in the same transaction; read again and retried while other creates and deletes
+  // of the tenant change the count first (Unavailable after kCountTries).
+  absl::Status CountedTxn(const std::string& key, int delta,
+                          std::vector<etcdserverpb::Compare> compares,
+                          std::vector<etcdserverpb::RequestOp> ops);
+  static constexpr int kCountTries = 10;
 
   std::shared_ptr<Entry> Find(const std::string& key) const ABSL_LOCKS_EXCLUDED(mu_);
   std::shared_ptr<Entry> FindLoaded(const std::string& key, const Store* store) const;

@@ -57,6 +57,10 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::OpenConfigured(
   // The data directory is only a cache of the stored states.
   if (!config.data_dir().empty()) options.cache_dir = config.data_dir() + "/cache";
   options.hooks = std::move(hooks);
+  if (shards != nullptr) {
+    // The same limits as the engine's, from the same config.
+    ASSIGN_OR_RETURN(options.store_limits, TenantQuotas::Create(config));
+  }
   options.shards = std::move(shards);
   return Open(std::move(client), std::shared_ptr<ObjectStore>(*std::move(objects)), backend,
               recovered, std::move(options));

@@ -186,6 +186,7 @@ class EtcdHarness {
       return absl::OkStatus();
     };
     options.shards = member_fences_;
+    options.store_limits = store_limits_;
     if (shards_ == 0) {
       return EtcdDurability::Open(*std::move(client), *std::move(objects), backend_, recovered,
                                   std::move(options));
@@ -222,6 +223,10 @@ class EtcdHarness {
   void set_cache_dir(const std::string& dir) { cache_dir_ = dir; }
   void set_checkpoint_budget(absl::Duration budget) { checkpoint_budget_ = budget; }
   void set_max_log_records(size_t records) { max_log_records_ = records; }
+  // Members opened next count stores through etcd (EtcdDurability::Options::store_limits).
+  void set_store_limits(std::shared_ptr<const TenantQuotas> limits) {
+    store_limits_ = std::move(limits);
+  }
   // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
   void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
     cluster_ = cluster;
@@ -244,6 +249,7 @@ class EtcdHarness {
   int members_ = 0;
   std::shared_ptr<TestShardFences> fences_;
   std::shared_ptr<TestShardFences> member_fences_;  // for OpenMember
+  std::shared_ptr<const TenantQuotas> store_limits_;
 };
 
 // EtcdHarness for a cluster member holding every one of 8 shards.

@@ -221,6 +221,44 @@ ROWS = [
          [q('max by (instance) (adaptd_durable_log_snapshot_lag_seconds{%s})' % SEL,
             "{{instance}}")]),
     ]),
+    # Zero (latencies NaN) on servers that are no member of a cluster on etcd
+    # (docs/CLUSTER_ETCD.md).
+    ("Cluster on etcd", [
+        ("Shards per member",
+         "Shards each member holds by its claims in etcd, and of those the ones its engine has "
+         "opened; the shards no member holds, as each member sees the claims (their stores "
+         "answer UNAVAILABLE).", "short",
+         [q('sum by (instance) (adaptd_cluster_shards{%s,state="held"})' % SEL,
+            "{{instance}} held"),
+          q('sum by (instance) (adaptd_cluster_shards{%s,state="adopted"})' % SEL,
+            "{{instance}} adopted"),
+          q('max(adaptd_cluster_shards_without_holder{%s})' % SEL, "without holder")]),
+        ("Claims by reason",
+         "Shards claimed per second: new (unheld at the start), restart (kept through a "
+         "restart), failover (their holder's lease lapsed), move (their holder released them).",
+         "short",
+         [q('sum by (reason) (rate(adaptd_cluster_claims_total{%s}[%s]))' % (SEL, W),
+            "{{reason}}")]),
+        ("Releases by reason",
+         "Shards released per second: move (to their desired owner), drain (the member "
+         "drains), lost (the member's lease lapsed).", "short",
+         [q('sum by (reason) (rate(adaptd_cluster_releases_total{%s}[%s]))' % (SEL, W),
+            "{{reason}}")]),
+        ("Restores in flight",
+         "Stores of adopted shards' hot lists queued or loading in the background, per member.",
+         "short",
+         [q('sum by (instance) (adaptd_cluster_restores_in_flight{%s})' % SEL,
+            "{{instance}}")]),
+        ("Restore seconds",
+         "Percentiles of the time the background restore takes to load one hot store.", "s",
+         quantiles("adaptd_cluster_restore_seconds", [], "")),
+        ("Lease age",
+         "Seconds since etcd last acknowledged a keep-alive of each member's lease (renewed "
+         "every third of the TTL), beside the TTL: a member stops serving shortly before its "
+         "lease age reaches the TTL, and stops at it.", "s",
+         [q('max by (instance) (adaptd_cluster_lease_age_seconds{%s})' % SEL, "{{instance}}"),
+          q('max(adaptd_cluster_lease_ttl_seconds{%s})' % SEL, "TTL")]),
+    ]),
 ]
 
 
@@ -254,7 +292,7 @@ def dashboard():
         "uid": "adaptd-overview",
         "title": "adaptd",
         "description": "adaptd: traffic, latency, queueing, adaptation quality, stores, "
-                       "the durable log.",
+                       "the durable log, the cluster on etcd.",
         "tags": ["adaptd"],
         "timezone": "browser",
         "schemaVersion": 38,

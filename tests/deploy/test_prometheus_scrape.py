@@ -13,7 +13,8 @@ rule-evaluation intervals, then asks Prometheus's HTTP API:
   (an alert's expression is otherwise empty while it does not fire);
 - per-tenant series stay within the allow-list + top K + "other";
 - every adaptd_* family scraped is listed in deploy/README.md's metric reference, and the
-  durable log's families are there on a server without etcd (at zero);
+  durable log's and the cluster on etcd's families are there on a server without etcd (at
+  zero);
 - the request series carry the `transport` label: calls over gRPC and over the HTTP/JSON front
   end (docs/HTTP.md; a few of the same calls sent over HTTP each round) are counted apart, and
   the per-transport recorded error ratio holds both.
@@ -58,6 +59,17 @@ DURABLE_LOG_FAMILIES = [
     "adaptd_durable_log_fence_failures_total",
     "adaptd_durable_log_errors_total",
     "adaptd_durable_log_snapshot_lag_seconds",
+]
+# Likewise the cluster on etcd's families (docs/CLUSTER_ETCD.md), at zero outside a cluster.
+CLUSTER_FAMILIES = [
+    "adaptd_cluster_shards",
+    "adaptd_cluster_shards_without_holder",
+    "adaptd_cluster_claims_total",
+    "adaptd_cluster_releases_total",
+    "adaptd_cluster_restores_in_flight",
+    "adaptd_cluster_restore_seconds",
+    "adaptd_cluster_lease_age_seconds",
+    "adaptd_cluster_lease_ttl_seconds",
 ]
 SCRAPE_S = 1
 TOP_K = 2
@@ -278,7 +290,7 @@ def evaluate(prom, kinds):
     families = scraped_families(prom)
     for family in sorted(families - documented_families()):
         failures.append("metric %s: not in deploy/README.md's metric reference" % family)
-    for family in DURABLE_LOG_FAMILIES:
+    for family in DURABLE_LOG_FAMILIES + CLUSTER_FAMILIES:
         if family not in families:
             failures.append("metric %s: not scraped from a server without etcd" % family)
 

@@ -27,6 +27,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/metrics/sampled_source.h"
 #include "server/metrics/tenant_labels.h"
 #include "server/stores/store_kind.h"
 
@@ -195,9 +196,9 @@ class Metrics {
 
   void Refresh();
   // adaptd_durable_log_snapshot_lag_seconds from its source, at scrape.
-  void RefreshSnapshotLag() ABSL_LOCKS_EXCLUDED(lag_mu_);
+  void RefreshSnapshotLag();
   // The adaptd_cluster_* gauges from their source, at scrape.
-  void RefreshCluster() ABSL_LOCKS_EXCLUDED(cluster_mu_);
+  void RefreshCluster();
   void SetClusterGauges(const ClusterSample& sample);
   // adaptd_tenant_remembered_prediction_bytes from the per-tenant sums, at scrape.
   void RefreshTenantRemembered() ABSL_LOCKS_EXCLUDED(tenant_mu_);
@@ -297,14 +298,10 @@ class Metrics {
 
   // Apart from refresh_mu_: the source takes the durability's locks, whose holders may
   // report stores to the metrics.
-  absl::Mutex lag_mu_;
-  const void* lag_owner_ ABSL_GUARDED_BY(lag_mu_) = nullptr;
-  std::function<double()> lag_source_ ABSL_GUARDED_BY(lag_mu_);
+  SampledSource<double> snapshot_lag_source_;
 
   // Apart from the others: the source takes the cluster member's locks.
-  absl::Mutex cluster_mu_;
-  const void* cluster_owner_ ABSL_GUARDED_BY(cluster_mu_) = nullptr;
-  std::function<ClusterSample()> cluster_source_ ABSL_GUARDED_BY(cluster_mu_);
+  SampledSource<ClusterSample> cluster_source_;
 
   mutable absl::Mutex refresh_mu_;
   // What warm stores hold, by kind (MoveStore).

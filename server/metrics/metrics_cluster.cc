@@ -34,22 +34,15 @@ void Metrics::RecordClusterRestore(double seconds) {
 }
 
 void Metrics::SetClusterSource(const void* owner, std::function<ClusterSample()> source) {
-  absl::MutexLock lock(&cluster_mu_);
-  cluster_owner_ = owner;
-  cluster_source_ = std::move(source);
+  cluster_source_.Set(owner, std::move(source));
 }
 
 void Metrics::ClearClusterSource(const void* owner) {
-  absl::MutexLock lock(&cluster_mu_);
-  if (owner == nullptr || owner != cluster_owner_) return;
-  cluster_owner_ = nullptr;
-  cluster_source_ = nullptr;
-  SetClusterGauges({});
+  cluster_source_.Clear(owner, [this] { SetClusterGauges({}); });
 }
 
 void Metrics::RefreshCluster() {
-  absl::MutexLock lock(&cluster_mu_);
-  if (cluster_source_) SetClusterGauges(cluster_source_());
+  cluster_source_.Sample([this](const ClusterSample& sample) { SetClusterGauges(sample); });
 }
 
 void Metrics::SetClusterGauges(const ClusterSample& sample) {

@@ -63,22 +63,15 @@ void Metrics::RecordDurableLogError(const std::string& service) {
 }
 
 void Metrics::SetSnapshotLagSource(const void* owner, std::function<double()> source) {
-  absl::MutexLock lock(&lag_mu_);
-  lag_owner_ = owner;
-  lag_source_ = std::move(source);
+  snapshot_lag_source_.Set(owner, std::move(source));
 }
 
 void Metrics::ClearSnapshotLagSource(const void* owner) {
-  absl::MutexLock lock(&lag_mu_);
-  if (owner == nullptr || owner != lag_owner_) return;
-  lag_owner_ = nullptr;
-  lag_source_ = nullptr;
-  snapshot_lag_->Add({}).Set(0);
+  snapshot_lag_source_.Clear(owner, [this] { snapshot_lag_->Add({}).Set(0); });
 }
 
 void Metrics::RefreshSnapshotLag() {
-  absl::MutexLock lock(&lag_mu_);
-  if (lag_source_) snapshot_lag_->Add({}).Set(lag_source_());
+  snapshot_lag_source_.Sample([this](double lag) { snapshot_lag_->Add({}).Set(lag); });
 }
 
 }  // namespace adaptd

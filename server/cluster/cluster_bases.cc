@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/base/names.h"
+#include "server/base/status_macros.h"
 #include "server/cluster/member_calls.h"
 
 namespace adaptd {
@@ -19,20 +20,47 @@ constexpr size_t kNamed = 10;
 
 }  // namespace
 
+absl::StatusOr<const cluster::Member*> HandOffBases::HolderOf(const std::string& tenant,
+                                                              const std::string& store) const {
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  const cluster::Member& owner = members->OwnerOf(tenant, store);
+  if (&owner == &members->self()) return nullptr;
+  // The configured member of that name: it stays while the membership changes.
+  return handoff_->Configured(owner.name);
+}
+
+std::vector<const cluster::Member*> HandOffBases::Others() const {
+  std::vector<const cluster::Member*> others;
+  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
+  for (const cluster::Member& other : members->members()) {
+    if (other.name == handoff_->self()) continue;
+    if (const cluster::Member* configured = handoff_->Configured(other.name)) {
+      others.push_back(configured);
+    }
+  }
+  return others;
+}
+
+absl::Status HandOffBases::Absent(const std::string& tenant, const std::string& store) const {
+  if (handoff_->LocalStatus(/*max_moving=*/0).settled()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat("spec.base: the base ", tenant, "/", store,
+                                             " is not on its owner, member ", handoff_->self(),
+                                             ", while the members' stores move; retry"));
+}
+
 absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string& tenant,
                                                                const std::string& store,
                                                                bool for_create) {
-  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
-  const cluster::Member& owner = members->OwnerOf(tenant, store);
-  if (&owner == &members->self()) return std::nullopt;  // read it here
+  ASSIGN_OR_RETURN(const cluster::Member* holder, locator_->HolderOf(tenant, store));
+  if (holder == nullptr) return std::nullopt;  // read it here
+  const cluster::Member& owner = *holder;
   ClusterBaseRequest request;
   request.set_op(ClusterBaseRequest::READ);
   request.set_tenant(tenant);
   request.set_store(store);
   request.set_for_create(for_create);
   ClusterBaseResponse response;
-  const absl::Status status =
-      handoff_->calls()->ClusterBase(owner, request, &response, absl::Seconds(30));
+  const absl::Status status = calls_->ClusterBase(owner, request, &response, absl::Seconds(30));
   if (!status.ok()) {
     if (Unreachable(status)) {
       return absl::UnavailableError(absl::StrCat(
@@ -69,16 +97,14 @@ absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string
 absl::Status ClusterBases::CheckNoDependantsElsewhere(const std::string& name) {
   absl::StatusOr<std::pair<std::string, std::string>> parts = ParseBaseName("", name);
   if (!parts.ok()) return parts.status();
-  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
-  for (const cluster::Member& other : members->members()) {
-    if (&other == &members->self()) continue;
+  for (const cluster::Member* member : locator_->Others()) {
+    const cluster::Member& other = *member;
     ClusterBaseRequest request;
     request.set_op(ClusterBaseRequest::DEPENDANTS);
     request.set_tenant(parts->first);
     request.set_store(parts->second);
     ClusterBaseResponse response;
-    const absl::Status status =
-        handoff_->calls()->ClusterBase(other, request, &response, absl::Seconds(2));
+    const absl::Status status = calls_->ClusterBase(other, request, &response, absl::Seconds(2));
     if (!status.ok()) {
       // A member that is down does not hold up deletes everywhere: stores made from this one
       // there keep their copy of it (only their refresh_base will find it gone).
@@ -109,11 +135,8 @@ absl::Status ClusterBases::Answer(const ClusterBaseRequest& request,
     case ClusterBaseRequest::READ: {
       absl::StatusOr<ExportedBase> base =
           engine_->ReadBaseHere(request.tenant(), request.store(), request.for_create());
-      if (absl::IsNotFound(base.status()) && !handoff_->LocalStatus(/*max_moving=*/0).settled()) {
-        return absl::UnavailableError(absl::StrCat("spec.base: the base ", request.tenant(), "/",
-                                                   request.store(), " is not on its owner, member ",
-                                                   handoff_->self(),
-                                                   ", while the members' stores move; retry"));
+      if (absl::IsNotFound(base.status())) {
+        RETURN_IF_ERROR(locator_->Absent(request.tenant(), request.store()));
       }
       if (!base.ok()) return base.status();
       *response->mutable_spec() = base->spec;

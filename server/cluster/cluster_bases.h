@@ -8,26 +8,60 @@
 // member whether it holds stores created from it (ClusterBase DEPENDANTS), so a base in use is
 // not deleted wherever its dependants are; a member that does not answer is passed over (its
 // dependants keep their copy of the base), so one member down holds up no delete elsewhere.
+// The same holds in a cluster on etcd, with the claims saying which member holds a base.
 // Thread-safe.
 #ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
 #define ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
 #include "server/cluster/handoff.h"
+#include "server/cluster/member_calls.h"
+#include "server/cluster/membership.h"
 #include "server/core/engine.h"
 #include "server/core/remote_bases.h"
 
 namespace adaptd {
 
+// Where base stores are, for ClusterBases: by the static cluster's member list and hand-off
+// (HandOffBases), or by the claims of a cluster on etcd (EtcdCluster).
+class BaseLocator {
+ public:
+  virtual ~BaseLocator() = default;
+  // The member holding tenant/store (kept for the process's life): null for this member; an
+  // error (Unavailable) when nobody can be asked now.
+  virtual absl::StatusOr<const cluster::Member*> HolderOf(const std::string& tenant,
+                                                          const std::string& store) const = 0;
+  // The other members, each asked for stores made from a base before it is deleted.
+  virtual std::vector<const cluster::Member*> Others() const = 0;
+  // Asked here for a base this member does not have: Unavailable naming why when the store may
+  // be on its way (a move), OK when its absence is the answer (NotFound follows).
+  virtual absl::Status Absent(const std::string& tenant, const std::string& store) const = 0;
+};
+
+// The static cluster's: the owner by the member list, Unavailable while stores move.
+class HandOffBases final : public BaseLocator {
+ public:
+  explicit HandOffBases(const HandOff* handoff) : handoff_(handoff) {}
+  absl::StatusOr<const cluster::Member*> HolderOf(const std::string& tenant,
+                                                  const std::string& store) const override;
+  std::vector<const cluster::Member*> Others() const override;
+  absl::Status Absent(const std::string& tenant, const std::string& store) const override;
+
+ private:
+  const HandOff* const handoff_;
+};
+
 class ClusterBases final : public RemoteBases {
  public:
-  // `handoff` and `engine` must outlive this object.
-  ClusterBases(HandOff* handoff, Engine* engine) : handoff_(handoff), engine_(engine) {}
+  // `locator`, `calls` and `engine` must outlive this object.
+  ClusterBases(const BaseLocator* locator, MemberCalls* calls, Engine* engine)
+      : locator_(locator), calls_(calls), engine_(engine) {}
 
   // RemoteBases, for the engine.
   absl::StatusOr<std::optional<ExportedBase>> Read(const std::string& tenant,
@@ -41,7 +75,8 @@ class ClusterBases final : public RemoteBases {
                       adapt::v1::ClusterBaseResponse* response);
 
  private:
-  HandOff* const handoff_;
+  const BaseLocator* const locator_;
+  MemberCalls* const calls_;
   Engine* const engine_;
 };
 

@@ -9,6 +9,7 @@
 #include "adapt/v1/cluster.pb.h"
 #include "server/base/grpc_status.h"
 #include "server/base/status_macros.h"
+#include "server/cluster/grpc_member_calls.h"
 #include "server/config/defaults.h"
 #include "server/durability/etcd_durability.h"
 
@@ -31,6 +32,12 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
   cluster->restart_grace_ = absl::Seconds(
       c.restart_grace_seconds() > 0 ? c.restart_grace_seconds() : defaults::kRestartGraceSeconds);
   ASSIGN_OR_RETURN(cluster->forwarder_, Forwarder::Create(config, metrics));
+  std::string member_token;
+  if (!c.member_token_file().empty()) {
+    ASSIGN_OR_RETURN(member_token, ReadMemberToken(c.member_token_file()));
+  }
+  cluster->calls_ =
+      std::make_unique<GrpcMemberCalls>(cluster->forwarder_.get(), std::move(member_token));
   ASSIGN_OR_RETURN(cluster->client_, ConnectConfiguredEtcd(log));
 
   cluster::ClusterMember::Options options;
@@ -81,6 +88,11 @@ EtcdCluster::~EtcdCluster() {
   member_.reset();
 }
 
+void EtcdCluster::Attach(Engine* engine) {
+  bases_ = std::make_unique<ClusterBases>(this, calls_.get(), engine);
+  engine->SetRemoteBases(bases_.get());
+}
+
 absl::Status EtcdCluster::Serve(Engine* engine) {
   absl::Status served = member_->Serve(engine);
   serving_.store(true);
@@ -120,6 +132,22 @@ absl::StatusOr<const cluster::Member*> EtcdCluster::Route(const cluster::CallOri
                                                "', which holds its shard, is restarting; retry"));
   }
   return Intern(holder, it->second.record.address());
+}
+
+absl::StatusOr<const cluster::Member*> EtcdCluster::HolderOf(const std::string& tenant,
+                                                             const std::string& store) const {
+  absl::StatusOr<const cluster::Member*> holder = Route(cluster::CallOrigin(), tenant, store);
+  if (holder.ok()) return holder;
+  return absl::UnavailableError(
+      absl::StrCat("spec.base: the base ", tenant, "/", store, ": ", holder.status().message()));
+}
+
+absl::Status EtcdCluster::Absent(const std::string& tenant, const std::string& store) const {
+  absl::StatusOr<const cluster::Member*> holder = Route(cluster::CallOrigin(), tenant, store);
+  if (holder.ok() && *holder == nullptr) return absl::OkStatus();  // held here: it is absent
+  return absl::UnavailableError(absl::StrCat("spec.base: the base ", tenant, "/", store,
+                                             " is not held by member '", self_,
+                                             "' now (its shard moved); retry"));
 }
 
 std::vector<const cluster::Member*> EtcdCluster::Peers() const {

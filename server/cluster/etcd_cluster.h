@@ -5,8 +5,8 @@
 // for a shard another member holds to that member's advertised address.
 //
 // Start-up: Register (STARTING), the engine opened over Engine::DurableLogOf(..., fences()),
-// the transports listening, then Serve (claims, READY). A SIGTERM: Freeze, the calls drained
-// and the engine flushed, then HandOverForRestart keeps the shards for the restart grace.
+// Attach, the transports listening, then Serve (claims, READY). A SIGTERM: Freeze, the calls
+// drained and the engine flushed, then HandOverForRestart keeps the shards for the restart grace.
 //
 // Thread-safety: every method may be called concurrently once Serve returned.
 #ifndef ADAPTD_SERVER_CLUSTER_ETCD_CLUSTER_H_
@@ -29,8 +29,10 @@
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
+#include "server/cluster/cluster_bases.h"
 #include "server/cluster/cluster_member.h"
 #include "server/cluster/forwarding.h"
+#include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
 #include "server/cluster/routing.h"
 #include "server/core/engine.h"
@@ -40,7 +42,7 @@
 
 namespace adaptd {
 
-class EtcdCluster {
+class EtcdCluster final : public BaseLocator {
  public:
   // Connects to etcd (config.durable_log's endpoints and TLS) and registers this member
   // (STARTING) as config.cluster.self at config.cluster.advertise_address. Another live process
@@ -58,6 +60,9 @@ class EtcdCluster {
 
   // The fences of the shards this member holds, for the engine's durability.
   std::shared_ptr<const ShardFences> fences() const { return member_->fences(); }
+  // Gives the engine (which must outlive this) the base stores other members hold; before the
+  // transports start.
+  void Attach(Engine* engine);
   // Starts claiming shards for `engine` (which must outlive this), waits until those first won
   // are adopted, and sets this member READY.
   absl::Status Serve(Engine* engine);
@@ -100,6 +105,15 @@ class EtcdCluster {
   // shards stay here until this member starts again or the grace ends.
   absl::Status HandOverForRestart();
 
+  // Base stores another member holds (ClusterBase calls to it, with the member token); a
+  // ClusterBase call from another member is answered by bases()->Answer.
+  ClusterBases* bases() const { return bases_.get(); }
+  // BaseLocator: a base's holder by the claims.
+  absl::StatusOr<const cluster::Member*> HolderOf(const std::string& tenant,
+                                                  const std::string& store) const override;
+  std::vector<const cluster::Member*> Others() const override { return Peers(); }
+  absl::Status Absent(const std::string& tenant, const std::string& store) const override;
+
   Forwarder* forwarder() const { return forwarder_.get(); }
   cluster::ClusterMember& member() const { return *member_; }
   const std::string& self() const { return self_; }
@@ -120,6 +134,8 @@ class EtcdCluster {
   Metrics* metrics_ = nullptr;  // samples this member until it goes
   std::unique_ptr<etcd::EtcdClient> client_;
   std::unique_ptr<Forwarder> forwarder_;
+  std::unique_ptr<MemberCalls> calls_;  // this member's own calls to the others
+  std::unique_ptr<ClusterBases> bases_;
   std::unique_ptr<cluster::ClusterMember> member_;  // declared after the client it uses
   std::atomic<bool> serving_{false};                // Serve ran: the claims exist
   std::atomic<bool> stopping_{false};

@@ -115,6 +115,9 @@ class HandOff {
 
   // This member's calls to the others (also ClusterQuotas' and ClusterBases').
   MemberCalls* calls() const { return calls_; }
+  // The member (of the configured list, which outlives every call) named `name`; null when none
+  // is.
+  const cluster::Member* Configured(const std::string& name) const;
 
  private:
   using Peer = cluster::PeerView;
@@ -134,9 +137,6 @@ class HandOff {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_file_mu_);
   absl::StatusOr<adapt::v1::MemberStatus> AskStatus(const cluster::Member& member,
                                                     absl::Duration timeout) const;
-  // The member (of the configured list, which outlives every call) named `name`.
-  const cluster::Member* Configured(const std::string& name) const;
-
   Forwarder* const forwarder_;
   MemberCalls* const calls_;
   Engine* const engine_;

@@ -20,7 +20,8 @@ absl::StatusOr<std::unique_ptr<StaticCluster>> StaticCluster::Create(
   const uint32_t interval_ms = config.cluster().handoff_interval_ms();
   c->quotas_ = std::make_unique<ClusterQuotas>(
       c->handoff_.get(), engine, absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
-  c->bases_ = std::make_unique<ClusterBases>(c->handoff_.get(), engine);
+  c->base_locator_ = std::make_unique<HandOffBases>(c->handoff_.get());
+  c->bases_ = std::make_unique<ClusterBases>(c->base_locator_.get(), c->calls_.get(), engine);
   engine->SetRemoteBases(c->bases_.get());
   return c;
 }

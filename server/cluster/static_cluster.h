@@ -47,6 +47,7 @@ class StaticCluster {
   // Declared before the hand-off, so it outlives the hand-off's admin threads, which may free
   // its slots.
   std::unique_ptr<ClusterQuotas> quotas_;
+  std::unique_ptr<HandOffBases> base_locator_;
   std::unique_ptr<ClusterBases> bases_;
   std::unique_ptr<HandOff> handoff_;
 };

@@ -203,12 +203,12 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
     if (absl::StatusOr<cluster::Membership> m = ClusterMembership(config); !m.ok()) {
       return m.status();
     }
-    if (IsEtcdCluster(config)) return ValidateEtcdCluster(config.cluster());
     if (config.tokens_size() > 0 && config.cluster().member_token_file().empty()) {
       return absl::InvalidArgumentError(
-          "cluster.member_token_file: required when tokens are configured (the members hand "
-          "stores off to each other with it; docs/CLUSTER.md)");
+          "cluster.member_token_file: required when tokens are configured (the members present "
+          "it in their own calls to each other; docs/CLUSTER.md)");
     }
+    if (IsEtcdCluster(config)) return ValidateEtcdCluster(config.cluster());
   }
   return absl::OkStatus();
 }

@@ -109,6 +109,7 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
         Engine::CreateOver(config, s->backend_.get(), s->metrics_.get(),
                            Engine::DurableLogOf(config, s->backend_.get(), s->metrics_.get(),
                                                 s->etcd_cluster_->fences())));
+    s->etcd_cluster_->Attach(s->engine_.get());
   } else {
     ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
   }

@@ -589,13 +589,14 @@ void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRe
 
 void Service::ClusterBase(const CallInfo& /*call*/, const adapt::v1::ClusterBaseRequest& request,
                           adapt::v1::ClusterBaseResponse* response, Done done) {
-  if (o_.etcd_cluster != nullptr) {
-    done(NotAStaticClusterCall("ClusterBase"));
-    return;
-  }
   // Answered on the caller's thread: a registry lookup (a READ of a cold store loads it),
   // never a call to another member.
-  done(o_.cluster->bases()->Answer(request, response));
+  ClusterBases* bases = o_.etcd_cluster != nullptr ? o_.etcd_cluster->bases() : o_.cluster->bases();
+  if (bases == nullptr) {
+    done(absl::UnavailableError("this member is starting: it holds no store yet; retry"));
+    return;
+  }
+  done(bases->Answer(request, response));
 }
 
 }  // namespace adaptd

@@ -9,6 +9,7 @@
 // - A rolling restart within the restart grace: no shard changes holder.
 // - A fourth member joins and wins about a quarter of the shards; drained, it gives them back.
 // - A member paused past its lease: the others take its shards; running again, it stops.
+// - Stores created from a base that another member holds; the base's delete refused while used.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -361,6 +362,65 @@ TEST_F(ClusterOnEtcd, AMemberPausedPastItsLeaseStopsAndAcknowledgesNothingStale)
     EXPECT_TRUE(writers_[i]->WaitForAcks(5, std::chrono::seconds(90))) << "s" << i;
   }
   ExpectEveryAcknowledgedExample({0, 1});
+}
+
+// Base stores across members: stores created from a base through every member (most of them in
+// shards another member than the base's holder holds) read the base's published read-out from
+// its holder; the base cannot be deleted while any of them exists, wherever it is held.
+TEST_F(ClusterOnEtcd, StoresCreatedFromABaseAnyMemberHoldsAndItsDeleteRefusedWhileUsed) {
+  ASSERT_NO_FATAL_FAILURE(StartMembers());
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+  ASSERT_NO_FATAL_FAILURE(CreateFaastStore(Via(0), "base", kDim));
+  FaastModel model(kDim);
+  std::mt19937 rng(7);
+  uint64_t seq = 0;
+  ASSERT_NO_FATAL_FAILURE(SendNew(Via(1), "base", MakeCall(&rng, kDim, 6, "base", &seq), &model));
+  adapt::v1::CompileRequest compile;
+  compile.set_tenant(kTenant);
+  compile.set_store("base");
+  adapt::v1::CompileResponse compiled;
+  ASSERT_TRUE(Via(2)->Compile(Context(20).get(), compile, &compiled).ok());
+
+  constexpr int kDependants = 9;
+  for (int i = 0; i < kDependants; ++i) {
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant(kTenant);
+    create.set_store("d" + std::to_string(i));
+    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+    create.mutable_spec()->set_base("base");
+    create.mutable_spec()->mutable_faast()->set_ridge(0.5);
+    adapt::v1::StoreInfo info;
+    const grpc::Status status = Via(i % kMembers)->CreateStore(Context(20).get(), create, &info);
+    ASSERT_TRUE(status.ok()) << "d" << i << ": " << status.error_message();
+    EXPECT_EQ(info.spec().base(), std::string(kTenant) + "/base");
+    EXPECT_EQ(info.spec().dim(), static_cast<uint32_t>(kDim));
+  }
+  adapt::v1::DeleteStoreRequest remove;
+  remove.set_tenant(kTenant);
+  remove.set_store("base");
+  adapt::v1::DeleteStoreResponse removed;
+  const grpc::Status refused = Via(1)->DeleteStore(Context(20).get(), remove, &removed);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << refused.error_message();
+  EXPECT_NE(refused.error_message().find("is the base of"), std::string::npos)
+      << refused.error_message();
+  for (int i = 0; i < kDependants; ++i) {
+    adapt::v1::DeleteStoreRequest dependant;
+    dependant.set_tenant(kTenant);
+    dependant.set_store("d" + std::to_string(i));
+    ASSERT_TRUE(Via(0)->DeleteStore(Context(20).get(), dependant, &removed).ok()) << i;
+  }
+  // A read for a create keeps the base from deletion a little while (the creates' lease).
+  grpc::Status deleted;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {
+    deleted = Via(2)->DeleteStore(Context(20).get(), remove, &removed);
+    if (deleted.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  } while (deleted.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+           deleted.error_message().find("is the base of") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_TRUE(deleted.ok()) << deleted.error_message();
 }
 
 }  // namespace

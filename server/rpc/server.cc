@@ -54,6 +54,50 @@ absl::StatusOr<std::unique_ptr<http::HttpServer>> StartHttp(const adapt::v1::Ser
 
 }  // namespace
 
+absl::Status AdaptdServer::StartBackendAndMetrics(const adapt::v1::ServerConfig& config) {
+  ASSIGN_OR_RETURN(backend_, kernels::MakeBackend(config.device()));
+  backend_->SetThreads(BackendThreadsFromConfig(config, std::thread::hardware_concurrency()));
+  metrics_ = std::make_unique<Metrics>(
+      TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
+                   config.has_metrics_top_tenants() ? config.metrics_top_tenants()
+                                                    : defaults::kMetricsTopTenants});
+  {
+    const kernels::BlasChoice blas = kernels::CurrentBlasChoice();
+    metrics_->SetBuildInfo(
+        {{"version", ADAPTD_VERSION},
+         {"device", config.device().empty() ? defaults::kDevice : config.device()},
+         {"blas", blas.version},
+         {"blas_core", blas.core},
+         {"blas_core_source", kernels::CoreSourceName(blas.source)}});
+  }
+  if (!config.metrics_listen().empty()) {
+    ASSIGN_OR_RETURN(metrics_address_, StartExposer(config.metrics_listen(), &exposer_));
+    exposer_->RegisterCollectable(metrics_->collectable());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AdaptdServer::OpenEngine(const adapt::v1::ServerConfig& config,
+                                      std::function<void()> on_lease_lost) {
+  if (IsEtcdCluster(config)) {
+    // Registered (STARTING) before the engine opens: its durability fences writes by the
+    // claims this member will hold.
+    ASSIGN_OR_RETURN(etcd_cluster_, EtcdCluster::Register(config, metrics_.get(),
+                                                          [this, lost = std::move(on_lease_lost)] {
+                                                            lease_lost_.store(true);
+                                                            if (lost) lost();
+                                                          }));
+    ASSIGN_OR_RETURN(engine_,
+                     Engine::CreateOver(config, backend_.get(), metrics_.get(),
+                                        Engine::DurableLogOf(config, backend_.get(), metrics_.get(),
+                                                             etcd_cluster_->fences())));
+    etcd_cluster_->Attach(engine_.get());
+  } else {
+    ASSIGN_OR_RETURN(engine_, Engine::Create(config, backend_.get(), metrics_.get()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
     const adapt::v1::ServerConfig& config, std::function<void()> on_lease_lost) {
   RETURN_IF_ERROR(ValidateConfig(config));
@@ -76,43 +120,8 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
         absl::StrCat("data_dir ", config.data_dir(), ": cannot be created: ", ec.message()));
   }
 
-  ASSIGN_OR_RETURN(s->backend_, kernels::MakeBackend(config.device()));
-  s->backend_->SetThreads(BackendThreadsFromConfig(config, std::thread::hardware_concurrency()));
-  s->metrics_ = std::make_unique<Metrics>(
-      TenantPolicy{{config.metrics_tenants().begin(), config.metrics_tenants().end()},
-                   config.has_metrics_top_tenants() ? config.metrics_top_tenants()
-                                                    : defaults::kMetricsTopTenants});
-  {
-    const kernels::BlasChoice blas = kernels::CurrentBlasChoice();
-    s->metrics_->SetBuildInfo(
-        {{"version", ADAPTD_VERSION},
-         {"device", config.device().empty() ? defaults::kDevice : config.device()},
-         {"blas", blas.version},
-         {"blas_core", blas.core},
-         {"blas_core_source", kernels::CoreSourceName(blas.source)}});
-  }
-  if (!config.metrics_listen().empty()) {
-    ASSIGN_OR_RETURN(s->metrics_address_, StartExposer(config.metrics_listen(), &s->exposer_));
-    s->exposer_->RegisterCollectable(s->metrics_->collectable());
-  }
-  if (IsEtcdCluster(config)) {
-    // Registered (STARTING) before the engine opens: its durability fences writes by the
-    // claims this member will hold.
-    ASSIGN_OR_RETURN(s->etcd_cluster_,
-                     EtcdCluster::Register(config, s->metrics_.get(),
-                                           [server = s.get(), lost = std::move(on_lease_lost)] {
-                                             server->lease_lost_.store(true);
-                                             if (lost) lost();
-                                           }));
-    ASSIGN_OR_RETURN(
-        s->engine_,
-        Engine::CreateOver(config, s->backend_.get(), s->metrics_.get(),
-                           Engine::DurableLogOf(config, s->backend_.get(), s->metrics_.get(),
-                                                s->etcd_cluster_->fences())));
-    s->etcd_cluster_->Attach(s->engine_.get());
-  } else {
-    ASSIGN_OR_RETURN(s->engine_, Engine::Create(config, s->backend_.get(), s->metrics_.get()));
-  }
+  RETURN_IF_ERROR(s->StartBackendAndMetrics(config));
+  RETURN_IF_ERROR(s->OpenEngine(config, std::move(on_lease_lost)));
   SchedulerOptions scheduling = SchedulerOptionsFromConfig(config);
   scheduling.run_batch = [engine = s->engine_.get()](std::vector<std::unique_ptr<BatchItem>>& b) {
     RunPredictBatch(*engine, b);

@@ -65,6 +65,11 @@ class AdaptdServer {
 
  private:
   AdaptdServer() = default;
+  // Start's steps: the compute backend and the metrics (their exposer listening when
+  // configured); the engine over its durability (in a cluster on etcd, after registering).
+  absl::Status StartBackendAndMetrics(const adapt::v1::ServerConfig& config);
+  absl::Status OpenEngine(const adapt::v1::ServerConfig& config,
+                          std::function<void()> on_lease_lost);
   // The one place where shutdown makes the engine's state durable (log and snapshots).
   void FlushDurableState();
 

@@ -5,6 +5,7 @@
 #define ADAPTD_SERVER_CLUSTER_CLUSTER_ETCD_TEST_UTIL_H_
 
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -25,7 +26,11 @@ inline constexpr absl::Duration kTtl = absl::Seconds(2);
 class SharedEtcd {
  public:
   static SharedEtcd& Get() {
-    static SharedEtcd* shared = new SharedEtcd();
+    static SharedEtcd* shared = [] {
+      // Stopped at the process's exit: no etcd process or data directory outlives the binary.
+      std::atexit([] { delete Instance(); });
+      return Instance() = new SharedEtcd();
+    }();
     return *shared;
   }
   etcd::EtcdClient* client() { return client_.get(); }
@@ -47,6 +52,10 @@ class SharedEtcd {
       return;
     }
     client_ = std::move(*client);
+  }
+  static SharedEtcd*& Instance() {
+    static SharedEtcd* instance = nullptr;
+    return instance;
   }
   std::unique_ptr<EtcdCluster> cluster_;
   std::unique_ptr<etcd::EtcdClient> client_;

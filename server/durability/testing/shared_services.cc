@@ -14,9 +14,18 @@ struct Services {
   std::unique_ptr<SeaweedFs> s3;
 };
 
+Services* started = nullptr;
+
 Services& Started() {
   static Services* services = [] {
     auto* s = new Services;
+    // Stopped at the process's exit, so no etcd or SeaweedFS process and no data directory
+    // outlives the test binary (ctest runs each test in a process of its own).
+    started = s;
+    std::atexit([] {
+      delete started;
+      started = nullptr;
+    });
     absl::StatusOr<std::unique_ptr<etcd::testing::EtcdCluster>> cluster =
         etcd::testing::EtcdCluster::Start(etcd::testing::EtcdClusterOptions());
     if (!cluster.ok()) {

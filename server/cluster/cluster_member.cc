@@ -21,43 +21,53 @@ class ClusterMember::Fences final : public ShardFences {
  public:
   Fences(const ClusterRegistry* registry, int shards)
       : registry_(registry), self_(registry->self()), shards_(shards) {}
-  void Bind(const ShardClaims* claims) { claims_.store(claims); }
-  // The member is going: nothing is held from now on (the durability may outlive it).
+  void Bind(const ShardClaims* claims) {
+    absl::WriterMutexLock lock(&mu_);
+    claims_ = claims;
+  }
+  // The member is going: nothing is held from now on (the durability may outlive it). Waits for
+  // the calls under way, so none reads the claims or the registry once it returned.
   void Unbind() {
-    stopped_.store(true);
-    claims_.store(nullptr);
+    absl::WriterMutexLock lock(&mu_);
+    stopped_ = true;
+    claims_ = nullptr;
   }
 
   int ShardOf(const std::string& tenant, const std::string& name) const override {
     return cluster::ShardOf(tenant, name, shards_);
   }
   absl::StatusOr<EtcdFence> FenceOf(int shard) const override {
-    const ShardClaims* claims = claims_.load();
-    if (claims == nullptr) {
+    absl::ReaderMutexLock lock(&mu_);
+    return FenceOfLocked(shard);
+  }
+  absl::Status ReadsAllowed(int shard) const override {
+    absl::ReaderMutexLock lock(&mu_);
+    if (claims_ != nullptr && absl::Now() >= registry_->ValidUntil()) {
+      return absl::UnavailableError(absl::StrCat(
+          "member '", self_,
+          "': its lease in etcd is not known to be valid (etcd has not answered its renewals); "
+          "reads resume once it does"));
+    }
+    return FenceOfLocked(shard).status();
+  }
+
+ private:
+  absl::StatusOr<EtcdFence> FenceOfLocked(int shard) const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    if (claims_ == nullptr) {
       return absl::UnavailableError(
           absl::StrCat("member '", self_, "' holds no shard ",
                        stopped_ ? "(it stopped)" : "yet (it is starting)"));
     }
-    ASSIGN_OR_RETURN(int64_t revision, claims->FenceOf(shard));
-    return EtcdFence{claims->ClaimKey(shard), revision, /*by_mod_revision=*/true};
-  }
-  absl::Status ReadsAllowed(int shard) const override {
-    if (claims_.load() == nullptr) return FenceOf(shard).status();
-    if (absl::Now() >= registry_->ValidUntil()) {
-      return absl::UnavailableError(absl::StrCat(
-          "member '", registry_->self(),
-          "': its lease in etcd is not known to be valid (etcd has not answered its renewals); "
-          "reads resume once it does"));
-    }
-    return FenceOf(shard).status();
+    ASSIGN_OR_RETURN(int64_t revision, claims_->FenceOf(shard));
+    return EtcdFence{claims_->ClaimKey(shard), revision, /*by_mod_revision=*/true};
   }
 
- private:
   const ClusterRegistry* const registry_;
   const std::string self_;
   const int shards_;
-  std::atomic<const ShardClaims*> claims_{nullptr};
-  std::atomic<bool> stopped_{false};
+  mutable absl::Mutex mu_;
+  const ShardClaims* claims_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Register(etcd::EtcdClient* client,

@@ -79,12 +79,7 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
 EtcdCluster::~EtcdCluster() {
   if (metrics_ != nullptr) metrics_->ClearClusterSource(this);
   stopping_.store(true);
-  std::vector<Admin> admin;
-  {
-    absl::MutexLock lock(&admin_mu_);
-    admin.swap(admin_);
-  }
-  for (Admin& a : admin) a.thread.join();
+  admin_.Close();
   member_.reset();
 }
 
@@ -287,24 +282,7 @@ absl::Status EtcdCluster::Drain(const std::string& name, bool undo) {
 }
 
 bool EtcdCluster::RunAdmin(std::function<void()> fn) {
-  absl::MutexLock lock(&admin_mu_);
-  if (stopping_.load()) return false;
-  // The threads that finished are joined here, so they do not pile up.
-  for (auto it = admin_.begin(); it != admin_.end();) {
-    if (it->done->load()) {
-      it->thread.join();
-      it = admin_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  admin_.push_back({std::thread([fn = std::move(fn), done] {
-                      fn();
-                      done->store(true);
-                    }),
-                    done});
-  return true;
+  return !stopping_.load() && admin_.Run(std::move(fn));
 }
 
 absl::Status EtcdCluster::HandOverForRestart() {

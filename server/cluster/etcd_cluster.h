@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
 #include "adapt/v1/config.pb.h"
+#include "server/cluster/admin_threads.h"
 #include "server/cluster/cluster_bases.h"
 #include "server/cluster/cluster_member.h"
 #include "server/cluster/forwarding.h"
@@ -140,12 +141,7 @@ class EtcdCluster final : public BaseLocator {
   std::atomic<bool> serving_{false};                // Serve ran: the claims exist
   std::atomic<bool> stopping_{false};
 
-  struct Admin {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  absl::Mutex admin_mu_;
-  std::vector<Admin> admin_ ABSL_GUARDED_BY(admin_mu_);
+  AdminThreads admin_;
 
   mutable absl::Mutex mu_;
   mutable std::map<std::pair<std::string, std::string>, std::unique_ptr<cluster::Member>> interned_

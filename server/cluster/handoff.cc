@@ -173,13 +173,7 @@ void HandOff::Stop() {
     if (in_flight_ != nullptr) in_flight_->Cancel();  // its store stays here, to resend
   }
   if (thread_.joinable()) thread_.join();
-  std::vector<AdminThread> admin;
-  {
-    absl::MutexLock lock(&admin_mu_);
-    admin_closed_ = true;
-    admin.swap(admin_);
-  }
-  for (AdminThread& t : admin) t.thread.join();
+  admin_.Close();
 }
 
 bool HandOff::stopping() const {
@@ -187,26 +181,7 @@ bool HandOff::stopping() const {
   return stop_;
 }
 
-bool HandOff::RunAdmin(std::function<void()> work) {
-  absl::MutexLock lock(&admin_mu_);
-  if (admin_closed_) return false;
-  // Joins the threads that finished (each admin call's thread ends with its call).
-  for (auto it = admin_.begin(); it != admin_.end();) {
-    if (it->done->load()) {
-      it->thread.join();
-      it = admin_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  admin_.push_back({std::thread([work = std::move(work), done] {
-                      work();
-                      done->store(true);
-                    }),
-                    done});
-  return true;
-}
+bool HandOff::RunAdmin(std::function<void()> work) { return admin_.Run(std::move(work)); }
 
 std::shared_ptr<const cluster::Membership> HandOff::membership() const {
   absl::MutexLock lock(&mu_);

@@ -42,6 +42,7 @@
 #include "adapt/v1/config.pb.h"
 #include "grpcpp/server_context.h"
 #include "server/auth/token_authorizer.h"
+#include "server/cluster/admin_threads.h"
 #include "server/cluster/forwarding.h"
 #include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
@@ -73,7 +74,7 @@ class HandOff {
   ~HandOff();
 
   void Start();
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_, admin_mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Where a call for tenant/store runs: OK with `*to` null (here), OK with `*to` set (pass
   // it there: the owner, or the member moving the store to this one), or the refusal to
@@ -110,7 +111,7 @@ class HandOff {
 
   // Runs `work` on a thread of its own (admin calls that wait on other members), joined by
   // Stop. False, running nothing, once Stop began.
-  bool RunAdmin(std::function<void()> work) ABSL_LOCKS_EXCLUDED(admin_mu_);
+  bool RunAdmin(std::function<void()> work);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // This member's calls to the others (also ClusterQuotas' and ClusterBases').
@@ -165,13 +166,7 @@ class HandOff {
   MemberCalls::Send* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;  // the hand-off being sent
   std::thread thread_;
 
-  struct AdminThread {
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  absl::Mutex admin_mu_;
-  bool admin_closed_ ABSL_GUARDED_BY(admin_mu_) = false;
-  std::vector<AdminThread> admin_ ABSL_GUARDED_BY(admin_mu_);  // finished ones joined as new come
+  AdminThreads admin_;
 
   cluster::Subscription watch_;  // last: ends before the state its callback changes goes
 };

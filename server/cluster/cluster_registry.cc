@@ -235,7 +235,7 @@ void ClusterRegistry::Apply(const std::vector<mvccpb::Event>& events) {
   Publish();
 }
 
-bool ClusterRegistry::EligibleLocked(const RegisteredMember& member, absl::Time now) const {
+bool ClusterRegistry::IsEligible(const RegisteredMember& member, absl::Time now) const {
   return member.record.state() == ClusterMemberRecord::READY &&
          now - member.seen_in_state >= options_.settle;
 }
@@ -245,12 +245,14 @@ std::map<std::string, RegisteredMember> ClusterRegistry::Members() const {
   return members_;
 }
 
-std::vector<std::string> ClusterRegistry::Eligible() const {
-  absl::MutexLock lock(&mu_);
+std::vector<std::string> ClusterRegistry::Eligible() const { return EligibleAmong(Members()); }
+
+std::vector<std::string> ClusterRegistry::EligibleAmong(
+    const std::map<std::string, RegisteredMember>& members) const {
   const absl::Time now = absl::Now();
   std::vector<std::string> eligible;
-  for (const auto& [name, member] : members_) {
-    if (EligibleLocked(member, now)) eligible.push_back(name);
+  for (const auto& [name, member] : members) {
+    if (IsEligible(member, now)) eligible.push_back(name);
   }
   return eligible;
 }
@@ -267,7 +269,7 @@ void ClusterRegistry::Publish() {
       const absl::Time now = absl::Now();
       for (const auto& [name, member] : members_) {
         members.push_back({name, member.record.address()});
-        if (!EligibleLocked(member, now)) draining.insert(name);
+        if (!IsEligible(member, now)) draining.insert(name);
       }
       if (members_.count(options_.self) == 0) {
         members.push_back({options_.self, options_.address});  // Membership needs it
@@ -294,7 +296,7 @@ void ClusterRegistry::SettleLoop() {
     absl::Time wake = absl::InfiniteFuture();
     const absl::Time now = absl::Now();
     for (const auto& [name, member] : members_) {
-      if (member.record.state() == ClusterMemberRecord::READY && !EligibleLocked(member, now)) {
+      if (member.record.state() == ClusterMemberRecord::READY && !IsEligible(member, now)) {
         wake = std::min(wake, member.seen_in_state + options_.settle);
       }
     }

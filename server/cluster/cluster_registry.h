@@ -94,6 +94,10 @@ class ClusterRegistry final : public MembershipSource {
   std::map<std::string, RegisteredMember> Members() const;
   // The members eligible to win shards, sorted.
   std::vector<std::string> Eligible() const;
+  // Those of `members` (a Members() snapshot) eligible now: a caller that needs both reads them
+  // from one snapshot, so a member deleted between two reads is not in one and out of the other.
+  std::vector<std::string> EligibleAmong(
+      const std::map<std::string, RegisteredMember>& members) const;
   // Whether Start took over this name's RESTARTING record.
   bool restarted() const { return restarted_; }
   const std::string& self() const { return options_.self; }
@@ -117,8 +121,7 @@ class ClusterRegistry final : public MembershipSource {
   void Apply(const std::vector<mvccpb::Event>& events);
   void Publish();
   void SettleLoop();
-  bool EligibleLocked(const RegisteredMember& member, absl::Time now) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsEligible(const RegisteredMember& member, absl::Time now) const;
 
   etcd::EtcdClient* client_;
   const Options options_;

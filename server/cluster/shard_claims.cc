@@ -190,7 +190,7 @@ void ShardClaims::Round() {
     return;  // not registered under this process's lease (lapsed, or not yet seen back)
   }
   const bool draining = me->second.record.state() == ClusterMemberRecord::DRAINING;
-  const std::vector<std::string> eligible = registry_->Eligible();
+  const std::vector<std::string> eligible = registry_->EligibleAmong(members);
   // A member in its settle time keeps what it holds but claims a free shard only while no
   // member is eligible (a cluster starting): otherwise an eligible member claims it.
   const bool self_eligible = std::find(eligible.begin(), eligible.end(), self) != eligible.end();

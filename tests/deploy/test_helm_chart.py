@@ -12,7 +12,11 @@
 - Values are read with Helm's types (every number a float64), so a number the chart prints
   as Go prints a float (6.7108864e+07) shows here as on a real cluster; no manifest may hold
   one.
-- Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig).
+- Renders three pods as a cluster on etcd (helm-values-etcd.yaml: the durable log, its
+  Secrets, no member list, the data directory an emptyDir).
+- Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig); the
+  cluster on etcd's as a member on a real etcd and SeaweedFS where .ci/dev unpacked them
+  (ADAPTD_ETCD_BIN, ADAPTD_WEED_BIN).
 - Lints values.yaml and the deploy YAML with yamllint.
 
 Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV (with kubernetes-validate), WORK_DIR.
@@ -213,7 +217,77 @@ def check_custom(docs):
           "custom: quotas in the server config: %r" % cfg)
 
 
-def check_config_starts(config_text, *flags):
+def check_etcd(docs):
+    """Three pods as a cluster on etcd: no member list, each pod registering under its name at
+    its headless DNS name, the durable log's config, its Secrets, and the volume a cache."""
+    k = by_kind(docs)
+    sts = k["StatefulSet"][0]
+    pod = sts["spec"]["template"]["spec"]
+    c = container(docs)
+    check(c["args"][1:] == ["--cluster-self=$(POD_NAME)",
+                            "--advertise-address=$(POD_NAME).demo-adaptd-headless.ml.svc."
+                            "cluster.local:50051"], "etcd: args %s" % c["args"])
+    check(c.get("envFrom") == [{"secretRef": {"name": "adaptd-s3"}}],
+          "etcd: the S3 credentials from their Secret: %r" % c.get("envFrom"))
+    cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])
+    check(cfg.get("cluster") == {"memberTokenFile": "/etc/adaptd/cluster/token",
+                                 "restartGraceSeconds": 90, "settleSeconds": 12},
+          "etcd: cluster %r" % cfg.get("cluster"))
+    check(cfg.get("durableLog") == {
+        "etcdEndpoints": ["https://etcd-%d.etcd:2379" % i for i in range(3)],
+        "etcdPrefix": "/adaptd-ml/", "leaseTtlSeconds": 5,
+        "snapshotStore": "s3://adaptd-ml/snapshots", "s3Endpoint": "http://seaweedfs-s3:8333",
+        "s3Region": "eu-west-1", "etcdQuotaBytes": "8589934592",
+        "etcdCaFile": "/etc/adaptd/etcd/ca.crt", "etcdCertFile": "/etc/adaptd/etcd/tls.crt",
+        "etcdKeyFile": "/etc/adaptd/etcd/tls.key"}, "etcd: durableLog %r" % cfg.get("durableLog"))
+    vols = {v["name"]: v for v in pod["volumes"]}
+    check(vols.get("data") == {"name": "data", "emptyDir": {"sizeLimit": "20Gi"}} and
+          "volumeClaimTemplates" not in sts["spec"],
+          "etcd: the data directory on an emptyDir: %r" % vols.get("data"))
+    check(vols.get("etcd-tls", {}).get("secret", {}).get("secretName") == "adaptd-etcd-tls" and
+          {"name": "etcd-tls", "mountPath": "/etc/adaptd/etcd", "readOnly": True}
+          in c["volumeMounts"], "etcd: the etcd TLS Secret: %r" % vols.get("etcd-tls"))
+
+
+def check_etcd_member_starts(config_text):
+    """A pod's rendered config starts a member of a cluster on a real etcd and SeaweedFS, the
+    endpoints, TLS and Secrets moved to loopback ones (only where .ci/dev unpacked them)."""
+    etcd_bin, weed_bin = os.environ.get("ADAPTD_ETCD_BIN"), os.environ.get("ADAPTD_WEED_BIN")
+    if not etcd_bin or not weed_bin:
+        return
+    sys.path.insert(0, os.path.join(ROOT, "bench", "durable_log"))
+    import services  # the etcd and SeaweedFS the durable log's benchmark runs
+
+    tmp = tempfile.mkdtemp(prefix="adaptd-helm-etcd-")
+    etcd = weed = None
+    try:
+        etcd = services.Etcd(etcd_bin, tmp)
+        weed = services.SeaweedFs(weed_bin, tmp)
+        config = json.loads(config_text)
+        log = config["durableLog"]
+        for key in ("etcdCaFile", "etcdCertFile", "etcdKeyFile", "etcdQuotaBytes"):
+            log.pop(key)
+        log.update(etcdEndpoints=etcd.client_urls, s3Endpoint=weed.endpoint,
+                   snapshotStore="s3://%s/helm" % services.BUCKET, s3Region="us-east-1",
+                   leaseTtlSeconds=2)
+        token = os.path.join(tmp, "member-token")
+        with open(token, "w") as f:
+            f.write("m" * 32)
+        config["cluster"]["memberTokenFile"] = token
+        port = services.free_ports(1)[0]
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=services.ACCESS_KEY,
+                   AWS_SECRET_ACCESS_KEY=services.SECRET_KEY)
+        check_config_starts(json.dumps(config), "--cluster-self", "demo-adaptd-0",
+                            "--advertise-address", "127.0.0.1:%d" % port,
+                            listen="127.0.0.1:%d" % port, env=env)
+    finally:
+        for service in (weed, etcd):
+            if service is not None:
+                service.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_config_starts(config_text, *flags, listen="127.0.0.1:0", env=None):
     """adaptd accepts the rendered config (flags move it to loopback and a temp dir)."""
     binary = os.environ.get("ADAPTD_BIN")
     if not binary:
@@ -222,12 +296,12 @@ def check_config_starts(config_text, *flags):
     with open(path, "w") as f:
         f.write(config_text)
     log_path = os.path.join(WORK, "adaptd.log")
+    data = tempfile.mkdtemp(prefix="data-", dir=WORK)
     with open(log_path, "w") as log:
-        p = subprocess.Popen([binary, "--config", path, "--listen", "127.0.0.1:0",
+        p = subprocess.Popen([binary, "--config", path, "--listen", listen,
                               "--metrics-listen", "off", "--http-listen", "127.0.0.1:0",
-                              "--data-dir", os.path.join(WORK, "data")]
-                             + list(flags),
-                             stdout=log, stderr=subprocess.STDOUT)
+                              "--data-dir", data] + list(flags),
+                             stdout=log, stderr=subprocess.STDOUT, env=env)
     # Serving means the config was accepted; poll for it (or an exit) up to a deadline.
     deadline = time.monotonic() + 60
     serving = False
@@ -255,7 +329,9 @@ def main():
 
     for name, values, checker in (("default", [], check_default),
                                   ("custom", [os.path.join(HERE, "helm-values-custom.yaml")],
-                                   check_custom)):
+                                   check_custom),
+                                  ("etcd", [os.path.join(HERE, "helm-values-etcd.yaml")],
+                                   check_etcd)):
         text, docs = render(renderer, *values)
         print("%s: %d manifests: %s" % (name, len(docs), sorted(d["kind"] for d in docs)))
         rc, out = validate(name, text)
@@ -267,6 +343,8 @@ def main():
         check_no_float_notation(name, text)
         if name == "default":
             check_config_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+        elif name == "etcd":
+            check_etcd_member_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
         else:  # the cluster's member list, as the first pod reads it
             config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
             config.pop("encoders", None)  # the custom encoders' files are not here
@@ -322,6 +400,22 @@ def main():
     mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
     check(mounts.get("cluster-token") == "/etc/adaptd/cluster", "member token mount %r" % mounts)
 
+    # The durable log needs its object storage; an emptyDir needs the durable log.
+    no_store = os.path.join(WORK, "no-snapshot-store-values.yaml")
+    with open(no_store, "w") as f:
+        f.write("durableLog:\n  etcdEndpoints: [http://etcd:2379]\n")
+    r = render(renderer, no_store, expect_ok=False)
+    check(r.returncode != 0 and "durableLog.snapshotStore is required" in r.stderr,
+          "a durable log without snapshotStore was not refused: rc=%d %s" %
+          (r.returncode, r.stderr))
+    cache_only = os.path.join(WORK, "no-persistence-values.yaml")
+    with open(cache_only, "w") as f:
+        f.write("persistence:\n  enabled: false\n")
+    r = render(renderer, cache_only, expect_ok=False)
+    check(r.returncode != 0 and "persistence.enabled: false needs durableLog" in r.stderr,
+          "an emptyDir without the durable log was not refused: rc=%d %s" %
+          (r.returncode, r.stderr))
+
     # required: GPUs on without a count stop the render with the message.
     bad = os.path.join(WORK, "bad-values.yaml")
     with open(bad, "w") as f:
@@ -332,6 +426,7 @@ def main():
 
     lint = [os.path.join(CHART, "values.yaml"), os.path.join(CHART, "Chart.yaml"),
             os.path.join(HERE, "helm-values-custom.yaml"),
+            os.path.join(HERE, "helm-values-etcd.yaml"),
             os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml"),
             os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard-configmap.yaml")]
     r = subprocess.run(["yamllint", "--strict", "-c", os.path.join(HERE, "yamllint.yaml")]

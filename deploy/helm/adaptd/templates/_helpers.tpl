@@ -45,18 +45,46 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- if .Values.ports.http }}{{- $_ := set $cfg "httpListen" (printf "0.0.0.0:%v" .Values.ports.http) -}}{{- end -}}
 {{- if $c.memoryBudgetBytes }}{{- $_ := set $cfg "memoryBudgetBytes" (int64 $c.memoryBudgetBytes | toString) -}}{{- end -}}
 {{- if $c.encoders }}{{- $_ := set $cfg "encoders" $c.encoders -}}{{- end -}}
-{{- /* More than one replica: a cluster (docs/CLUSTER.md) whose members are the StatefulSet's
-       pods, reached through the headless Service; each pod names itself (--cluster-self). */ -}}
+{{- /* The durable log (docs/DURABLE_LOG.md): etcd and object storage; its 64-bit and
+       unsigned numbers only when set. */ -}}
+{{- $d := .Values.durableLog -}}
+{{- if $d.etcdEndpoints }}
+{{- $log := dict "etcdEndpoints" $d.etcdEndpoints "snapshotStore" (required "durableLog.snapshotStore is required with durableLog.etcdEndpoints (s3://BUCKET/PREFIX)" $d.snapshotStore) -}}
+{{- if $d.etcdPrefix }}{{- $_ := set $log "etcdPrefix" $d.etcdPrefix -}}{{- end -}}
+{{- if $d.leaseTtlSeconds }}{{- $_ := set $log "leaseTtlSeconds" (int64 $d.leaseTtlSeconds) -}}{{- end -}}
+{{- if $d.s3Endpoint }}{{- $_ := set $log "s3Endpoint" $d.s3Endpoint -}}{{- end -}}
+{{- if $d.s3Region }}{{- $_ := set $log "s3Region" $d.s3Region -}}{{- end -}}
+{{- if $d.etcdQuotaBytes }}{{- $_ := set $log "etcdQuotaBytes" (int64 $d.etcdQuotaBytes | toString) -}}{{- end -}}
+{{- if $d.etcdTls.existingSecret }}
+{{- $_ := set $log "etcdCaFile" "/etc/adaptd/etcd/ca.crt" -}}
+{{- if $d.etcdTls.clientCertificate }}
+{{- $_ := set $log "etcdCertFile" "/etc/adaptd/etcd/tls.crt" -}}
+{{- $_ := set $log "etcdKeyFile" "/etc/adaptd/etcd/tls.key" -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $cfg "durableLog" $log -}}
+{{- end -}}
+{{- /* More than one replica: a cluster whose members are the StatefulSet's pods, each naming
+       itself (--cluster-self). With the durable log, the cluster on etcd
+       (docs/CLUSTER_ETCD.md): no member list, each pod registers and advertises its headless
+       DNS name (--advertise-address, in the StatefulSet). Without it, the static-list cluster
+       (docs/CLUSTER.md), reached through the headless Service. */ -}}
 {{- if gt (int .Values.replicas) 1 }}
 {{- $name := include "adaptd.fullname" . -}}
+{{- $cluster := dict -}}
+{{- if $d.etcdEndpoints }}
+{{- if .Values.cluster.restartGraceSeconds }}{{- $_ := set $cluster "restartGraceSeconds" (int64 .Values.cluster.restartGraceSeconds) -}}{{- end -}}
+{{- if .Values.cluster.settleSeconds }}{{- $_ := set $cluster "settleSeconds" (int64 .Values.cluster.settleSeconds) -}}{{- end -}}
+{{- else }}
 {{- $members := list -}}
 {{- range $i := until (int .Values.replicas) }}
 {{- $pod := printf "%s-%d" $name $i -}}
 {{- $members = append $members (dict "name" $pod "address" (printf "%s.%s-headless.%s.svc.cluster.local:%v" $pod $name $.Release.Namespace $.Values.ports.grpc)) -}}
 {{- end }}
-{{- $cluster := dict "members" $members -}}
+{{- $_ := set $cluster "members" $members -}}
+{{- end -}}
 {{- if .Values.clusterTokenSecret }}{{- $_ := set $cluster "memberTokenFile" "/etc/adaptd/cluster/token" -}}
-{{- else if $c.tokens }}{{- fail "clusterTokenSecret is required when replicas > 1 and config.tokens are set (the members hand stores off to each other with it: docs/CLUSTER.md)" -}}
+{{- else if $c.tokens }}{{- fail "clusterTokenSecret is required when replicas > 1 and config.tokens are set (the members call each other with it: docs/CLUSTER.md)" -}}
 {{- end -}}
 {{- $_ := set $cfg "cluster" $cluster -}}
 {{- end -}}

@@ -4,7 +4,6 @@
 #include <set>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "server/cluster/member_calls.h"
 
@@ -21,26 +20,8 @@ absl::Duration Within(absl::Time deadline, absl::Duration most) {
 
 }  // namespace
 
-ClusterQuotas::ClusterQuotas(HandOff* handoff, Engine* engine, absl::Duration interval)
-    : handoff_(handoff), engine_(engine), interval_(interval) {}
-
-ClusterQuotas::~ClusterQuotas() { Stop(); }
-
-void ClusterQuotas::Start() {
-  TenantQuotas& q = engine_->quotas();
-  if (!q.limits_memory() && !q.limits_rate()) return;  // nothing to exchange
-  // Until the first exchange each member takes its even part of every limit.
-  q.SetPeerUsage(handoff_->membership()->members().size(), {}, {});
-  thread_ = std::thread([this] { Loop(); });
-}
-
-void ClusterQuotas::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
+ClusterQuotas::ClusterQuotas(HandOff* handoff, Engine* engine, const UsageExchange* usage)
+    : handoff_(handoff), engine_(engine), usage_(usage) {}
 
 absl::Status ClusterQuotas::Create(const std::string& tenant, const std::string& store,
                                    absl::Time deadline,
@@ -169,11 +150,9 @@ absl::Status ClusterQuotas::Answer(const ClusterQuotaRequest& request, absl::Tim
                                    ClusterQuotaResponse* response) {
   const bool named = !request.tenant().empty() && !request.store().empty();
   switch (request.op()) {
-    case ClusterQuotaRequest::USAGE: {
-      absl::MutexLock lock(&mu_);
-      *response = usage_;
+    case ClusterQuotaRequest::USAGE:
+      *response = usage_->Usage();
       return absl::OkStatus();
-    }
     case ClusterQuotaRequest::STORE_NAMES:
       if (request.tenant().empty()) return absl::InvalidArgumentError("tenant: required");
       for (std::string& name : engine_->TenantStoreNames(request.tenant())) {
@@ -192,82 +171,6 @@ absl::Status ClusterQuotas::Answer(const ClusterQuotaRequest& request, absl::Tim
       return absl::InvalidArgumentError(
           absl::StrCat("op: must be USAGE, STORE_NAMES, RESERVE or RELEASE, got ", request.op()));
   }
-}
-
-void ClusterQuotas::Loop() {
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), interval_)) return;
-    }
-    Exchange();
-  }
-}
-
-void ClusterQuotas::Exchange() {
-  TenantQuotas& quotas = engine_->quotas();
-  // This member's usage of the tenants with a memory or rate limit.
-  std::map<std::string, adapt::v1::TenantUsage> mine;
-  absl::flat_hash_map<std::string, uint64_t> memory_here;
-  if (quotas.limits_memory()) {
-    for (const auto& [tenant, bytes] : engine_->MemoryByTenant()) {
-      if (bytes == 0 || quotas.LimitsOf(tenant).max_memory_bytes == 0) continue;
-      mine[tenant].set_memory_bytes(bytes);
-      memory_here[tenant] = bytes;
-    }
-  }
-  for (const auto& [tenant, demand] : quotas.UpdateDemand()) {
-    mine[tenant].set_examples_demand(demand);
-  }
-  ClusterQuotaResponse usage;
-  for (auto& [tenant, u] : mine) {
-    u.set_tenant(tenant);
-    *usage.add_tenants() = std::move(u);
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    usage_ = std::move(usage);
-  }
-
-  // The others' usage. A member that does not answer keeps its memory counted (its stores
-  // are still its own) but asks no examples: it serves none.
-  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
-  std::map<std::string, ClusterQuotaResponse> reported;
-  std::set<std::string> silent;
-  for (const cluster::Member& other : members->members()) {
-    if (&other == &members->self()) continue;
-    ClusterQuotaRequest ask;
-    ask.set_op(ClusterQuotaRequest::USAGE);
-    ClusterQuotaResponse answer;
-    if (handoff_->calls()
-            ->ClusterQuota(other, ask, &answer, std::min(interval_, absl::Seconds(2)))
-            .ok()) {
-      reported[other.name] = std::move(answer);
-    } else {
-      silent.insert(other.name);
-    }
-  }
-  absl::flat_hash_map<std::string, PeerUsage> others;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = peers_.begin(); it != peers_.end();) {
-      if (members->Find(it->first) == nullptr) {
-        it = peers_.erase(it);  // no longer a member
-      } else {
-        ++it;
-      }
-    }
-    for (auto& [name, answer] : reported) peers_[name] = std::move(answer);
-    for (const auto& [name, answer] : peers_) {
-      const bool answered = silent.count(name) == 0;
-      for (const adapt::v1::TenantUsage& u : answer.tenants()) {
-        PeerUsage& other = others[u.tenant()];
-        other.memory_bytes += u.memory_bytes();
-        if (answered && u.examples_demand() > 0) other.demands.push_back(u.examples_demand());
-      }
-    }
-  }
-  quotas.SetPeerUsage(members->members().size(), std::move(others), std::move(memory_here));
 }
 
 }  // namespace adaptd

@@ -1,4 +1,4 @@
-// ClusterQuotas: tenant quotas that hold over every member of a cluster (docs/CLUSTER.md,
+// ClusterQuotas: tenant quotas that hold over every member of a static cluster (docs/CLUSTER.md,
 // "Quotas"), not over each member alone.
 //
 // - Stores, exactly. A tenant's count is kept by its home member (Membership::HomeOf). Before a
@@ -11,13 +11,11 @@
 //   asked the store's member before the store existed; a slot not freed lapses after
 //   kSlotLifetime). A member that cannot be asked makes
 //   the count unknown: the create is refused UNAVAILABLE (retryable), naming it.
-// - Memory and examples per second, within about 10%. Every `interval` each member asks the
-//   others for their usage of every tenant with such a limit (USAGE): memory held and
-//   examples asked per second. It then refuses a change that would take the tenant past its
-//   memory limit less what the others hold, and meters examples at its share of the rate,
-//   in proportion to the tenant's demand on it (TenantQuotas::RateShare).
+// - Memory and examples per second, within about 10%: the members' usage exchange
+//   (UsageExchange, usage_exchange.h), which this class answers USAGE from. It is apart
+//   because a cluster on etcd runs it too, with its store counts kept exact through etcd.
 //
-// Tenants without limits cost nothing: no slot, no exchange. Thread-safe.
+// Tenants without a store limit cost nothing: no slot. Thread-safe.
 #ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_QUOTAS_H_
 #define ADAPTD_SERVER_CLUSTER_CLUSTER_QUOTAS_H_
 
@@ -25,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -33,6 +30,7 @@
 #include "absl/time/time.h"
 #include "adapt/v1/adapt.pb.h"
 #include "server/cluster/handoff.h"
+#include "server/cluster/usage_exchange.h"
 #include "server/core/engine.h"
 
 namespace adaptd {
@@ -42,13 +40,8 @@ class ClusterQuotas {
   // How long a granted slot counts when its create never reports back (a member killed).
   static constexpr absl::Duration kSlotLifetime = absl::Seconds(60);
 
-  // `handoff` and `engine` must outlive this object; `interval` paces the usage exchange.
-  ClusterQuotas(HandOff* handoff, Engine* engine, absl::Duration interval);
-  ~ClusterQuotas();
-
-  // The usage exchange (only when some tenant has a memory or rate limit).
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // `handoff`, `engine` and `usage` (whose Usage answers USAGE) must outlive this object.
+  ClusterQuotas(HandOff* handoff, Engine* engine, const UsageExchange* usage);
 
   // Runs `create`, which makes tenant/store here (a CreateStore, or an ImportStore that is not
   // a move), under the tenant's store count of the cluster: a slot from its home first
@@ -78,25 +71,15 @@ class ClusterQuotas {
   absl::Status AskHome(adapt::v1::ClusterQuotaRequest request, absl::Time deadline);
   absl::Mutex* TenantLock(const std::string& tenant) ABSL_LOCKS_EXCLUDED(mu_);
 
-  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
-  // One round: this member's usage measured, the others' asked, the quotas told.
-  void Exchange() ABSL_LOCKS_EXCLUDED(mu_);
-
   HandOff* const handoff_;
   Engine* const engine_;
-  const absl::Duration interval_;
+  const UsageExchange* const usage_;
 
   absl::Mutex mu_;
   // Slots granted (as home) whose creates have not reported: tenant -> store -> slot.
   std::map<std::string, std::map<std::string, Slot>> slots_ ABSL_GUARDED_BY(mu_);
   // One lock per tenant with a store limit: its RESERVEs count one at a time.
   std::map<std::string, std::unique_ptr<absl::Mutex>> tenant_locks_ ABSL_GUARDED_BY(mu_);
-  // This member's usage as the last round measured it (what USAGE answers).
-  adapt::v1::ClusterQuotaResponse usage_ ABSL_GUARDED_BY(mu_);
-  // The last usage each other member reported (kept while it does not answer).
-  std::map<std::string, adapt::v1::ClusterQuotaResponse> peers_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
 };
 
 }  // namespace adaptd

@@ -18,9 +18,13 @@ absl::StatusOr<std::unique_ptr<StaticCluster>> StaticCluster::Create(
   ASSIGN_OR_RETURN(c->handoff_, HandOff::Create(config, c->forwarder_.get(), c->calls_.get(),
                                                 engine, auth, metrics));
   const uint32_t interval_ms = config.cluster().handoff_interval_ms();
-  c->quotas_ = std::make_unique<ClusterQuotas>(
-      c->handoff_.get(), engine, absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
   c->base_locator_ = std::make_unique<HandOffBases>(c->handoff_.get());
+  c->usage_peers_ = std::make_unique<MemberUsagePeers>(
+      [locator = c->base_locator_.get()] { return locator->Others(); }, c->calls_.get());
+  c->usage_ = std::make_unique<UsageExchange>(
+      c->usage_peers_.get(), &engine->quotas(), [engine] { return engine->MemoryByTenant(); },
+      absl::Milliseconds(interval_ms > 0 ? interval_ms : 1000));
+  c->quotas_ = std::make_unique<ClusterQuotas>(c->handoff_.get(), engine, c->usage_.get());
   c->bases_ = std::make_unique<ClusterBases>(c->base_locator_.get(), c->calls_.get(), engine);
   engine->SetRemoteBases(c->bases_.get());
   return c;
@@ -28,11 +32,11 @@ absl::StatusOr<std::unique_ptr<StaticCluster>> StaticCluster::Create(
 
 void StaticCluster::Start() {
   handoff_->Start();
-  quotas_->Start();
+  usage_->Start();
 }
 
 void StaticCluster::Stop() {
-  quotas_->Stop();
+  usage_->Stop();
   handoff_->Stop();
 }
 

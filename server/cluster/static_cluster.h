@@ -2,7 +2,8 @@
 // together from the config's `cluster` and stopped together: the forwarder (channels to the
 // other members, and calls relayed there), this member's own calls to them (MemberCalls, over
 // gRPC), the hand-off (routing while stores move), the tenant quotas that hold over
-// every member, and base stores read from other members (set on the engine).
+// every member (the store counts' slots, and the usage exchange for memory and examples per
+// second), and base stores read from other members (set on the engine).
 #ifndef ADAPTD_SERVER_CLUSTER_STATIC_CLUSTER_H_
 #define ADAPTD_SERVER_CLUSTER_STATIC_CLUSTER_H_
 
@@ -16,6 +17,7 @@
 #include "server/cluster/forwarding.h"
 #include "server/cluster/handoff.h"
 #include "server/cluster/member_calls.h"
+#include "server/cluster/usage_exchange.h"
 #include "server/core/engine.h"
 #include "server/metrics/metrics.h"
 
@@ -37,6 +39,7 @@ class StaticCluster {
   Forwarder* forwarder() const { return forwarder_.get(); }
   HandOff* handoff() const { return handoff_.get(); }
   ClusterQuotas* quotas() const { return quotas_.get(); }
+  UsageExchange* usage() const { return usage_.get(); }
   ClusterBases* bases() const { return bases_.get(); }
 
  private:
@@ -44,6 +47,9 @@ class StaticCluster {
 
   std::unique_ptr<Forwarder> forwarder_;
   std::unique_ptr<MemberCalls> calls_;  // this member's own calls to the others
+  // The exchange's peers: the configured members other than this one.
+  std::unique_ptr<MemberUsagePeers> usage_peers_;
+  std::unique_ptr<UsageExchange> usage_;
   // Declared before the hand-off, so it outlives the hand-off's admin threads, which may free
   // its slots.
   std::unique_ptr<ClusterQuotas> quotas_;

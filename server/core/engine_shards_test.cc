@@ -4,6 +4,8 @@
 // written out, their slots go), and the second, once it claimed the shard, adopts it: its
 // stores answer there as they answered at the first, take new writes, and the first's other
 // stores go on as before.
+#include <atomic>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -115,6 +117,89 @@ TEST_F(EngineShardsTest, AReleasedShardIsAdoptedByAnotherMemberWithItsStores) {
   absl::StatusOr<uint64_t> resent = Adapt(*second, "s0", "s0");
   ASSERT_TRUE(resent.ok()) << resent.status();
   EXPECT_EQ(*resent, 4u);
+}
+
+// A failover (docs/CLUSTER_ETCD.md, "Failover"): the holder's claims lapse without a release,
+// its stores' logs holding writes past their stored states. The new holder opens the shard
+// from the entries alone (nothing rebuilt), and each store's first call replays its log: a
+// predict answers with the logged writes, a description counts their examples, a resend of
+// their ids is skipped. Each store is rebuilt once, by its first call.
+TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplaysOnItsFirstCall) {
+  std::unique_ptr<Engine> first =
+      Start([this](std::vector<RecoveredStore>* recovered) { return harness_->Open(recovered); });
+  ASSERT_NE(first, nullptr);
+  TestShardFences& fences = *harness_->fences();
+  // Three stores of one shard: one asked first by a predict, one by a description, one by a
+  // resend.
+  const int shard = fences.ShardOf("acme", "s0");
+  std::vector<std::string> names;
+  for (int i = 0; names.size() < 3; ++i) {
+    const std::string name = absl::StrCat("s", i);
+    if (fences.ShardOf("acme", name) == shard) names.push_back(name);
+  }
+  std::map<std::string, std::string> answers;
+  for (const std::string& name : names) {
+    ASSERT_TRUE(Create(*first, name).ok());
+    ASSERT_TRUE(Adapt(*first, name, name).ok());
+    ASSERT_TRUE(Compile(*first, name).ok());
+  }
+  ASSERT_TRUE(first->Flush().ok());  // stored states (with read-outs) of 4 examples each
+  for (const std::string& name : names) {
+    ASSERT_TRUE(Adapt(*first, name, name + "-tail").ok());  // logged past the stored state
+    ASSERT_TRUE(Compile(*first, name).ok());
+    absl::StatusOr<std::string> answer = Answer(*first, name);
+    ASSERT_TRUE(answer.ok()) << answer.status();
+    answers[name] = *answer;
+  }
+
+  fences.Revoke();  // the first's lease lapses: its claims go, it releases nothing
+  absl::StatusOr<std::shared_ptr<TestShardFences>> theirs = harness_->NewFences(8);
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  ASSERT_TRUE((*theirs)->Take(shard).ok());
+  std::atomic<int> rebuilt{0};
+  harness_->set_on_restore([&rebuilt](double) { ++rebuilt; });
+  std::unique_ptr<Engine> second =
+      Start([&](std::vector<RecoveredStore>*) -> absl::StatusOr<std::unique_ptr<Durability>> {
+        ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> member, harness_->OpenMember(*theirs));
+        return std::unique_ptr<Durability>(std::move(member));
+      });
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->AdoptShard(shard).ok());
+  EXPECT_EQ(rebuilt.load(), 0);  // the adoption read the entries alone
+  for (const std::string& name : names) EXPECT_TRUE(second->Holds("acme", name)) << name;
+
+  absl::StatusOr<std::string> predicted = Answer(*second, names[0]);
+  ASSERT_TRUE(predicted.ok()) << predicted.status();
+  EXPECT_EQ(*predicted, answers[names[0]]);
+  EXPECT_EQ(rebuilt.load(), 1);
+
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("acme");
+  get.set_store(names[1]);
+  absl::StatusOr<adapt::v1::StoreInfo> described = second->GetStore(get);
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->examples(), 8u);
+  EXPECT_TRUE(described->failure().empty()) << described->failure();
+  EXPECT_EQ(rebuilt.load(), 2);
+
+  absl::StatusOr<uint64_t> resent = Adapt(*second, names[2], names[2] + "-tail");
+  ASSERT_TRUE(resent.ok()) << resent.status();
+  EXPECT_EQ(*resent, 4u);
+  EXPECT_EQ(rebuilt.load(), 3);
+
+  for (const std::string& name : names) {
+    absl::StatusOr<std::string> there = Answer(*second, name);
+    ASSERT_TRUE(there.ok()) << name << ": " << there.status();
+    if (name != names[2]) EXPECT_EQ(*there, answers[name]) << name;
+    get.set_store(name);
+    described = second->GetStore(get);
+    ASSERT_TRUE(described.ok()) << described.status();
+    EXPECT_EQ(described->examples(), 8u) << name;
+    absl::StatusOr<uint64_t> again = Adapt(*second, name, name + "-tail");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, 4u) << name;
+  }
+  EXPECT_EQ(rebuilt.load(), 3);  // loaded once each
 }
 
 // Store quotas over the members (docs/CLUSTER_ETCD.md, "Quotas and base stores"): each engine

@@ -191,7 +191,19 @@ adapt::v1::StoreInfo StoreDirectory::Describe(const std::string& tenant, const s
 
 adapt::v1::StoreInfo StoreDirectory::Describe(const std::string& tenant, const std::string& name,
                                               const StoreSlot& slot) const {
+  bool unreplayed = false;
+  if (durability_ != nullptr && slot.tier() == adapt::v1::TIER_COLD &&
+      durability_->StoredStateBehind(tenant, name)) {
+    // Its stored description misses the records of its log: loaded first (a failed store is
+    // then described by its failure).
+    (void)Lookup(tenant, name, /*read=*/false);
+    unreplayed = slot.tier() == adapt::v1::TIER_COLD;
+  }
   adapt::v1::StoreInfo info = slot.Describe();
+  if (unreplayed) {
+    info.set_failure(
+        "not described: the records of its log past its stored state could not be read yet");
+  }
   info.set_tenant(tenant);
   info.set_store(name);
   // The remembered predictions stay in memory in every tier (docs/FEEDBACK.md).

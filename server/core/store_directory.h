@@ -129,7 +129,9 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   // --- Descriptions (names, tier, checkpoint error, remembered ids included).
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const Store& store) const;
-  // Without loading it (a cold store's last description).
+  // Without loading it (a cold store's last description), unless the durability says the
+  // store's stored state is behind its log (StoredStateBehind): then it is loaded first, and
+  // described by `failure` when that load fails.
   adapt::v1::StoreInfo Describe(const std::string& tenant, const std::string& name,
                                 const StoreSlot& slot) const;
 

@@ -130,6 +130,9 @@ StoreSlot::WarmLoader StoreDirectory::WarmLoaderOf(const std::string& tenant,
   if (!HasWarmTier(kind)) return nullptr;
   return [this, tenant, name](const std::shared_ptr<const adapt::v1::StoreInfo>& stored)
              -> absl::StatusOr<std::shared_ptr<WarmStore>> {
+    // A store behind its log has no warm form yet: the slot loads it whole (the log replayed),
+    // so that neither its read-out nor its description misses a record.
+    if (durability_->StoredStateBehind(tenant, name)) return nullptr;
     const absl::Time start = absl::Now();
     // The read-out stored beside the state, read alone, with the slot's description of the
     // stored state (written with it).

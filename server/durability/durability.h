@@ -160,10 +160,19 @@ class Durability {
     return absl::OkStatus();
   }
 
+  // Whether tenant/name is cold and its log holds records past its stored state, so that its
+  // stored description and read-out miss them (a shard opened without replaying its stores'
+  // logs: EtcdDurability::OpenShard). Such a store is described and read only once Load has
+  // replayed its log; false for any other.
+  virtual bool StoredStateBehind(const std::string& /*tenant*/, const std::string& /*name*/) const {
+    return false;
+  }
+
   // A cluster member's shards (docs/CLUSTER_ETCD.md), for a durability whose stores are kept
   // by shard (EtcdDurability as a member): OpenShard recovers the shard's stores into
-  // `recovered`; CloseShard writes the shard's changed stores out and forgets them, naming each
-  // ("tenant/store") in `closed`. Others answer FailedPrecondition.
+  // `recovered` (cold ones may be StoredStateBehind); CloseShard writes the shard's changed
+  // stores out and forgets them, naming each ("tenant/store") in `closed`. Others answer
+  // FailedPrecondition.
   virtual absl::Status OpenShard(int /*shard*/, std::vector<RecoveredStore>* /*recovered*/) {
     return absl::FailedPreconditionError("this server's durability is not kept by shard");
   }

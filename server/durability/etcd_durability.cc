@@ -64,7 +64,9 @@ absl::StatusOr<std::unique_ptr<EtcdDurability>> EtcdDurability::Open(
   if (hooks.on_error) queue.on_error = [on_error = hooks.on_error] { on_error("etcd"); };
   queue.on_fence_failure = hooks.on_fence_failure;
   durability->commits_ = std::make_unique<EtcdCommitQueue>(durability->client_.get(), queue);
-  if (!member) RETURN_IF_ERROR(durability->RecoverUnder(durability->options_.prefix, recovered));
+  if (!member)
+    RETURN_IF_ERROR(
+        durability->RecoverUnder(durability->options_.prefix, /*replay=*/true, recovered));
   EtcdDurability* d = durability.get();
   durability->snapshotter_ = std::thread([d] { d->SnapshotLoop(); });
   durability->recovery_report_ =
@@ -322,7 +324,14 @@ absl::Status EtcdDurability::OpenShard(int shard, std::vector<RecoveredStore>* r
   if (options_.shards == nullptr) {
     return absl::FailedPreconditionError("a single server on etcd has no shards to open");
   }
-  return RecoverUnder(ShardRoot(shard), recovered);
+  return RecoverUnder(ShardRoot(shard), /*replay=*/false, recovered);
+}
+
+bool EtcdDurability::StoredStateBehind(const std::string& tenant, const std::string& name) const {
+  std::shared_ptr<Entry> entry = Find(StoreKey(tenant, name));
+  if (entry == nullptr) return false;
+  absl::MutexLock entry_lock(&entry->mu);
+  return entry->store == nullptr && entry->behind;
 }
 
 absl::Status EtcdDurability::CloseShard(int shard, std::vector<std::string>* closed) {
@@ -357,12 +366,12 @@ absl::Status EtcdDurability::CloseShard(int shard, std::vector<std::string>* clo
   return absl::OkStatus();
 }
 
-absl::Status EtcdDurability::RecoverUnder(const std::string& root,
+absl::Status EtcdDurability::RecoverUnder(const std::string& root, bool replay,
                                           std::vector<RecoveredStore>* recovered) {
   const std::string stores_prefix = root + "stores/";
   absl::StatusOr<std::vector<mvccpb::KeyValue>> entries = client_->RangePrefix(stores_prefix);
   if (!entries.ok()) return entries.status();
-  // The stores whose log holds records after their stored state: rebuilt now.
+  // The stores whose log holds records after their stored state: rebuilt now, or marked.
   absl::StatusOr<std::vector<mvccpb::KeyValue>> logs =
       client_->RangePrefix(root + "log/", /*keys_only=*/true);
   if (!logs.ok()) return logs.status();
@@ -406,7 +415,15 @@ absl::Status EtcdDurability::RecoverUnder(const std::string& root,
     {
       absl::MutexLock entry_lock(&entry->mu);
       entry->meta = meta;
-      if (rebuild) {
+      if (rebuild && !replay) {
+        entry->behind = true;
+        if (!meta.has_snapshot()) {
+          // Never stored: a description of its spec alone, for its slot's kind and spec.
+          adapt::v1::StoreInfo spec_only;
+          *spec_only.mutable_spec() = meta.spec();
+          out.info = spec_only.SerializeAsString();
+        }
+      } else if (rebuild) {
         absl::StatusOr<Rebuilt> rebuilt = Rebuild(key, meta);
         if (!rebuilt.ok()) return rebuilt.status();
         entry->store = rebuilt->store;

@@ -12,7 +12,9 @@
 //   committed by one committer thread in group transactions (etcd_commit_queue.h), a record
 //   over `inline_bytes` first written as an object.
 // - Start-up reads the entries; a store whose log holds records after its stored state is
-//   rebuilt at once (its description needs them), the others stay cold until first used.
+//   rebuilt at once (its description needs them), the others stay cold until first used. A
+//   cluster member's OpenShard reads the entries alone (a failover opens many shards at once):
+//   such a store stays cold too, StoredStateBehind until its first Load replays its log.
 #ifndef ADAPTD_SERVER_DURABILITY_ETCD_DURABILITY_H_
 #define ADAPTD_SERVER_DURABILITY_ETCD_DURABILITY_H_
 
@@ -182,11 +184,14 @@ class EtcdDurability final : public Durability {
   void Close() override;
 
   // A cluster member's shards (Options::shards). OpenShard recovers the shard's stores into
-  // `recovered` as Open does for a single server; CloseShard writes each changed store of the
-  // shard to object storage (what it cannot write stays in etcd's log, durable) and forgets the
-  // shard's stores, naming them in `closed`. The caller stops the shard's calls first.
+  // `recovered` from their entries and the log's keys alone, every store cold: one whose log
+  // holds records past its stored state is StoredStateBehind (LoadReadout answers null for it)
+  // until Load replays them, under the shard's fence of the time; CloseShard writes each changed
+  // store of the shard to object storage (what it cannot write stays in etcd's log, durable) and
+  // forgets the shard's stores, naming them in `closed`. The caller stops the shard's calls first.
   absl::Status OpenShard(int shard, std::vector<RecoveredStore>* recovered) override;
   absl::Status CloseShard(int shard, std::vector<std::string>* closed) override;
+  bool StoredStateBehind(const std::string& tenant, const std::string& name) const override;
   // True for a member with Options::store_limits.
   bool CountsStores() const override {
     return options_.shards != nullptr && options_.store_limits != nullptr;
@@ -233,6 +238,9 @@ class EtcdDurability final : public Durability {
     bool dirty ABSL_GUARDED_BY(mu) = false;  // changed since the stored state
     // Evicted to the local cache, its state not yet in object storage (its log still in etcd).
     bool cached_only ABSL_GUARDED_BY(mu) = false;
+    // Cold, its log holding records past its stored state (opened by OpenShard without a
+    // replay): its stored description and read-out are not its state; cleared by Load.
+    bool behind ABSL_GUARDED_BY(mu) = false;
     // When it was last clean (ns since the epoch; 0: clean), read without the lock by
     // OldestChangeSeconds, so a scrape never waits on a snapshot's upload.
     std::atomic<int64_t> dirty_since_ns{0};
@@ -270,8 +278,11 @@ class EtcdDurability final : public Durability {
   // between (then the fence moves on), or fences this server for good. False: etcd did not
   // answer; tried again later.
   bool Reclaim();
-  // Recovers every store whose keys are under `root` (the prefix, or a shard's).
-  absl::Status RecoverUnder(const std::string& root, std::vector<RecoveredStore>* recovered);
+  // Recovers every store whose keys are under `root` (the prefix, or a shard's). With `replay`,
+  // a store whose log holds records past its stored state is rebuilt now; without, it is left
+  // cold and `behind`.
+  absl::Status RecoverUnder(const std::string& root, bool replay,
+                            std::vector<RecoveredStore>* recovered);
 
   // Where `key`'s (tenant/store) keys live: the prefix, or its shard's under it.
   std::string RootOf(const std::string& key) const;

@@ -333,6 +333,7 @@ absl::StatusOr<std::shared_ptr<Store>> EtcdDurability::Load(
   }
   entry->store = rebuilt.store;
   entry->cached_only = false;  // stored from memory from now on
+  entry->behind = false;       // its log replayed
   for (const std::string& id : rebuilt.ids) entry->ids.Add(id);
   entry->next_seq = rebuilt.last_seq + 1;
   entry->applied_seq = rebuilt.last_seq;
@@ -352,7 +353,8 @@ absl::StatusOr<std::shared_ptr<const LinearReadout>> EtcdDurability::LoadReadout
   adapt::v1::RemoteStoreEntry meta;
   {
     absl::MutexLock entry_lock(&entry->mu);
-    if (entry->store != nullptr) return nullptr;
+    // A store behind its log: the stored read-out misses records; the state answers.
+    if (entry->store != nullptr || entry->behind) return nullptr;
     meta = entry->meta;
   }
   if (cache_ != nullptr) {

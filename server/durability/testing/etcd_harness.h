@@ -7,6 +7,7 @@
 #define ADAPTD_SERVER_DURABILITY_TESTING_ETCD_HARNESS_H_
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -187,6 +188,7 @@ class EtcdHarness {
     };
     options.shards = member_fences_;
     options.store_limits = store_limits_;
+    options.hooks.on_restore = on_restore_;
     if (shards_ == 0) {
       return EtcdDurability::Open(*std::move(client), *std::move(objects), backend_, recovered,
                                   std::move(options));
@@ -227,6 +229,10 @@ class EtcdHarness {
   void set_store_limits(std::shared_ptr<const TenantQuotas> limits) {
     store_limits_ = std::move(limits);
   }
+  // What servers opened next call for each store they rebuild from its state and log.
+  void set_on_restore(std::function<void(double)> on_restore) {
+    on_restore_ = std::move(on_restore);
+  }
   // Servers open on `cluster` (whose quota is `quota_bytes`) instead of the shared one.
   void set_cluster(etcd::testing::EtcdCluster* cluster, int64_t quota_bytes) {
     cluster_ = cluster;
@@ -250,6 +256,7 @@ class EtcdHarness {
   std::shared_ptr<TestShardFences> fences_;
   std::shared_ptr<TestShardFences> member_fences_;  // for OpenMember
   std::shared_ptr<const TenantQuotas> store_limits_;
+  std::function<void(double)> on_restore_;
 };
 
 // EtcdHarness for a cluster member holding every one of 8 shards.

@@ -623,11 +623,19 @@ absl::Status MisdirectedStatus(const std::string& tenant, const std::string& sto
                    member.name, " over HTTP, or call this one over gRPC"));
 }
 
+std::string Api::NotReady() const {
+  if (draining_) return "the server is draining";
+  if (!ready_)
+    return "the server is starting: a member of a cluster on etcd is ready once it holds its "
+           "shards";
+  return "";
+}
+
 Reply Api::Serve(const Request& request) const {
   if (request.path == "/healthz") return Json(200, R"({"status":"SERVING"})");
   if (request.path == "/readyz") {
-    return draining_ ? Json(503, R"({"status":"NOT_SERVING"})")
-                     : Json(200, R"({"status":"SERVING"})");
+    return NotReady().empty() ? Json(200, R"({"status":"SERVING"})")
+                              : Json(503, R"({"status":"NOT_SERVING"})");
   }
   if (absl::StartsWith(request.path, "/v1/")) {
     return ServeMethod(absl::string_view(request.path).substr(4), request);
@@ -635,7 +643,7 @@ Reply Api::Serve(const Request& request) const {
   if (IsOipPath(request.path)) {
     absl::StatusOr<CallInfo> info = CallInfoOf(request);
     if (!info.ok()) return ErrorReply(info.status());
-    return ServeOip(*service_, relays_.unary, request, *info, !draining_);
+    return ServeOip(*service_, relays_.unary, request, *info, NotReady());
   }
   return ErrorReply(absl::NotFoundError(absl::StrCat(
       "path ", request.path, ": not served; the calls are POST /v1/<Method> (", MethodNames(),

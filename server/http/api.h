@@ -126,10 +126,15 @@ class Api {
   // From here on /readyz answers 503 (the service itself refuses new calls once its gate
   // closes).
   void Drain() { draining_ = true; }
+  // Whether the server is ready (/readyz and the Open Inference Protocol's /v2/health/ready):
+  // a member of a cluster on etcd only once it holds its shards; true until set.
+  void SetReady(bool ready) { ready_ = ready; }
   // Calls still queued from here on are not run: their probe reports them cancelled.
   void CancelAll() { cancelled_ = true; }
 
  private:
+  // Why /readyz answers 503: "" when ready.
+  std::string NotReady() const;
   // POST /v1/<method>.
   Reply ServeMethod(absl::string_view method, const Request& request) const;
   // The service's view of the call; an error for a malformed deadline header.
@@ -139,6 +144,7 @@ class Api {
   const WriteLimits limits_;
   const Relays relays_;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> ready_{true};
   std::atomic<bool> cancelled_{false};
 };
 

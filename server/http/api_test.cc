@@ -68,5 +68,33 @@ TEST(HttpApi, AnImportPastTheImportLimitIs413) {
   EXPECT_NE(reply.body.find("the import limit of 4096 bytes"), std::string::npos) << reply.body;
 }
 
+// Readiness: /readyz and the Open Inference Protocol's /v2/health/ready answer 503 while the
+// server is not ready (a member of a cluster on etcd before it holds its shards) and once it
+// drains, with the reason; liveness answers 200 throughout.
+TEST(HttpApi, ReadinessFollowsSetReadyAndDrain) {
+  Service service{ServiceOptions()};
+  Api api(&service);
+  auto get = [&api](const std::string& path) {
+    Request request;
+    request.method = "GET";
+    request.path = path;
+    return api.Serve(request);
+  };
+  EXPECT_EQ(get("/readyz").status, 200);
+  EXPECT_EQ(get("/v2/health/ready").status, 200);
+  api.SetReady(false);
+  EXPECT_EQ(get("/readyz").status, 503);
+  const Reply oip = get("/v2/health/ready");
+  EXPECT_EQ(oip.status, 503);
+  EXPECT_NE(oip.body.find("ready once it holds its shards"), std::string::npos) << oip.body;
+  EXPECT_EQ(get("/healthz").status, 200);
+  EXPECT_EQ(get("/v2/health/live").status, 200);
+  api.SetReady(true);
+  EXPECT_EQ(get("/readyz").status, 200);
+  api.Drain();
+  EXPECT_EQ(get("/readyz").status, 503);
+  EXPECT_NE(get("/v2/health/ready").body.find("the server is draining"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace adaptd::http

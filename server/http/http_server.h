@@ -52,6 +52,8 @@ class HttpServer {
   const std::string& address() const { return address_; }
   // /readyz answers 503 from here on; the service refuses new calls by itself.
   void Drain() { api_.Drain(); }
+  // /readyz answers 503 while not ready (Api::SetReady).
+  void SetReady(bool ready) { api_.SetReady(ready); }
   // Stops listening and returns once every request in progress was answered; calls still
   // queued are cancelled.
   void Stop();

@@ -183,7 +183,7 @@ Reply NotAllowed(const Request& request, const char* allowed) {
 bool IsOipPath(absl::string_view path) { return path == "/v2" || absl::StartsWith(path, "/v2/"); }
 
 Reply ServeOip(Service& service, const Relay& relay, const Request& request, const CallInfo& info,
-               bool ready) {
+               const std::string& not_ready) {
   const absl::string_view path = request.path;
   if (path == "/v2" || path == "/v2/health/live" || path == "/v2/health/ready") {
     if (request.method != "GET") return NotAllowed(request, "GET");
@@ -191,8 +191,8 @@ Reply ServeOip(Service& service, const Relay& relay, const Request& request, con
       return OipJson(200, R"({"name":"adaptd","version":"1","extensions":["classification",)"
                           R"("binary_tensor_data"]})");
     }
-    if (path == "/v2/health/ready" && !ready) {
-      return OipError(absl::UnavailableError("the server is draining"));
+    if (path == "/v2/health/ready" && !not_ready.empty()) {
+      return OipError(absl::UnavailableError(not_ready));
     }
     return OipJson(200, "");
   }

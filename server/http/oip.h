@@ -9,6 +9,8 @@
 #ifndef ADAPTD_SERVER_HTTP_OIP_H_
 #define ADAPTD_SERVER_HTTP_OIP_H_
 
+#include <string>
+
 #include "server/http/api.h"
 #include "server/http/http_status.h"
 #include "server/service/service.h"
@@ -18,11 +20,12 @@ namespace adaptd::http {
 // Whether `path` is the protocol's: /v2 and under it.
 bool IsOipPath(absl::string_view path);
 
-// Serves a request whose path IsOipPath; `ready`: whether the server takes new calls. With
+// Serves a request whose path IsOipPath; `not_ready`: why /v2/health/ready answers 503 ("" when
+// the server is ready). With
 // `relay`, a model another cluster member serves is asked there (docs/HTTP.md, "A cluster");
 // without, 421 naming the member.
 Reply ServeOip(Service& service, const Relay& relay, const Request& request, const CallInfo& info,
-               bool ready);
+               const std::string& not_ready);
 
 }  // namespace adaptd::http
 

@@ -173,10 +173,14 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
                                                ": the address is in use or not available"));
   }
   s->address_ = absl::StrCat(config.listen().substr(0, config.listen().rfind(':')), ":", port);
+  // Live at once (""); ready (adapt.v1.Adaptation, the chart's readiness probe) at once for a
+  // single server, and for a member of a cluster on etcd once Serve made it READY: holding and
+  // having opened its shards.
   auto* health = s->server_->GetHealthCheckService();
-  health->SetServingStatus(kServiceName, true);
   health->SetServingStatus("", true);
+  health->SetServingStatus(kServiceName, s->etcd_cluster_ == nullptr);
   ASSIGN_OR_RETURN(s->http_, StartHttp(config, s->service_.get(), forwarder));
+  if (s->http_ != nullptr) s->http_->SetReady(s->etcd_cluster_ == nullptr);
   if (s->cluster_ != nullptr) s->cluster_->Start();
   if (s->etcd_cluster_ != nullptr) {
     // Listening first: the members forwarding calls here reach it once it holds shards.
@@ -185,6 +189,8 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
                           absl::StrCat("cluster (etcd): member '", s->etcd_cluster_->self(),
                                        "' could not become ready: ", served.message()));
     }
+    health->SetServingStatus(kServiceName, true);
+    if (s->http_ != nullptr) s->http_->SetReady(true);
   }
   return s;
 }

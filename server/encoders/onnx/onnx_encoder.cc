@@ -1,56 +1,23 @@
 #include "server/encoders/onnx/onnx_encoder.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "kernels/device_name.h"
 #include "server/config/defaults.h"
 #include "server/encoders/fingerprint.h"
 #include "server/encoders/onnx/onnx_external_data.h"
+#include "server/encoders/onnx/onnx_heaps.h"
 #include "server/encoders/onnx/onnx_image_input.h"
 #include "server/encoders/onnx/onnx_text_input.h"
 #include "server/encoders/text_encoder.h"
 
 namespace adaptd {
 namespace {
-
-// Texts and images run with varying shapes and without ONNX Runtime's arena, so their tensors
-// are plain malloc blocks of many sizes. glibc keeps freed blocks in the heap of the thread that
-// freed them (its mmap threshold rises to the largest block freed, up to 32 MiB), so each
-// worker's heap stays at the largest batch it ran. At most once every interval (default 1 s;
-// kOnnxHeapTrimEnv sets it in seconds, 0 turns it off), after a text or image batch,
-// malloc_trim(0) hands the free pages of every heap back (docs/ONNX.md, "Arena": less than
-// half the resident memory, though it still climbs slowly). Fixing the mmap threshold instead,
-// which maps and unmaps every large block, cost 27-61 % of the served throughput
-// (bench/RESULTS.md).
-int64_t HeapTrimIntervalNanos() {
-  static const int64_t interval = [] {
-    const char* env = std::getenv(kOnnxHeapTrimEnv);
-    double seconds = 1.0;
-    if (env != nullptr && *env != '\0') seconds = std::max(0.0, std::atof(env));
-    return static_cast<int64_t>(seconds * 1e9);
-  }();
-  return interval;
-}
-
-void TrimHeapsNowAndThen() {
-  static std::atomic<int64_t> last_trim{0};
-  const int64_t interval = HeapTrimIntervalNanos();
-  if (interval == 0) return;
-  const int64_t now = absl::GetCurrentTimeNanos();
-  int64_t last = last_trim.load(std::memory_order_relaxed);
-  if (now - last < interval) return;
-  if (!last_trim.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
-  malloc_trim(0);
-}
 
 // The tensor `wanted` names, or the only one when `wanted` is empty.
 absl::StatusOr<const OrtTensorSpec*> PickTensor(const std::vector<OrtTensorSpec>& specs,
@@ -161,7 +128,9 @@ absl::StatusOr<std::unique_ptr<OnnxEncoder>> OnnxEncoder::Create(
   encoder->shared_pool_ = pool > 0 && (*runtime)->global_threads() > 0;
   encoder->session_threads_ =
       encoder->shared_pool_ ? 0 : (pool > 0 ? pool : static_cast<int>(config.threads()));
-  // Vectors have one shape per batch size: the arena and memory patterns pay. Texts vary.
+  // Vectors have one shape per batch size: the arena and memory patterns pay. Texts and images
+  // vary, so their tensors are malloc blocks of every size (onnx_heaps.h).
+  if (encoder->kind_ != "vector") ConfigureHeapsForVaryingShapes();
   absl::StatusOr<std::unique_ptr<OrtModel>> model =
       OrtModel::Create(*runtime, path,
                        {.intra_op_threads = encoder->session_threads_,

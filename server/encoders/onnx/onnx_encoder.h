@@ -22,10 +22,6 @@
 
 namespace adaptd {
 
-// The environment variable that sets how often, at most, text and image batches hand the
-// heaps' free pages back (malloc_trim): seconds, default 1; 0 never (docs/ONNX.md, "Arena").
-inline constexpr char kOnnxHeapTrimEnv[] = "ADAPTD_ONNX_HEAP_TRIM_SECONDS";
-
 class OnnxImageInput;
 class OnnxTextInput;
 

@@ -4,6 +4,9 @@
 #ifndef ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_
 #define ADAPTD_SERVER_ENCODERS_ONNX_ONNX_TEST_UTIL_H_
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -23,6 +26,14 @@ inline std::string Data(const std::string& file) {
 inline nlohmann::json Reference() {
   std::ifstream in(Data("reference.json"));
   return nlohmann::json::parse(in);
+}
+
+// Resident pages of this process, in bytes.
+inline int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
 }
 
 // Points OnnxEncoder (which loads the runtime by the environment) at the test's library.

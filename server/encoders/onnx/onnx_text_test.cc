@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using onnx_test::Data;
+using onnx_test::ResidentBytes;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -443,31 +444,28 @@ TEST_F(OnnxTextTest, AdaptAndPredictResponsesCountTheTextsCut) {
   EXPECT_EQ(counts, (std::vector<uint64_t>{0, 2, 0, 1}));
 }
 
-// Resident pages of this process.
-int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
-
 // A text batch hands the heaps' free pages back (docs/ONNX.md, "Arena"): a 24 MiB block freed
 // into a heap stays resident (glibc keeps it for reuse) until the next batch trims.
 TEST_F(OnnxTextTest, ABatchHandsTheHeapsFreePagesBack) {
   std::unique_ptr<OnnxEncoder> encoder = Make(TextConfig());
   ASSERT_NE(encoder, nullptr);
-  // Freeing a mapped 30 MiB block raises glibc's mmap threshold above 24 MiB, so the next
-  // block of 24 MiB comes from a heap, where it stays once freed.
+  // Freeing a mapped 30 MiB block raises glibc's own mmap threshold above 24 MiB (the heap
+  // settings fix it at 32 MiB, onnx_heaps.h), so blocks of 24 MiB come from a heap. The second
+  // keeps the first below the heap's top (a freed top past the trim threshold is handed back
+  // at once), where it stays resident once freed.
   static char* volatile block = nullptr;  // volatile: each block is really made and freed
-  for (size_t size : {size_t{30} << 20, size_t{24} << 20}) {
-    block = static_cast<char*>(std::malloc(size));
-    std::memset(block, 1, size);
-    std::free(block);
-  }
+  block = static_cast<char*>(std::malloc(size_t{30} << 20));
+  std::memset(block, 1, size_t{30} << 20);
+  std::free(block);
+  block = static_cast<char*>(std::malloc(size_t{24} << 20));
+  std::memset(block, 1, size_t{24} << 20);
+  char* above = static_cast<char*>(std::malloc(size_t{24} << 20));
+  std::free(block);
   const int64_t kept = ResidentBytes();
   absl::SleepFor(absl::Milliseconds(1100));  // past the trim interval of an earlier batch
   ASSERT_TRUE(EncodeTexts(*encoder, {"short"}).ok());
   EXPECT_LE(ResidentBytes(), kept - (16 << 20));
+  std::free(above);
 }
 
 }  // namespace

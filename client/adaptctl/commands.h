@@ -22,6 +22,8 @@ void AddPredictCommand(CLI::App& app, Action* action);
 void AddFeedbackCommand(CLI::App& app, Action* action);
 // compile, export, import, encoders, cluster status | drain
 void AddOtherCommands(CLI::App& app, Action* action);
+// cluster migrate (added to the `cluster` subcommand)
+void AddMigrateCommand(CLI::App& cluster, Action* action);
 // hash-token
 void AddSecurityCommands(CLI::App& app, Action* action);
 // bench (the load generator)

@@ -224,7 +224,9 @@ absl::Status RunClusterDrain(const DrainOptions& options, const GlobalOptions& g
 
 void AddCluster(CLI::App& app, Action* action) {
   CLI::App* cluster = app.add_subcommand(
-      "cluster", "A cluster's members and the moves of stores between them (an admin token)");
+      "cluster",
+      "A cluster's members, the moves of stores between them, and loading data directories "
+      "into it (an admin token)");
   cluster->require_subcommand(1);
   CLI::App* status = cluster->add_subcommand(
       "status",
@@ -246,6 +248,7 @@ void AddCluster(CLI::App& app, Action* action) {
       return RunClusterDrain(*drain_options, g);
     };
   });
+  AddMigrateCommand(*cluster, action);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 #include "server/cluster/shard_claims.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -261,14 +263,30 @@ void ShardClaims::Claim(const std::vector<int>& shards, ClaimReason reason) {
       continue;
     }
     const int64_t fence = response->header().revision();
-    for (size_t i = begin; i < end; ++i) {
-      {
-        absl::MutexLock lock(&mu_);
-        held_[shards[i]] = fence;
-      }
-      if (hooks_.on_acquired) hooks_.on_acquired(shards[i], fence, reason);
+    {
+      absl::MutexLock lock(&mu_);
+      for (size_t i = begin; i < end; ++i) held_[shards[i]] = fence;
+    }
+    if (hooks_.on_acquired) {
+      Open(std::vector<int>(shards.begin() + begin, shards.begin() + end), fence, reason);
     }
   }
+}
+
+void ShardClaims::Open(const std::vector<int>& shards, int64_t fence, ClaimReason reason) {
+  // Each thread takes the next shard not yet opened; all are open when the threads end.
+  std::atomic<size_t> next{0};
+  auto open = [&] {
+    for (size_t i = next++; i < shards.size(); i = next++) {
+      hooks_.on_acquired(shards[i], fence, reason);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(shards.size(), static_cast<size_t>(std::max(1, options_.open_threads)));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(open);
+  open();
+  for (std::thread& helper : helpers) helper.join();
 }
 
 void ShardClaims::Reclaim(const std::vector<int>& shards) {

@@ -74,11 +74,15 @@ class ShardClaims {
     int shards = kDefaultShards;
     absl::Duration tick = absl::Milliseconds(500);
     size_t batch = 100;  // claims or releases per transaction
+    // Threads opening the shards of one claimed batch at once (on_acquired), so a failover's
+    // many shards are read from etcd and object storage side by side.
+    int open_threads = 8;
     etcd::EtcdWatcher::Options watch;
   };
   struct Hooks {
     // A shard this member now holds, under `fence` (FenceOf answers it already): open it
-    // (read its stores' entries).
+    // (read its stores' entries). The shards of one batch are opened on up to
+    // Options::open_threads threads at once; the next batch is claimed once all are open.
     std::function<void(int shard, int64_t fence, ClaimReason reason)> on_acquired;
     // Before a release: stop the shard's writes, write its changed stores out, unload them. An
     // error keeps the shard held, and the release is tried again next tick.
@@ -124,6 +128,8 @@ class ShardClaims {
   void Round();
   void Reclaim(const std::vector<int>& shards);
   void Claim(const std::vector<int>& shards, ClaimReason reason);
+  // Runs on_acquired for each of `shards` (claimed in one transaction), open_threads at once.
+  void Open(const std::vector<int>& shards, int64_t fence, ClaimReason reason);
   void Release(int shard);
   int ShardOfKey(const std::string& key) const;
 

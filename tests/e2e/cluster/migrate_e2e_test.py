@@ -10,9 +10,9 @@ example counts there as before; the stale copy is skipped for its owner's; a res
 acknowledged example id is skipped at the target; a rerun skips everything; a directory an
 adaptd has open is refused; and the source directories are byte-identical after.
 
-The target is a single adaptd server: the command's logic (export, import with the remembered
-ids, the owner of a doubly held store, idempotent reruns) does not depend on what serves
-ImportStore, and a cluster on etcd needs etcd and SeaweedFS, which this test does not start.
+The target is a single adaptd server, or with ADAPTD_CLUSTER_KIND=etcd a 2-member cluster on
+etcd (tests/e2e/cluster/cluster_kinds.py: a 3-member etcd and SeaweedFS, ADAPTD_ETCD_BIN and
+ADAPTD_WEED_BIN), migrated into and checked through one of its members.
 
 Usage: migrate_e2e_test.py --adaptctl PATH --adaptd PATH [unittest arguments]
 (PYTHONPATH must hold the generated modules, adapt/v1/*_pb2*.py, as ctest sets it).
@@ -34,15 +34,17 @@ import unittest
 
 import grpc
 from adapt.v1 import adapt_pb2, adapt_pb2_grpc
+import cluster_kinds
 from cluster_kinds import rendezvous
 
 ADAPTCTL = os.environ.get("ADAPTCTL_BIN", "")
 ADAPTD = os.environ.get("ADAPTD_BIN", "")
-START_TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0
 DIM = 6
 LABELS = ["red", "green", "blue"]
 MEMBERS = ["a", "b"]
 TOKEN = "migrate-admin-token-0123456789"
+MEMBER_TOKEN = "migrate-members-secret-7c21"  # a target cluster's members' own calls
 
 
 def free_port():
@@ -120,11 +122,15 @@ class MigrateEndToEnd(unittest.TestCase):
         cls.expected = {}  # "tenant/store" -> (predictions, examples)
         cls.ids = {}  # "tenant/store" -> the example ids acknowledged
         cls.servers = []
+        cls.backing = None
         try:
             cls.make_single_server()
             cls.make_static_cluster()
-            cls.target = cls.start("target", os.path.join(cls.tmp, "data-target"),
-                                   ["--config", cls.target_config()])
+            if cluster_kinds.KIND == "etcd":
+                cls.target = cls.start_cluster_on_etcd()
+            else:
+                cls.target = cls.start("target", os.path.join(cls.tmp, "data-target"),
+                                       ["--config", cls.target_config()])
         except Exception:
             cls.tearDownClass()
             raise
@@ -135,6 +141,9 @@ class MigrateEndToEnd(unittest.TestCase):
             if server.process.poll() is None:
                 server.process.kill()
                 server.process.wait()
+            server.log.close()
+        if cls.backing is not None:
+            cls.backing.close()
         if os.environ.get("MIGRATE_E2E_KEEP"):
             sys.stderr.write("kept %s\n" % cls.tmp)
         else:
@@ -255,10 +264,30 @@ class MigrateEndToEnd(unittest.TestCase):
         stale.stop()
 
     @classmethod
-    def wait_settled(cls, addr):
+    def start_cluster_on_etcd(cls):
+        """Two members of a cluster on etcd with the admin token; returns the first."""
+        cls.backing = cluster_kinds.Backing(cls.tmp)
+        member_token = os.path.join(cls.tmp, "member-token")
+        with open(member_token, "w") as f:
+            f.write(MEMBER_TOKEN)
+        addrs = {m: "127.0.0.1:%d" % free_port() for m in ("ta", "tb")}
+        members = {}
+        for m, addr in addrs.items():
+            members[m] = Server(cls.tmp, m, os.path.join(cls.tmp, "data-" + m),
+                                ["--config", cls.target_config(),
+                                 "--cluster-member-token-file", member_token] +
+                                cls.backing.member_flags(m, addr, addrs), addr=addr)
+            cls.servers.append(members[m])
+        for server in members.values():
+            server.wait_serving()
+        cls.wait_settled(addrs["ta"], token=TOKEN)
+        return members["ta"]
+
+    @classmethod
+    def wait_settled(cls, addr, token=None):
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
-            probe = cls.ctl(addr, "cluster", "status")
+            probe = cls.ctl(addr, "cluster", "status", token=token)
             if probe.returncode == 0 and json.loads(probe.stdout)["settled"]:
                 return
             if time.monotonic() > deadline:

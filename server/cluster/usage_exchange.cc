@@ -24,17 +24,21 @@ UsageExchange::~UsageExchange() { Stop(); }
 
 void UsageExchange::Start() {
   if (!quotas_->limits_memory() && !quotas_->limits_rate()) return;  // nothing to exchange
-  if (thread_.joinable()) return;
-  quotas_->SetPeerUsage(peers_->Others().size() + 1, {}, {});
+  const size_t members = peers_->Others().size() + 1;
+  absl::MutexLock lock(&mu_);
+  if (stop_ || thread_.joinable()) return;
+  quotas_->SetPeerUsage(members, {}, {});
   thread_ = std::thread([this] { Loop(); });
 }
 
 void UsageExchange::Stop() {
+  std::thread thread;
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
+    thread = std::move(thread_);
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
 }
 
 adapt::v1::ClusterQuotaResponse UsageExchange::Usage() const {

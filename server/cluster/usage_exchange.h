@@ -77,9 +77,10 @@ class UsageExchange {
   UsageExchange& operator=(const UsageExchange&) = delete;
 
   // Starts the rounds on a thread of their own, when some tenant has a memory or rate limit
-  // (until the first round each member takes its even part of every limit). Once at most.
+  // (until the first round each member takes its even part of every limit). Once at most, and
+  // not after Stop.
   void Start() ABSL_LOCKS_EXCLUDED(mu_);
-  // Ends the rounds; idempotent.
+  // Ends the rounds for good; idempotent, and safe while Start runs on another thread.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // What this member answers to USAGE: its usage as the last round measured it.
@@ -103,7 +104,7 @@ class UsageExchange {
   // The last usage each other member reported, by name (kept while it does not answer).
   std::map<std::string, adapt::v1::ClusterQuotaResponse> reported_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace adaptd

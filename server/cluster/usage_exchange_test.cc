@@ -173,6 +173,14 @@ TEST_F(UsageExchangeTest, StartGivesEachMemberItsEvenPartThenExchangesEveryInter
   EXPECT_EQ(peers_.asked(), asked);  // none once stopped
 }
 
+TEST_F(UsageExchangeTest, AStartAfterTheStopRunsNothing) {
+  peers_.Set("b", 0, 0);
+  exchange_.Stop();  // a member stopping while it still starts
+  exchange_.Start();
+  absl::SleepFor(absl::Milliseconds(60));
+  EXPECT_EQ(peers_.asked(), 0);
+}
+
 TEST(UsageExchangeWithoutLimits, DoesNotRun) {
   FakePeers peers;
   peers.Set("b", 0, 0);

@@ -41,7 +41,8 @@ int64_t HeapTrimIntervalNanos() {
 
 int64_t ConfigureHeapsForVaryingShapes() {
   static const int64_t trim_threshold = []() -> int64_t {
-    const auto top = static_cast<int64_t>(EnvNumber(kOnnxHeapTopEnv, /*fallback=*/4.0) * (1 << 20));
+    const auto top =
+        static_cast<int64_t>(EnvNumber(kOnnxHeapTopEnv, /*fallback=*/16.0) * (1 << 20));
     if (top == 0 || EnvironmentSetsThresholds()) return 0;
     // Setting either threshold stops glibc's rise of both; the mmap threshold is fixed where
     // that rise would end, so large blocks come from the heaps as before.

@@ -9,8 +9,9 @@
 // malloc_trim never shrinks the top of a thread's heap. So two settings, once per process:
 //  - the heap settings (ConfigureHeapsForVaryingShapes): the mmap threshold fixed at 32 MiB
 //    (where glibc's own rise ends, so blocks come from the same places) and the trim threshold
-//    at kOnnxHeapTopEnv MiB (default 4), so a heap hands back the top above it when a block is
-//    freed;
+//    at kOnnxHeapTopEnv MiB (default 16), so a heap hands back the top above it when a block
+//    is freed (at 4 MiB the served MiniLM's batches were handed back and faulted in again
+//    each time, about 28 % more CPU a predict; at 16 MiB no cost was measured, bench/RESULTS.md);
 //  - after a text or image batch, at most once every kOnnxHeapTrimEnv seconds (default 1),
 //    malloc_trim(0), which hands back the free pages inside every heap.
 // Both are thread-safe; the settings are process-wide and made once.
@@ -24,7 +25,7 @@ namespace adaptd {
 // The environment variable that sets how often, at most, text and image batches hand the
 // heaps' free pages back (malloc_trim): seconds, default 1; 0 never.
 inline constexpr char kOnnxHeapTrimEnv[] = "ADAPTD_ONNX_HEAP_TRIM_SECONDS";
-// The environment variable that sets the free space (MiB) a heap keeps at its top: default 4;
+// The environment variable that sets the free space (MiB) a heap keeps at its top: default 16;
 // 0 leaves glibc's thresholds as they are (rising with the blocks freed, up to 64 MiB kept).
 inline constexpr char kOnnxHeapTopEnv[] = "ADAPTD_ONNX_HEAP_TOP_MIB";
 

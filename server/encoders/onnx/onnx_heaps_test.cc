@@ -39,7 +39,7 @@ int64_t ResidentLeftByABatchOnAThread() {
 }
 
 TEST(OnnxHeapsTest, AThreadsHeapHandsBackTheBlocksOfABatchItFreed) {
-  EXPECT_EQ(ConfigureHeapsForVaryingShapes(), int64_t{4} << 20);
+  EXPECT_EQ(ConfigureHeapsForVaryingShapes(), int64_t{16} << 20);
   EXPECT_LE(ResidentLeftByABatchOnAThread(), int64_t{8} << 20);
 }
 

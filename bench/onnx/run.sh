@@ -10,14 +10,18 @@
 #     the onnx MiniLM encoder and on the native sentence_bert one, alternated per round;
 #  5. resident memory: adaptd with no model, with the onnx MiniLM, with sentence_bert, and the
 #     onnx server's growth over MEMORY_SECONDS of mixed shapes (texts of 1 to 200 words, 64, 8
-#     and 1 clients in turn), sampled every 10 s from the first sample after 30 s.
+#     and 1 clients in turn), sampled every 10 s from the first sample after 30 s;
+#  6. the heap settings' cost (server/encoders/onnx/onnx_heaps.h): predicts/s at 64 clients on the
+#     onnx MiniLM as in 4, one adaptd with the settings (ADAPTD_ONNX_HEAP_TOP_MIB=HEAP_TOP_MIB,
+#     empty: the default) and one without (0: glibc's own thresholds), alternated per round, with
+#     the server's CPU time and minor page faults per predict.
 # Prints JSON lines (to OUT too) and a summary.
 #
 # Usage: bench/onnx/run.sh [BUILD_DIR]   (default: build)
 # Environment: PEER_PYTHON (a python with numpy and onnxruntime 1.32.0; required), ROUNDS (3),
 #   SECONDS_PER_CASE (3), DURATION (10, per served phase), STORES (20), MEMORY_SECONDS (150),
 #   OUT (a JSON lines file; default WORK/results.jsonl, removed at exit), PARTS (the parts to
-#   run, default "1 2 3 4 5"; the summary covers what OUT holds).
+#   run, default "1 2 3 4 5 6"; the summary covers what OUT holds).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -35,7 +39,7 @@ SECONDS_PER_CASE="${SECONDS_PER_CASE:-3}"
 DURATION="${DURATION:-10}"
 STORES="${STORES:-20}"
 MEMORY_SECONDS="${MEMORY_SECONDS:-150}"
-PARTS=" ${PARTS:-1 2 3 4 5} "
+PARTS=" ${PARTS:-1 2 3 4 5 6} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 for f in "$ADAPTD" "$ADAPTCTL" "$BENCH" "$LIBRARY" "$MODEL" "$MINILM/model.safetensors"; do
   [[ -e "$f" ]] || { echo "missing $f (bash .ci/dev build; ctest -R onnx_minilm_graph)" >&2; exit 1; }
@@ -51,6 +55,14 @@ emit() { tee -a "$OUT"; }
 TEXTS="$WORK/texts/texts.txt"
 IDS="$WORK/ids.bin"
 "$PEER_PYTHON" "$ROOT/bench/onnx/ort_peer.py" make-ids "$IDS" --vocab "$(dirname "$MODEL")/vocab.txt"
+
+# served ENCODER FIELDS: predicts/s of one adaptctl bench at 64 clients on ENCODER (faast stores,
+# one text per request), a JSON line that starts with FIELDS (a JSON object).
+served() {
+  "$ADAPTCTL" --addr "$ADDR" --timeout 120 bench --concurrency 64 --stores "$STORES" \
+    --kind faast --encoder "$1" --texts "$TEXTS" --labels 16 --duration "$DURATION" |
+    /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); r=json.loads(sys.argv[1]); r.update({"concurrency": d["concurrency"], "predicts_per_s": d["throughput"], "errors": d.get("errors")}); print(json.dumps(r))' "$2"
+}
 
 if part 1; then
 echo "== 1. the model alone: adaptd (OrtModel) and the Python onnxruntime, alternated" >&2
@@ -108,10 +120,7 @@ JSON
 start_fresh_server "$ADAPTD" --fsync off --config "$WORK/enc.json" --onnxruntime-library "$LIBRARY"
 for ((round = 1; round <= ROUNDS; round++)); do
   for encoder in minilm-onnx minilm; do
-    "$ADAPTCTL" --addr "$ADDR" --timeout 120 bench --concurrency 64 --stores "$STORES" \
-      --kind faast --encoder "$encoder" --texts "$TEXTS" --labels 16 --duration "$DURATION" |
-      /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(json.dumps({"round": int(sys.argv[1]), "case": "served", "encoder": sys.argv[2], "concurrency": d["concurrency"], "predicts_per_s": d["throughput"], "errors": d.get("errors")}))' \
-        "$round" "$encoder" | emit
+    served "$encoder" "{\"round\": $round, \"case\": \"served\", \"encoder\": \"$encoder\"}" | emit
   done
 done
 stop_fresh_server
@@ -120,6 +129,25 @@ fi
 if part 5; then
 echo "== 5. resident memory" >&2
 rss() { awk '/^VmRSS/ {print $2 * 1024}' "/proc/$SERVER_PID/status"; }
+# Where the resident bytes are, as JSON members: glibc's main heap ([heap]) and its threads' heaps
+# (anonymous read-write mappings that start at a multiple of 64 MiB, glibc's heap size).
+heap_rss() {
+  /usr/bin/python3 - "/proc/$SERVER_PID/smaps" <<'PY'
+import re, sys
+main = threads = 0
+kind = None
+for line in open(sys.argv[1]):
+    m = re.match(r"([0-9a-f]+)-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(\S*)", line)
+    if m:
+        start, perms, name = int(m.group(1), 16), m.group(2), m.group(3)
+        kind = "main" if name == "[heap]" else (
+            "threads" if not name and perms.startswith("rw") and start % (64 << 20) == 0 else None)
+    elif line.startswith("Rss:") and kind:
+        kb = int(line.split()[1])
+        main, threads = (main + kb, threads) if kind == "main" else (main, threads + kb)
+print('"main_heap_bytes": %d, "thread_heaps_bytes": %d' % (main * 1024, threads * 1024))
+PY
+}
 mem_config() {
   echo "{\"encoders\": [{\"name\": \"identity\", \"type\": \"identity\"}$1]}" >"$WORK/mem.json"
 }
@@ -156,9 +184,34 @@ while ((SECONDS - start < MEMORY_SECONDS)); do
       --encoder minilm-onnx --texts "$WORK/mixed.txt" --labels 4 --examples 16 --duration 5 \
       >/dev/null
   done
-  echo "{\"case\": \"rss-after-cycle\", \"seconds\": $((SECONDS - start)), \"bytes\": $(rss), \"peak_bytes\": $(awk '/^VmHWM/ {print $2 * 1024}' "/proc/$SERVER_PID/status")}" | emit
+  echo "{\"case\": \"rss-after-cycle\", \"seconds\": $((SECONDS - start)), \"bytes\": $(rss), \"peak_bytes\": $(awk '/^VmHWM/ {print $2 * 1024}' "/proc/$SERVER_PID/status"), $(heap_rss)}" | emit
 done
 stop_fresh_server
+fi
+
+if part 6; then
+echo "== 6. the heap settings against glibc's own thresholds, alternated" >&2
+cat >"$WORK/heaps.json" <<JSON
+{"encoders": [{"name": "minilm-onnx", "type": "onnx", "input": "text", "model_path": "$MODEL",
+   "output_tensor": "last_hidden_state", "max_tokens": 256, "normalize": true}]}
+JSON
+# The server's minor page faults and CPU ticks: per predict they show the settings' cost apart
+# from the machine's load, which moves predicts/s.
+faults_and_ticks() { awk '{print $10, $14 + $15}' "/proc/$SERVER_PID/stat"; }
+for ((round = 1; round <= ROUNDS; round++)); do
+  for heaps in settings glibc; do
+    # HEAP_TOP_MIB: the settings' side (empty: the encoder's default); the other runs glibc's own.
+    top="$([[ $heaps == glibc ]] && echo 0 || echo "${HEAP_TOP_MIB:-}")"
+    ADAPTD_ONNX_HEAP_TOP_MIB=$top start_fresh_server "$ADAPTD" --fsync off \
+      --config "$WORK/heaps.json" --onnxruntime-library "$LIBRARY"
+    read -r faults ticks < <(faults_and_ticks)
+    line="$(served minilm-onnx "{\"round\": $round, \"case\": \"heaps\", \"heaps\": \"$heaps\", \"top_mib\": \"$top\"}")"
+    read -r faults_after ticks_after < <(faults_and_ticks)
+    /usr/bin/python3 -c 'import json,sys; r=json.loads(sys.argv[1]); n=r["predicts_per_s"]*float(sys.argv[2]); r.update({"cpu_ms_per_predict": 1000.0*int(sys.argv[3])/int(sys.argv[4])/n, "minor_faults_per_predict": int(sys.argv[5])/n}); print(json.dumps(r))' \
+      "$line" "$DURATION" $((ticks_after - ticks)) "$(getconf CLK_TCK)" $((faults_after - faults)) | emit
+    stop_fresh_server
+  done
+done
 fi
 
 /usr/bin/python3 - "$OUT" <<'PY'
@@ -193,11 +246,25 @@ if served and encode:  # parts 3 and 4
     bert = {r["round"]: r["predicts_per_s"] for r in served if r["encoder"] == "minilm"}
     print("onnx served / in-process best (%.1f texts/s): %.2f" % (best, statistics.median(onnx.values()) / best))
     print("onnx / sentence_bert per round: %s" % ["%.2f" % (onnx[k] / bert[k]) for k in sorted(onnx)])
+heaps = [r for r in rows if r.get("case") == "heaps"]
+if heaps:  # part 6
+    on = {r["round"]: r["predicts_per_s"] for r in heaps if r["heaps"] == "settings"}
+    off = {r["round"]: r["predicts_per_s"] for r in heaps if r["heaps"] == "glibc"}
+    print("served onnx at 64 clients, heap settings / glibc's thresholds per round: %s (%s against %s predicts/s)" % (
+        ["%.2f" % (on[k] / off[k]) for k in sorted(on) if k in off],
+        ["%.1f" % on[k] for k in sorted(on)], ["%.1f" % off[k] for k in sorted(off)]))
+    for key in ("cpu_ms_per_predict", "minor_faults_per_predict"):
+        print("%s, settings against glibc's: %s against %s" % (key,
+            ["%.2f" % r[key] for r in heaps if r["heaps"] == "settings" and key in r],
+            ["%.2f" % r[key] for r in heaps if r["heaps"] == "glibc" and key in r]))
 rss = {r["server"]: r["bytes"] for r in rows if r.get("case") == "rss"}
 print("rss MiB: %s" % {k: round(v / 2**20, 1) for k, v in rss.items()})
 load = [r for r in rows if r.get("case") == "rss-after-cycle"]
 after = [r for r in load if r["seconds"] >= 30]
 if after:
+    print("threads' heaps after each cycle MiB: %s; main heap: %s" % (
+        [round(r.get("thread_heaps_bytes", 0) / 2**20, 1) for r in load],
+        [round(r.get("main_heap_bytes", 0) / 2**20, 1) for r in load]))
     print("rss after each cycle MiB: %s (peak %.1f); growth from %d s to %d s: %.2f%%" % (
         [round(r["bytes"] / 2**20, 1) for r in load], load[-1]["peak_bytes"] / 2**20,
         after[0]["seconds"], after[-1]["seconds"],

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/adaptctl/commands.h"
 #include "client/adaptctl/files.h"
 #include "client/adaptctl/migrate_source.h"
@@ -57,7 +58,9 @@ struct Source {
 struct Planned {
   Source* source;
   adapt::v1::StoreInfo info;
-  std::string owner;  // set when another source holds it too
+  // When more than one source holds it: their names, and its owner by --members.
+  std::vector<std::string> holders;
+  std::string owner;
 };
 
 std::string StatusText(const absl::Status& status) {
@@ -252,12 +255,12 @@ absl::StatusOr<std::vector<Planned>> Migration::Plan(
     if (!client.ok()) return client.status();
     for (const std::string& tenant : tenants) {
       absl::Status listed = (*client)->ForEachStore(tenant, [&](const adapt::v1::StoreInfo& info) {
-        Planned& p = planned.emplace_back(Planned{&source, info, ""});
+        Planned& p = planned.emplace_back(Planned{&source, info, {}, ""});
         const std::vector<Source*>& held = holders[absl::StrCat(tenant, "/", info.store())];
+        // Several sources come with --members (ParseSources).
         if (held.size() > 1 && membership.has_value()) {
+          for (const Source* holder : held) p.holders.push_back(holder->name);
           p.owner = membership->OwnerOf(tenant, info.store()).name;
-        } else if (held.size() > 1) {
-          p.owner = "?";
         }
         return absl::OkStatus();
       });
@@ -278,12 +281,16 @@ bool Migration::Migrate(const Planned& planned, adapt::v1::Adaptation::Stub& stu
     PrintSummary(line);
     return result != "failed";
   };
-  if (!planned.owner.empty()) {
-    line["held_by_several"] = true;
+  if (!planned.holders.empty()) {
+    line["held_by"] = planned.holders;
     line["owner"] = planned.owner;
-    if (planned.owner == "?") {
-      return finish("failed", absl::FailedPreconditionError(
-                                  "held by more than one --data-dir: give --members to decide"));
+    const bool owner_holds = std::find(planned.holders.begin(), planned.holders.end(),
+                                       planned.owner) != planned.holders.end();
+    // No copy is known to be the latest: reported once, at the first holder.
+    if (!owner_holds && planned.source->name == planned.holders.front()) {
+      return finish("failed", absl::FailedPreconditionError(absl::StrCat(
+                                  "held by ", absl::StrJoin(planned.holders, " and "),
+                                  ", none of them its owner by --members, ", planned.owner)));
     }
     if (planned.owner != planned.source->name) return finish("skipped-not-owner");
   }
@@ -383,7 +390,7 @@ constexpr char kMigrateHelp[] =
     "A static cluster: one --data-dir NAME=DIR per member and --members as its\n"
     "--cluster-members list. A store in two members' directories (a hand-off caught mid-way)\n"
     "is imported once, from its owner by that list less the members drained in each DIR's\n"
-    "cluster.state (skipped-not-owner at the other).\n"
+    "cluster.state (skipped-not-owner at the other; failed when none of them is its owner).\n"
     "Output: one JSON line per store (result imported, skipped-exists, skipped-not-owner or\n"
     "failed with its error), then a summary line; exit status 1 when any store failed.";
 

@@ -379,6 +379,16 @@ class MigrateEndToEnd(unittest.TestCase):
             self.assertTrue(all(line["result"] in ("skipped-exists", "skipped-not-owner")
                                 for line in lines), lines)
 
+        # A member list with a third member, whose directory is not given, owning the store
+        # both others hold: no copy is known to be the latest, so that store fails, once.
+        self.assertEqual(rendezvous(MEMBERS + ["c"], self.doubled), "c")
+        result, lines, summary = self.migrate("--members", self.members + ",c=127.0.0.1:1",
+                                              *cluster_args[2:])
+        self.assertEqual(result.returncode, 1, result.stderr + result.stdout)
+        self.assertEqual([(line["tenant"] + "/" + line["store"], line["owner"])
+                          for line in lines if line["result"] == "failed"], [(self.doubled, "c")])
+        self.assertEqual((summary["imported"], summary["failed"]), (0, 1))
+
         # Members' directories without the member list that decides their owners.
         result, lines, _ = self.migrate(*cluster_args[2:])
         self.assertEqual(result.returncode, 2, result.stderr)

@@ -255,6 +255,33 @@ TEST_F(EngineBaseTest, ABaseInUseIsNotDeletedAcrossRestarts) {
   EXPECT_TRUE(Delete("shared", "curated").ok());
 }
 
+// A store made from a base, exported and imported under another name: the import answers as
+// the original and its base is in use by it (the delete of the base names it), after a
+// restart too.
+TEST_F(EngineBaseTest, AnImportedStoreFromABaseKeepsItsBaseInUse) {
+  ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
+  Adapt("shared", "curated", 20, {"a", "b"});
+  ASSERT_TRUE(Compile("shared", "curated").ok());
+  ASSERT_TRUE(Create("acme", "one", Faast(1.0, "shared/curated")).ok());
+  adapt::v1::ExportStoreRequest request;
+  request.set_tenant("acme");
+  request.set_store("one");
+  absl::StatusOr<std::string> file = engine_->Export(request);
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<adapt::v1::StoreInfo> imported = engine_->Import("beta", "copy", *file);
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->spec().base(), "shared/curated");
+  EXPECT_EQ(Scores("beta", "copy"), Scores("acme", "one"));
+  ASSERT_TRUE(Delete("acme", "one").ok());
+  absl::Status refused = Delete("shared", "curated");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("beta/copy"), std::string::npos) << refused;
+  Start();
+  EXPECT_EQ(Delete("shared", "curated").code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(Delete("beta", "copy").ok());
+  EXPECT_TRUE(Delete("shared", "curated").ok());
+}
+
 void EngineBaseTest::RefreshBaseScenario() {
   ASSERT_TRUE(Create("shared", "curated", Faast(0.5)).ok());
   Adapt("shared", "curated", 20, {"a", "b"});

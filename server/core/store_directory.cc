@@ -340,7 +340,8 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> StoreDirectory::AddImported(
                    AddDurably(tenant, name, store, store->spec(), /*imported=*/true, applied_ids));
   // An imported store keeps the copy of its base in its state; its base, if this server has
   // it, is in use from now on.
-  if (const std::string& b = store->spec().base(); !b.empty()) {
+  // By value: spec() returns a copy, so a reference into it would dangle.
+  if (const std::string b = store->spec().base(); !b.empty()) {
     AddDependantLocked(b, absl::StrCat(tenant, "/", name));
   }
   return slot;

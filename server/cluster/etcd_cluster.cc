@@ -31,6 +31,8 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
   cluster->self_ = c.self();
   cluster->restart_grace_ = absl::Seconds(
       c.restart_grace_seconds() > 0 ? c.restart_grace_seconds() : defaults::kRestartGraceSeconds);
+  cluster->usage_interval_ = absl::Milliseconds(
+      c.handoff_interval_ms() > 0 ? c.handoff_interval_ms() : defaults::kHandoffIntervalMs);
   ASSIGN_OR_RETURN(cluster->forwarder_, Forwarder::Create(config, metrics));
   std::string member_token;
   if (!c.member_token_file().empty()) {
@@ -79,6 +81,7 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
 EtcdCluster::~EtcdCluster() {
   if (metrics_ != nullptr) metrics_->ClearClusterSource(this);
   stopping_.store(true);
+  if (usage_ != nullptr) usage_->Stop();
   admin_.Close();
   member_.reset();
 }
@@ -86,11 +89,16 @@ EtcdCluster::~EtcdCluster() {
 void EtcdCluster::Attach(Engine* engine) {
   bases_ = std::make_unique<ClusterBases>(this, calls_.get(), engine);
   engine->SetRemoteBases(bases_.get());
+  usage_peers_ = std::make_unique<MemberUsagePeers>([this] { return Peers(); }, calls_.get());
+  usage_ = std::make_unique<UsageExchange>(
+      usage_peers_.get(), &engine->quotas(), [engine] { return engine->MemoryByTenant(); },
+      usage_interval_);
 }
 
 absl::Status EtcdCluster::Serve(Engine* engine) {
   absl::Status served = member_->Serve(engine);
   serving_.store(true);
+  if (served.ok() && usage_ != nullptr) usage_->Start();
   return served;
 }
 
@@ -155,6 +163,7 @@ std::vector<const cluster::Member*> EtcdCluster::Peers() const {
 
 void EtcdCluster::Freeze() {
   stopping_.store(true);
+  if (usage_ != nullptr) usage_->Stop();  // the engine shuts down after this
   if (serving_.load()) member_->claims().Freeze();
 }
 

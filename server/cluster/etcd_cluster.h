@@ -2,7 +2,10 @@
 // the config (a `cluster` without `members`, and a `durable_log`): its ClusterMember (the
 // registration under a lease, the claims of shards, the engine's shards following them), the
 // routing of each call by the claims recorded in etcd, and the forwarder that passes a call
-// for a shard another member holds to that member's advertised address.
+// for a shard another member holds to that member's advertised address. The tenants' memory
+// and examples-per-second quotas hold over the registered members by the usage exchange
+// (UsageExchange, ClusterQuota USAGE to each with the member token); store counts are exact
+// through etcd.
 //
 // Start-up: Register (STARTING), the engine opened over Engine::DurableLogOf(..., fences()),
 // Attach, the transports listening, then Serve (claims, READY). A SIGTERM: Freeze, the calls
@@ -36,6 +39,7 @@
 #include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
 #include "server/cluster/routing.h"
+#include "server/cluster/usage_exchange.h"
 #include "server/core/engine.h"
 #include "server/durability/etcd_fence.h"
 #include "server/etcd/etcd_client.h"
@@ -61,11 +65,11 @@ class EtcdCluster final : public BaseLocator {
 
   // The fences of the shards this member holds, for the engine's durability.
   std::shared_ptr<const ShardFences> fences() const { return member_->fences(); }
-  // Gives the engine (which must outlive this) the base stores other members hold; before the
-  // transports start.
+  // Gives the engine (which must outlive this) the base stores other members hold, and builds
+  // the usage exchange over its quotas; before the transports start.
   void Attach(Engine* engine);
   // Starts claiming shards for `engine` (which must outlive this), waits until those first won
-  // are adopted, and sets this member READY.
+  // are adopted, sets this member READY, and starts the usage exchange.
   absl::Status Serve(Engine* engine);
 
   // Where a call for tenant/store runs, by the claims in etcd: null for here (this member holds
@@ -99,7 +103,8 @@ class EtcdCluster final : public BaseLocator {
   // Whether a stop began (Freeze): admin waits end.
   bool stopping() const { return stopping_.load(); }
 
-  // A stop begins: no shard is claimed or released from here on.
+  // A stop begins: no shard is claimed or released from here on, and the usage exchange ends
+  // (the quotas keep the others' usage it last heard).
   void Freeze();
   // After the last calls and the engine's final flush (each changed store written out): moves
   // the registration (RESTARTING) and every claim to a lease of the restart grace, so the
@@ -109,6 +114,9 @@ class EtcdCluster final : public BaseLocator {
   // Base stores another member holds (ClusterBase calls to it, with the member token); a
   // ClusterBase call from another member is answered by bases()->Answer.
   ClusterBases* bases() const { return bases_.get(); }
+  // The memory and examples-per-second usage exchange with the registered members; a
+  // ClusterQuota USAGE from another member is answered by usage()->Usage(). Null before Attach.
+  UsageExchange* usage() const { return usage_.get(); }
   // BaseLocator: a base's holder by the claims.
   absl::StatusOr<const cluster::Member*> HolderOf(const std::string& tenant,
                                                   const std::string& store) const override;
@@ -132,11 +140,14 @@ class EtcdCluster final : public BaseLocator {
   std::string self_;
   absl::Duration restart_grace_;
   absl::Duration lease_ttl_;
+  absl::Duration usage_interval_;
   Metrics* metrics_ = nullptr;  // samples this member until it goes
   std::unique_ptr<etcd::EtcdClient> client_;
   std::unique_ptr<Forwarder> forwarder_;
   std::unique_ptr<MemberCalls> calls_;  // this member's own calls to the others
   std::unique_ptr<ClusterBases> bases_;
+  std::unique_ptr<MemberUsagePeers> usage_peers_;   // the registered members, but this one
+  std::unique_ptr<UsageExchange> usage_;            // stopped first: it reads the registry
   std::unique_ptr<cluster::ClusterMember> member_;  // declared after the client it uses
   std::atomic<bool> serving_{false};                // Serve ran: the claims exist
   std::atomic<bool> stopping_{false};

@@ -17,12 +17,23 @@ namespace {
 
 absl::Status ShuttingDown() { return absl::UnavailableError("the server is shutting down"); }
 
-// The static cluster's calls between members, which a cluster on etcd does not make.
-absl::Status NotAStaticClusterCall(const char* method) {
-  return absl::UnimplementedError(
-      absl::StrCat(method,
-                   ": a call between the members of a static cluster (docs/CLUSTER.md); this "
-                   "member is one of a cluster on etcd (docs/CLUSTER_ETCD.md)"));
+// A cluster on etcd's answer to ClusterQuota: its members exchange usage (USAGE); store counts
+// are exact through etcd, so the static cluster's slots are not asked for there.
+absl::Status AnswerUsageOnEtcd(const EtcdCluster& cluster,
+                               const adapt::v1::ClusterQuotaRequest& request,
+                               adapt::v1::ClusterQuotaResponse* response) {
+  if (request.op() != adapt::v1::ClusterQuotaRequest::USAGE) {
+    return absl::UnimplementedError(absl::StrCat(
+        "ClusterQuota ", adapt::v1::ClusterQuotaRequest::Op_Name(request.op()),
+        ": the static cluster's store count (docs/CLUSTER.md); this member is one of a cluster "
+        "on etcd (docs/CLUSTER_ETCD.md), whose store counts are exact through etcd: only USAGE "
+        "is answered"));
+  }
+  if (cluster.usage() == nullptr) {
+    return absl::UnavailableError("this member is starting: it has no usage yet; retry");
+  }
+  *response = cluster.usage()->Usage();
+  return absl::OkStatus();
 }
 
 // How long an admin call gives each other member to answer: its own deadline's remainder, at
@@ -568,7 +579,7 @@ void Service::EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMember
 void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRequest& request,
                            adapt::v1::ClusterQuotaResponse* response, Done done) {
   if (o_.etcd_cluster != nullptr) {
-    done(NotAStaticClusterCall("ClusterQuota"));
+    done(AnswerUsageOnEtcd(*o_.etcd_cluster, request, response));
     return;
   }
   ClusterQuotas* quotas = o_.cluster->quotas();

@@ -10,13 +10,17 @@
 // - A fourth member joins and wins about a quarter of the shards; drained, it gives them back.
 // - A member paused past its lease: the others take its shards; running again, it stops.
 // - Stores created from a base that another member holds; the base's delete refused while used.
+// - A tenant's memory limit held over the stores of every member (the members' usage exchange).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -89,13 +93,19 @@ class ClusterOnEtcd : public ::testing::Test {
             "--cluster-settle",    "1",
             "--restart-grace",     "20"};
   }
+  // Flags every member started from here on gets after Flags'.
+  void AddFlags(const std::vector<std::string>& flags) {
+    extra_flags_.insert(extra_flags_.end(), flags.begin(), flags.end());
+  }
   void StartMembers(int n = kMembers) {
     for (int i = 0; i < n; ++i) ASSERT_NO_FATAL_FAILURE(AddMember());
   }
   void AddMember() {
     const std::string name = "m" + std::to_string(members_.size());
+    std::vector<std::string> flags = Flags(name);
+    flags.insert(flags.end(), extra_flags_.begin(), extra_flags_.end());
     members_.push_back(std::make_unique<Adaptd>(binary_, root_ + "/" + name,
-                                                root_ + "/" + name + ".log", Flags(name)));
+                                                root_ + "/" + name + ".log", std::move(flags)));
     ASSERT_NO_FATAL_FAILURE(members_.back()->Start());
   }
   adapt::v1::Adaptation::Stub* Via(int member) { return members_[member]->stub(); }
@@ -217,6 +227,7 @@ class ClusterOnEtcd : public ::testing::Test {
   std::unique_ptr<EtcdCluster> etcd_;
   std::unique_ptr<SeaweedFs> s3_;
   std::vector<std::unique_ptr<Adaptd>> members_;
+  std::vector<std::string> extra_flags_;
 };
 
 // Stores written through every member; one member SIGKILLed and its data directory deleted;
@@ -421,6 +432,133 @@ TEST_F(ClusterOnEtcd, StoresCreatedFromABaseAnyMemberHoldsAndItsDeleteRefusedWhi
            deleted.error_message().find("is the base of") == std::string::npos &&
            std::chrono::steady_clock::now() < deadline);
   EXPECT_TRUE(deleted.ok()) << deleted.error_message();
+}
+
+// A tenant's memory limit over the cluster (docs/CLUSTER.md, "Quotas"): stores created and
+// grown through every member, each held by whichever member holds its shard, until the limit
+// refuses them. Each member alone would hold the tenant to the whole limit (three limits' worth
+// in all); the members' usage exchange holds their sum within about 10% of the one limit, and
+// a refusal at any member counts the memory the others hold.
+TEST_F(ClusterOnEtcd, ATenantsMemoryLimitHoldsOverTheStoresOfEveryMember) {
+  constexpr uint64_t kLimit = 400000;
+  constexpr int kIntervalMs = 200;
+  constexpr int kStoreDim = 32;  // a store grown by one write holds about 11 kB
+  const std::string config = root_ + "/quotas.json";
+  std::ofstream(config) << R"({"tenant_quotas": {"mem": {"max_memory_bytes": )" << kLimit << "}}}";
+  AddFlags({"--config", config, "--handoff-interval-ms", std::to_string(kIntervalMs)});
+  ASSERT_NO_FATAL_FAILURE(StartMembers());
+  ExpectShardsHeldBy({"m0", "m1", "m2"});
+
+  // Each step creates a store, writes to it and compiles it through the next member; a
+  // refused step is
+  // tried again after a few exchanges, and three refusals in a row (through three members)
+  // end it.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(0, 1);
+  std::vector<std::string> stores;
+  std::string refusal;
+  int refused_in_a_row = 0;
+  for (int i = 0; i < 100 && refused_in_a_row < kMembers; ++i) {
+    adapt::v1::Adaptation::Stub* via = Via(i % kMembers);
+    adapt::v1::CreateStoreRequest create;
+    create.set_tenant("mem");
+    create.set_store("q" + std::to_string(i));
+    create.mutable_spec()->set_kind(adapt::v1::STORE_KIND_FAAST);
+    create.mutable_spec()->set_dim(kStoreDim);
+    adapt::v1::StoreInfo info;
+    grpc::Status status = via->CreateStore(Context(20).get(), create, &info);
+    if (status.ok()) {
+      stores.push_back(create.store());
+      adapt::v1::AdaptRequest write;
+      write.set_tenant("mem");
+      write.set_store(create.store());
+      for (const char* label : {"north", "south"}) {
+        adapt::v1::Example* e = write.add_examples();
+        e->set_label(label);
+        for (int d = 0; d < kStoreDim; ++d)
+          e->mutable_input()->mutable_vector()->add_values(unit(rng));
+      }
+      adapt::v1::AdaptResponse written;
+      auto ctx = Context(20);
+      auto writer = via->Adapt(ctx.get(), &written);
+      writer->Write(write);
+      writer->WritesDone();
+      status = writer->Finish();
+    }
+    if (status.ok()) {
+      // Compiled now, so all it grows by is there before the next step is counted.
+      adapt::v1::CompileRequest compile;
+      compile.set_tenant("mem");
+      compile.set_store(create.store());
+      adapt::v1::CompileResponse compiled;
+      status = via->Compile(Context(20).get(), compile, &compiled);
+    }
+    if (status.ok()) {
+      refused_in_a_row = 0;
+      // The members exchange usage before the next step (a loaded machine's rounds run late).
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 * kIntervalMs));
+      continue;
+    }
+    ASSERT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+    refusal = status.error_message();
+    ASSERT_NE(refusal.find("quota max_memory_bytes: tenant 'mem' may use at most 400000 bytes"),
+              std::string::npos)
+        << refusal;
+    ++refused_in_a_row;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5 * kIntervalMs));
+  }
+  ASSERT_EQ(refused_in_a_row, kMembers) << stores.size() << " stores created";
+
+  uint64_t held = 0, largest = 0;
+  for (const std::string& store : stores) {
+    adapt::v1::GetStoreRequest get;
+    get.set_tenant("mem");
+    get.set_store(store);
+    adapt::v1::StoreInfo info;
+    const grpc::Status status = Via(0)->GetStore(Context(20).get(), get, &info);
+    ASSERT_TRUE(status.ok()) << store << ": " << status.error_message();
+    held += info.memory_bytes();
+    largest = std::max<uint64_t>(largest, info.memory_bytes());
+  }
+  ASSERT_GE(kLimit / largest, 30u) << "the stores are too large for the limit to count";
+  // Within 10% of the limit: a step passes while its member is under its part of the headroom,
+  // and what it then grows by (a write's growth is known once applied) may cross it.
+  EXPECT_GT(held, kLimit * 9 / 10) << stores.size() << " stores";
+  EXPECT_LT(held, kLimit * 11 / 10) << stores.size() << " stores";
+  // The last refusal (after exchanges with no change since) counts what the tenant holds over
+  // the cluster, more than the refusing member's part.
+  const std::regex counted("its stores use ([0-9]+) \\(([0-9]+) on this member\\)");
+  std::smatch used;
+  ASSERT_TRUE(std::regex_search(refusal, used, counted)) << refusal;
+  EXPECT_EQ(std::stoull(used[1]), held) << refusal;
+  EXPECT_LT(std::stoull(used[2]), held) << refusal;
+
+  // The members answer each other's USAGE (memory held here, per tenant with a limit); the
+  // static cluster's store slots are not theirs to give.
+  adapt::v1::ClusterQuotaRequest usage;
+  usage.set_op(adapt::v1::ClusterQuotaRequest::USAGE);
+  uint64_t reported = 0;
+  for (int m = 0; m < kMembers; ++m) {
+    adapt::v1::ClusterQuotaResponse answer;
+    const grpc::Status status = Via(m)->ClusterQuota(Context(20).get(), usage, &answer);
+    ASSERT_TRUE(status.ok()) << "m" << m << ": " << status.error_message();
+    for (const adapt::v1::TenantUsage& u : answer.tenants()) {
+      if (u.tenant() == "mem") reported += u.memory_bytes();
+    }
+  }
+  EXPECT_EQ(reported, held);
+  std::printf("memory limit %llu bytes: %zu stores hold %llu over the cluster\n",
+              static_cast<unsigned long long>(kLimit), stores.size(),
+              static_cast<unsigned long long>(held));
+  adapt::v1::ClusterQuotaRequest reserve;
+  reserve.set_op(adapt::v1::ClusterQuotaRequest::RESERVE);
+  reserve.set_tenant("mem");
+  reserve.set_store("q0");
+  adapt::v1::ClusterQuotaResponse answer;
+  const grpc::Status slot = Via(0)->ClusterQuota(Context(20).get(), reserve, &answer);
+  EXPECT_EQ(slot.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_NE(slot.error_message().find("store counts are exact through etcd"), std::string::npos)
+      << slot.error_message();
 }
 
 }  // namespace

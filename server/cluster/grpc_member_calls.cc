@@ -69,7 +69,9 @@ std::unique_ptr<grpc::ClientContext> GrpcMemberCalls::MemberContext(absl::Durati
 
 adapt::v1::Adaptation::Stub* GrpcMemberCalls::StubFor(const cluster::Member& member) {
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<adapt::v1::Adaptation::Stub>& stub = stubs_[member.name];
+  // By address, as the forwarder's channels: a member of a cluster on etcd may come back
+  // elsewhere under its name.
+  std::unique_ptr<adapt::v1::Adaptation::Stub>& stub = stubs_[member.address];
   if (stub == nullptr) stub = adapt::v1::Adaptation::NewStub(forwarder_->ChannelFor(member));
   return stub.get();
 }

@@ -47,7 +47,7 @@ class GrpcMemberCalls final : public MemberCalls {
  private:
   // A client context for a call to another member: deadline, the members' token, the mark.
   std::unique_ptr<grpc::ClientContext> MemberContext(absl::Duration timeout) const;
-  // The stub for calls to `member` (one per member, kept).
+  // The stub for calls to `member` (one per address, kept).
   adapt::v1::Adaptation::Stub* StubFor(const cluster::Member& member) ABSL_LOCKS_EXCLUDED(mu_);
   // One blocking call of the stub's `method` to `to`.
   template <typename Request, typename Response>

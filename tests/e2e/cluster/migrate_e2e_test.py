@@ -218,10 +218,14 @@ class MigrateEndToEnd(unittest.TestCase):
             cls.adapt(solo, key, cls.examples(key, 0, 60))
         cls.must(solo.addr, "compile", "acme/faast")
         cls.must(solo.addr, "compile", "shared/base")
+        # A store made from the base (imported after it: stores without a base first).
+        cls.create(solo, "acme/child", "faast", "--set", "ridge=1", "--base", "shared/base")
+        cls.adapt(solo, "acme/child", cls.examples("acme/child", 0, 12))
+        cls.must(solo.addr, "compile", "acme/child")
         # The server is SIGKILLed later: what no checkpoint wrote by then is in the log alone,
         # and the migration's first start of the copy recovers it.
         cls.adapt(solo, "acme/falcon", cls.examples("acme/falcon", 60, 15))
-        cls.solo_keys = ["acme/faast", "acme/falcon", "beta/pkm", "shared/base"]
+        cls.solo_keys = ["acme/faast", "acme/falcon", "beta/pkm", "shared/base", "acme/child"]
         for key in cls.solo_keys:
             cls.expected[key] = cls.observe(solo, key)
         cls.solo = solo  # stopped by the in-use test
@@ -346,8 +350,12 @@ class MigrateEndToEnd(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr + result.stdout)
         self.assertEqual({line["tenant"] + "/" + line["store"]: line["result"] for line in lines},
                          {key: "imported" for key in self.solo_keys})
-        self.assertEqual((summary["imported"], summary["failed"]), (4, 0))
+        self.assertEqual((summary["imported"], summary["failed"]), (5, 0))
         self.check_target(self.solo_keys)
+        child = self.target.stub.GetStore(adapt_pb2.GetStoreRequest(
+            tenant="acme", store="child"), timeout=60,
+            metadata=(("authorization", "Bearer " + TOKEN),))
+        self.assertEqual(child.spec.base, "shared/base")
         pinned = self.target.stub.GetStore(adapt_pb2.GetStoreRequest(
             tenant="acme", store="faast"), timeout=60,
             metadata=(("authorization", "Bearer " + TOKEN),))
@@ -371,7 +379,7 @@ class MigrateEndToEnd(unittest.TestCase):
         self.check_target(self.cluster_keys)
 
         # A rerun imports nothing.
-        for args, count in ((["--data-dir", self.solo_dir], 4), (cluster_args, 7)):
+        for args, count in ((["--data-dir", self.solo_dir], 5), (cluster_args, 7)):
             result, lines, summary = self.migrate(*args)
             self.assertEqual(result.returncode, 0, result.stderr + result.stdout)
             self.assertEqual(summary["imported"], 0)

@@ -68,7 +68,8 @@ class ClusterMember {
     // adaptd_cluster_restore_seconds); called on a restore thread.
     std::function<void(double seconds)> on_restore;
     // Each shard claimed, and why (the server's adaptd_cluster_claims_total); on the claims
-    // thread, before the shard's adoption.
+    // thread or one of its open threads (the shards of a batch open side by side), before the
+    // shard's adoption.
     std::function<void(ClaimReason reason)> on_claim;
     // Each shard no longer held here, and why (adaptd_cluster_releases_total): on the claims
     // thread once a release succeeded, on the watcher's when a shard is lost.

@@ -23,7 +23,8 @@
 //   lost: `on_lost`, and it is no longer held.
 //
 // Thread-safety: every method may be called concurrently; the hooks run on the claims thread
-// (on_acquired, on_release) or the watcher's (on_lost), never two at once for one shard.
+// (on_acquired, also on its open threads for the shards of one batch at once; on_release) or
+// the watcher's (on_lost), never two at once for one shard.
 #ifndef ADAPTD_SERVER_CLUSTER_SHARD_CLAIMS_H_
 #define ADAPTD_SERVER_CLUSTER_SHARD_CLAIMS_H_
 

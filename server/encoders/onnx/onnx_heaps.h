@@ -11,7 +11,8 @@
 //    (where glibc's own rise ends, so blocks come from the same places) and the trim threshold
 //    at kOnnxHeapTopEnv MiB (default 16), so a heap hands back the top above it when a block
 //    is freed (at 4 MiB the served MiniLM's batches were handed back and faulted in again
-//    each time, about 28 % more CPU a predict; at 16 MiB no cost was measured, bench/RESULTS.md);
+//    each time, about 28 % more CPU a predict; at 16 MiB no consistent cost was resolved on a
+//    shared machine, bench/RESULTS.md);
 //  - after a text or image batch, at most once every kOnnxHeapTrimEnv seconds (default 1),
 //    malloc_trim(0), which hands back the free pages inside every heap.
 // Both are thread-safe; the settings are process-wide and made once.

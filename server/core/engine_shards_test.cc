@@ -122,18 +122,18 @@ TEST_F(EngineShardsTest, AReleasedShardIsAdoptedByAnotherMemberWithItsStores) {
 // A failover (docs/CLUSTER_ETCD.md, "Failover"): the holder's claims lapse without a release,
 // its stores' logs holding writes past their stored states. The new holder opens the shard
 // from the entries alone (nothing rebuilt), and each store's first call replays its log: a
-// predict answers with the logged writes, a description counts their examples, a resend of
-// their ids is skipped. Each store is rebuilt once, by its first call.
+// predict answers with the logged writes, a description or a list counts their examples, a
+// resend of their ids is skipped. Each store is rebuilt once, by its first call.
 TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplaysOnItsFirstCall) {
   std::unique_ptr<Engine> first =
       Start([this](std::vector<RecoveredStore>* recovered) { return harness_->Open(recovered); });
   ASSERT_NE(first, nullptr);
   TestShardFences& fences = *harness_->fences();
-  // Three stores of one shard: one asked first by a predict, one by a description, one by a
-  // resend.
+  // Four stores of one shard: one asked first by a predict, one by a description, one by a
+  // resend, one by a list.
   const int shard = fences.ShardOf("acme", "s0");
   std::vector<std::string> names;
-  for (int i = 0; names.size() < 3; ++i) {
+  for (int i = 0; names.size() < 4; ++i) {
     const std::string name = absl::StrCat("s", i);
     if (fences.ShardOf("acme", name) == shard) names.push_back(name);
   }
@@ -187,6 +187,16 @@ TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplay
   EXPECT_EQ(*resent, 4u);
   EXPECT_EQ(rebuilt.load(), 3);
 
+  adapt::v1::ListStoresRequest list;
+  list.set_tenant("acme");
+  absl::StatusOr<adapt::v1::ListStoresResponse> listed = second->ListStores(list);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->stores_size(), 4);
+  for (const adapt::v1::StoreInfo& info : listed->stores()) {
+    EXPECT_EQ(info.examples(), 8u) << info.store();
+  }
+  EXPECT_EQ(rebuilt.load(), 4);
+
   for (const std::string& name : names) {
     absl::StatusOr<std::string> there = Answer(*second, name);
     ASSERT_TRUE(there.ok()) << name << ": " << there.status();
@@ -199,7 +209,7 @@ TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplay
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_EQ(*again, 4u) << name;
   }
-  EXPECT_EQ(rebuilt.load(), 3);  // loaded once each
+  EXPECT_EQ(rebuilt.load(), 4);  // loaded once each
 }
 
 // Store quotas over the members (docs/CLUSTER_ETCD.md, "Quotas and base stores"): each engine

@@ -86,16 +86,16 @@ class ClusterEndToEnd(unittest.TestCase):
         with open(config, "w") as f:
             json.dump({"tenant_quotas": QUOTAS}, f)
         cls.backing = cluster_kinds.Backing(cls.tmp)
-        for m in MEMBERS:
-            cls.logs[m] = open(os.path.join(cls.tmp, "%s.log" % m), "w")
-            cls.servers[m] = subprocess.Popen(
-                die_with_parent() +
-                [ADAPTD, "--listen", cls.addr[m], "--metrics-listen", cls.metrics[m],
-                 "--data-dir", os.path.join(cls.tmp, "data-" + m), "--config", config,
-                 "--handoff-interval-ms", str(INTERVAL_MS)] +
-                cls.backing.member_flags(m, cls.addr[m], cls.addr),
-                stdout=cls.logs[m], stderr=subprocess.STDOUT)
         try:
+            for m in MEMBERS:
+                cls.logs[m] = open(os.path.join(cls.tmp, "%s.log" % m), "w")
+                cls.servers[m] = subprocess.Popen(
+                    die_with_parent() +
+                    [ADAPTD, "--listen", cls.addr[m], "--metrics-listen", cls.metrics[m],
+                     "--data-dir", os.path.join(cls.tmp, "data-" + m), "--config", config,
+                     "--handoff-interval-ms", str(INTERVAL_MS)] +
+                    cls.backing.member_flags(m, cls.addr[m], cls.addr),
+                    stdout=cls.logs[m], stderr=subprocess.STDOUT)
             for m in MEMBERS:
                 cls.wait_until_serving(m)
             cls.wait_until_settled()

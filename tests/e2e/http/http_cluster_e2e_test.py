@@ -45,13 +45,21 @@ class HttpClusterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="adaptd-http-cluster-")
+        cls.servers, cls.logs, cls.channels, cls.backing = {}, {}, {}, None
+        try:
+            cls.start_cluster()
+        except BaseException:  # no tearDownClass after a failed setUpClass: stop what started
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def start_cluster(cls):
         config = token_config(cls.tmp.name, TOKENS)
         member_token = os.path.join(cls.tmp.name, "member-token")
         with open(member_token, "w") as f:
             f.write(MEMBER_TOKEN)
         cls.grpc_address = {m: "127.0.0.1:%d" % free_port() for m in MEMBERS}
         cls.http_port = {m: free_port() for m in MEMBERS}
-        cls.servers, cls.logs = {}, {}
         cls.backing = cluster_kinds.Backing(cls.tmp.name)
         for m in MEMBERS:
             cls.logs[m] = open(os.path.join(cls.tmp.name, m + ".log"), "w+b")
@@ -99,15 +107,17 @@ class HttpClusterTest(unittest.TestCase):
     def tearDownClass(cls):
         for channel in cls.channels.values():
             channel.close()
-        for m in MEMBERS:
-            cls.servers[m].terminate()
+        for m, server in cls.servers.items():
+            server.terminate()
             try:
-                cls.servers[m].wait(timeout=BOUND_S)
+                server.wait(timeout=BOUND_S)
             finally:
-                if cls.servers[m].poll() is None:
-                    cls.servers[m].kill()
-            cls.logs[m].close()
-        cls.backing.close()
+                if server.poll() is None:
+                    server.kill()
+        for log in cls.logs.values():
+            log.close()
+        if cls.backing is not None:
+            cls.backing.close()
         cls.tmp.cleanup()
 
     # --- helpers ---------------------------------------------------------------------------

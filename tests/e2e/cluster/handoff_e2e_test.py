@@ -35,6 +35,7 @@ import grpc
 from adapt.v1 import adapt_pb2, adapt_pb2_grpc
 
 import cluster_e2e_test as base
+import cluster_kinds
 
 ADAPTCTL = ""
 ADAPTD = ""
@@ -44,10 +45,7 @@ SETTLE_TIMEOUT_S = 90.0
 
 
 def owner_of(key, members):
-    weights = [(base.fmix64(base.fnv1a64(m) ^ base.rotl64(base.fnv1a64(key), 17)), m)
-               for m in members]
-    best = max(w for w, _ in weights)
-    return min(m for w, m in weights if w == best)
+    return cluster_kinds.rendezvous(members, key)
 
 
 class Cluster:

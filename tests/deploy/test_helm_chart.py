@@ -13,7 +13,11 @@
   as Go prints a float (6.7108864e+07) shows here as on a real cluster; no manifest may hold
   one.
 - Renders three pods as a cluster on etcd (helm-values-etcd.yaml: the durable log, its
-  Secrets, no member list, the data directory an emptyDir).
+  Secrets, no member list, the data directory an emptyDir, a PodDisruptionBudget), and with
+  TLS to every member from cert-manager (helm-values-etcd-tls.yaml: a Certificate per pod
+  ordinal whose SANs are the pod's headless DNS name and the Service's names, each pod's
+  Secret in a projected volume under its pod name and its flags naming $(POD_NAME)'s files,
+  the restart grace derived from the termination grace).
 - Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig); the
   cluster on etcd's as a member on a real etcd and SeaweedFS where .ci/dev unpacked them
   (ADAPTD_ETCD_BIN, ADAPTD_WEED_BIN).
@@ -125,9 +129,10 @@ def container(docs):
 
 def check_default(docs):
     k = by_kind(docs)
-    for kind in ("ConfigMap", "StatefulSet", "ServiceMonitor", "PodDisruptionBudget",
-                 "ServiceAccount"):
+    for kind in ("ConfigMap", "StatefulSet", "ServiceMonitor", "ServiceAccount"):
         check(kind in k, "default: no %s" % kind)
+    check("PodDisruptionBudget" not in k, "default: a PodDisruptionBudget for a single pod")
+    check("Certificate" not in k, "default: a Certificate without tls.certManager.issuer")
     check(len(k.get("Service", [])) == 3, "default: want grpc, headless and metrics Services")
     check("HorizontalPodAutoscaler" not in k, "default: HPA should be off")
     sts = k["StatefulSet"][0]
@@ -240,6 +245,11 @@ def check_etcd(docs):
         "s3Region": "eu-west-1", "etcdQuotaBytes": "8589934592",
         "etcdCaFile": "/etc/adaptd/etcd/ca.crt", "etcdCertFile": "/etc/adaptd/etcd/tls.crt",
         "etcdKeyFile": "/etc/adaptd/etcd/tls.key"}, "etcd: durableLog %r" % cfg.get("durableLog"))
+    pdb = k.get("PodDisruptionBudget", [{}])[0].get("spec", {})
+    check(pdb.get("maxUnavailable") == 1 and
+          pdb.get("selector", {}).get("matchLabels") ==
+          sts["spec"]["selector"]["matchLabels"],
+          "etcd: a PodDisruptionBudget of one pod at a time over the pods: %r" % pdb)
     vols = {v["name"]: v for v in pod["volumes"]}
     check(vols.get("data") == {"name": "data", "emptyDir": {"sizeLimit": "20Gi"}} and
           "volumeClaimTemplates" not in sts["spec"],
@@ -247,6 +257,80 @@ def check_etcd(docs):
     check(vols.get("etcd-tls", {}).get("secret", {}).get("secretName") == "adaptd-etcd-tls" and
           {"name": "etcd-tls", "mountPath": "/etc/adaptd/etcd", "readOnly": True}
           in c["volumeMounts"], "etcd: the etcd TLS Secret: %r" % vols.get("etcd-tls"))
+
+
+def pod_dns_name(i):
+    return "demo-adaptd-%d.demo-adaptd-headless.ml.svc.cluster.local" % i
+
+
+def check_etcd_tls(docs):
+    """A cluster on etcd with a cert-manager Certificate per pod ordinal (podCertificates 5 for
+    3 replicas), each pod reading its own from a projected volume of every pod's Secret, and
+    the restart grace derived from the termination grace (45 s + the 60 s margin)."""
+    k = by_kind(docs)
+    certs = k.get("Certificate", [])
+    check([c["metadata"]["name"] for c in certs] == ["demo-adaptd-tls-%d" % i for i in range(5)],
+          "etcd-tls: one Certificate per pod ordinal 0..4: %r"
+          % [c["metadata"]["name"] for c in certs])
+    services = ["demo-adaptd", "demo-adaptd.ml", "demo-adaptd.ml.svc",
+                "demo-adaptd.ml.svc.cluster.local"]
+    for i, cert in enumerate(certs):
+        spec = cert["spec"]
+        check(cert["apiVersion"] == "cert-manager.io/v1", "etcd-tls: Certificate apiVersion")
+        check(spec.get("secretName") == "demo-adaptd-tls-%d" % i,
+              "etcd-tls: Certificate %d's Secret %r" % (i, spec.get("secretName")))
+        check(spec.get("dnsNames") == [pod_dns_name(i)] + services,
+              "etcd-tls: Certificate %d's SANs %r" % (i, spec.get("dnsNames")))
+        check({"server auth", "client auth"} <= set(spec.get("usages", [])),
+              "etcd-tls: Certificate %d for server and client auth: %r"
+              % (i, spec.get("usages")))
+        check(spec.get("issuerRef") == {"name": "adaptd-ca", "kind": "ClusterIssuer",
+                                        "group": "cert-manager.io"},
+              "etcd-tls: Certificate %d's issuer %r" % (i, spec.get("issuerRef")))
+        check(spec.get("duration") == "2160h" and spec.get("renewBefore") == "720h",
+              "etcd-tls: Certificate %d's lifetime %r" % (i, spec))
+    # The SAN each pod presents is the address it advertises (what routing clients dial).
+    c = container(docs)
+    advertised = [a for a in c["args"] if a.startswith("--advertise-address=")]
+    check(advertised == ["--advertise-address=$(POD_NAME).demo-adaptd-headless.ml.svc."
+                         "cluster.local:50051"], "etcd-tls: advertised %r" % advertised)
+    check([a for a in c["args"] if a.startswith("--tls-")] ==
+          ["--tls-cert=/etc/adaptd/tls/$(POD_NAME)/tls.crt",
+           "--tls-key=/etc/adaptd/tls/$(POD_NAME)/tls.key",
+           "--tls-client-ca=/etc/adaptd/tls/$(POD_NAME)/ca.crt"],
+          "etcd-tls: each pod's own certificate by its name: %s" % c["args"])
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") ==
+          "metadata.name", "etcd-tls: POD_NAME from the pod's name: %s" % env)
+    pod = by_kind(docs)["StatefulSet"][0]["spec"]["template"]["spec"]
+    vols = {v["name"]: v for v in pod["volumes"]}
+    sources = vols.get("tls", {}).get("projected", {}).get("sources", [])
+    want = [{"secret": {"name": "demo-adaptd-tls-%d" % i, "items": [
+        {"key": key, "path": "demo-adaptd-%d/%s" % (i, key)}
+        for key in ("tls.crt", "tls.key", "ca.crt")]}} for i in range(5)]
+    check(sources == want, "etcd-tls: every pod's Secret under its pod name: %r" % sources)
+    check({"name": "tls", "mountPath": "/etc/adaptd/tls", "readOnly": True} in c["volumeMounts"],
+          "etcd-tls: the certificates mounted read-only: %r" % c["volumeMounts"])
+    cfg = json.loads(k["ConfigMap"][0]["data"]["config.json"])
+    check(cfg.get("cluster", {}).get("restartGraceSeconds") == 105,
+          "etcd-tls: the restart grace derived, 45 s + 60 s: %r" % cfg.get("cluster"))
+    check(k.get("PodDisruptionBudget", [{}])[0].get("spec", {}).get("maxUnavailable") == 1,
+          "etcd-tls: a PodDisruptionBudget")
+
+
+def check_certificate(cert):
+    """cert-manager's Certificate, a CRD without a bundled schema, checked field by field."""
+    spec = cert.get("spec", {})
+    known = {"secretName", "dnsNames", "usages", "privateKey", "duration", "renewBefore",
+             "issuerRef"}
+    check(set(spec) <= known and {"secretName", "dnsNames", "issuerRef"} <= set(spec),
+          "Certificate %s: fields %s" % (cert["metadata"]["name"], sorted(spec)))
+    check(set(spec.get("issuerRef", {})) == {"name", "kind", "group"} and
+          spec["issuerRef"]["kind"] in ("Issuer", "ClusterIssuer"),
+          "Certificate %s: issuerRef %r" % (cert["metadata"]["name"], spec.get("issuerRef")))
+    check(spec.get("privateKey") == {"algorithm": "ECDSA", "size": 256,
+                                     "rotationPolicy": "Always"},
+          "Certificate %s: privateKey %r" % (cert["metadata"]["name"], spec.get("privateKey")))
 
 
 def check_etcd_member_starts(config_text):
@@ -319,6 +403,36 @@ def check_config_starts(config_text, *flags, listen="127.0.0.1:0", env=None):
     check(serving, "adaptd did not serve with the rendered config: " + out)
 
 
+def refused_cases(renderer):
+    """Values the chart refuses, each with a message naming the value and the reason; and the
+    derived restart grace with the chart's default termination grace."""
+    etcd = os.path.join(HERE, "helm-values-etcd.yaml")
+    cases = [
+        ("both-tls", "tls:\n  existingSecret: adaptd-tls\n  certManager: {issuer: adaptd-ca}\n",
+         "tls.existingSecret and tls.certManager.issuer: set one"),
+        ("few-certs", "tls:\n  certManager: {issuer: adaptd-ca, podCertificates: 2}\n",
+         "tls.certManager.podCertificates: 2 is fewer than replicas (3)"),
+        ("long-grace", "cluster:\n  restartGraceSeconds: 0\nterminationGracePeriodSeconds: 3590\n",
+         "cluster.restartGraceSeconds: at most 3600 (the server's limit), got 3650"),
+        ("no-margin", "cluster:\n  restartGraceSeconds: 0\n  restartGraceMarginSeconds: 0\n",
+         "cluster.restartGraceMarginSeconds: must be at least 1"),
+    ]
+    for name, text, message in cases:
+        path = os.path.join(WORK, name + "-values.yaml")
+        with open(path, "w") as f:
+            f.write(text)
+        r = render(renderer, etcd, path, expect_ok=False)
+        check(r.returncode != 0 and message in r.stderr,
+              "%s: not refused with %r: rc=%d %s" % (name, message, r.returncode, r.stderr))
+    derived = os.path.join(WORK, "derived-grace-values.yaml")
+    with open(derived, "w") as f:
+        f.write("cluster:\n  restartGraceSeconds: 0\n")
+    _, docs = render(renderer, etcd, derived)
+    cfg = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+    check(cfg["cluster"].get("restartGraceSeconds") == 90,
+          "the default restart grace, 30 s + 60 s: %r" % cfg["cluster"])
+
+
 def main():
     if not VENV or not os.path.exists(os.path.join(VENV, "bin", "kubernetes-validate")):
         missing("the deploy venv with kubernetes-validate is missing (%r)" % VENV)
@@ -331,20 +445,26 @@ def main():
                                   ("custom", [os.path.join(HERE, "helm-values-custom.yaml")],
                                    check_custom),
                                   ("etcd", [os.path.join(HERE, "helm-values-etcd.yaml")],
-                                   check_etcd)):
+                                   check_etcd),
+                                  ("etcd-tls", [os.path.join(HERE, "helm-values-etcd-tls.yaml")],
+                                   check_etcd_tls)):
         text, docs = render(renderer, *values)
         print("%s: %d manifests: %s" % (name, len(docs), sorted(d["kind"] for d in docs)))
         rc, out = validate(name, text)
         check(rc == 0, "%s: kubernetes-validate failed:\n%s" % (name, out))
         unvalidated = [line for line in out.splitlines() if "Couldn't find schema" in line]
-        check(all("ServiceMonitor" in line for line in unvalidated),
+        check(all("ServiceMonitor" in line or "Certificate" in line for line in unvalidated),
               "%s: kinds without a schema: %s" % (name, unvalidated))
+        for cert in by_kind(docs).get("Certificate", []):
+            check_certificate(cert)
         checker(docs)
         check_no_float_notation(name, text)
         if name == "default":
             check_config_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
         elif name == "etcd":
             check_etcd_member_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
+        elif name == "etcd-tls":
+            pass  # the same config as etcd's but for the derived grace; its TLS files are not here
         else:  # the cluster's member list, as the first pod reads it
             config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
             config.pop("encoders", None)  # the custom encoders' files are not here
@@ -416,6 +536,8 @@ def main():
           "an emptyDir without the durable log was not refused: rc=%d %s" %
           (r.returncode, r.stderr))
 
+    refused_cases(renderer)
+
     # required: GPUs on without a count stop the render with the message.
     bad = os.path.join(WORK, "bad-values.yaml")
     with open(bad, "w") as f:
@@ -427,6 +549,7 @@ def main():
     lint = [os.path.join(CHART, "values.yaml"), os.path.join(CHART, "Chart.yaml"),
             os.path.join(HERE, "helm-values-custom.yaml"),
             os.path.join(HERE, "helm-values-etcd.yaml"),
+            os.path.join(HERE, "helm-values-etcd-tls.yaml"),
             os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml"),
             os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard-configmap.yaml")]
     r = subprocess.run(["yamllint", "--strict", "-c", os.path.join(HERE, "yamllint.yaml")]

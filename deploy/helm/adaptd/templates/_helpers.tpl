@@ -73,7 +73,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $name := include "adaptd.fullname" . -}}
 {{- $cluster := dict -}}
 {{- if $d.etcdEndpoints }}
-{{- if .Values.cluster.restartGraceSeconds }}{{- $_ := set $cluster "restartGraceSeconds" (int64 .Values.cluster.restartGraceSeconds) -}}{{- end -}}
+{{- $_ := set $cluster "restartGraceSeconds" (include "adaptd.restartGraceSeconds" . | int64) -}}
 {{- if .Values.cluster.settleSeconds }}{{- $_ := set $cluster "settleSeconds" (int64 .Values.cluster.settleSeconds) -}}{{- end -}}
 {{- else }}
 {{- $members := list -}}
@@ -111,4 +111,33 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- if $tenantQuotas }}{{- $_ := set $cfg "tenantQuotas" $tenantQuotas -}}{{- end -}}
 {{- tpl (toPrettyJson $cfg) . -}}
+{{- end -}}
+
+{{/* The restart grace of a member of the cluster on etcd: cluster.restartGraceSeconds, or
+     derived from the pod's termination grace. A pod stopped with SIGTERM hands its shards to
+     its grace lease at the latest when terminationGracePeriodSeconds ends (the kubelet kills
+     it then), and its restart begins then at the latest; the grace must outlast both, so it
+     is the termination grace plus cluster.restartGraceMarginSeconds (the restart). */}}
+{{- define "adaptd.restartGraceSeconds" -}}
+{{- $grace := int64 .Values.cluster.restartGraceSeconds -}}
+{{- if not $grace }}
+{{- $margin := int64 .Values.cluster.restartGraceMarginSeconds -}}
+{{- if lt $margin 1 }}{{- fail (printf "cluster.restartGraceMarginSeconds: must be at least 1 (the time a pod takes to restart), got %v" .Values.cluster.restartGraceMarginSeconds) -}}{{- end -}}
+{{- $grace = add (int64 .Values.terminationGracePeriodSeconds) $margin -}}
+{{- end -}}
+{{- if gt $grace 3600 }}{{- fail (printf "cluster.restartGraceSeconds: at most 3600 (the server's limit), got %d (terminationGracePeriodSeconds plus cluster.restartGraceMarginSeconds when not set)" $grace) -}}{{- end -}}
+{{- $grace -}}
+{{- end -}}
+
+{{/* How many pod ordinals get a cert-manager Certificate: tls.certManager.podCertificates,
+     or replicas; never fewer than replicas (a pod without its Secret would not start). */}}
+{{- define "adaptd.certificateCount" -}}
+{{- $n := int (default .Values.replicas .Values.tls.certManager.podCertificates) -}}
+{{- if lt $n (int .Values.replicas) }}{{- fail (printf "tls.certManager.podCertificates: %d is fewer than replicas (%d): every pod needs its Certificate" $n (int .Values.replicas)) -}}{{- end -}}
+{{- $n -}}
+{{- end -}}
+
+{{/* Checks of the TLS values: one source of certificates. */}}
+{{- define "adaptd.checkTls" -}}
+{{- if and .Values.tls.existingSecret .Values.tls.certManager.issuer }}{{- fail "tls.existingSecret and tls.certManager.issuer: set one (a Secret shared by every pod, or a Certificate per pod from cert-manager)" -}}{{- end -}}
 {{- end -}}

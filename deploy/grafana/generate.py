@@ -20,6 +20,10 @@ CONFIGMAP_PATH = os.path.join(HERE, "adaptd-dashboard-configmap.yaml")
 W = "$__rate_interval"
 SERVER_ERRORS = 'code=~"UNKNOWN|INTERNAL|UNAVAILABLE|DATA_LOSS|DEADLINE_EXCEEDED"'
 SEL = 'job=~"$job"'
+# etcd's members as Prometheus scrapes them (their own job; the $etcd_job variable).
+ETCD_SEL = 'job=~"$etcd_job"'
+# The shards of a cluster on etcd (docs/CLUSTER_ETCD.md, "Shards").
+SHARDS = 4096
 
 
 def q(expr, legend):
@@ -220,6 +224,18 @@ ROWS = [
          "a start-up replays the log after it.", "s",
          [q('max by (instance) (adaptd_durable_log_snapshot_lag_seconds{%s})' % SEL,
             "{{instance}}")]),
+        ("etcd space against the guard",
+         "etcd's largest member database as a share of its --quota-backend-bytes (which "
+         "durableLog.etcdQuotaBytes must equal), from etcd's own metrics (Prometheus scrapes "
+         "etcd's members; pick their job in $etcd_job). At 80% the space guard refuses writes "
+         "RESOURCE_EXHAUSTED until snapshots trim the log and etcd is compacted and "
+         "defragmented; AdaptdEtcdSpaceNearGuard fires above 70% for 5 minutes.",
+         "percentunit",
+         [q('max by (job) (etcd_mvcc_db_total_size_in_bytes{%s}) / on (job) '
+            'max by (job) (etcd_server_quota_backend_bytes{%s})' % (ETCD_SEL, ETCD_SEL),
+            "{{job}} largest member"),
+          q('vector(0.7)', "alert (70%)"),
+          q('vector(0.8)', "guard: writes refused (80%)")]),
     ]),
     # Zero (latencies NaN) on servers that are no member of a cluster on etcd
     # (docs/CLUSTER_ETCD.md).
@@ -258,8 +274,48 @@ ROWS = [
          "lease age reaches the TTL, and stops at it.", "s",
          [q('max by (instance) (adaptd_cluster_lease_age_seconds{%s})' % SEL, "{{instance}}"),
           q('max(adaptd_cluster_lease_ttl_seconds{%s})' % SEL, "TTL")]),
+        ("Failovers per hour",
+         "Shards claimed over the last hour because their holder's lease lapsed (counted by "
+         "their new holders), and shards the members lost with their lease (counted by those "
+         "that lived to see it). A lost member's shards, about %d / members, fail over at "
+         "once; AdaptdClusterRepeatedFailovers fires past two members' worth in an hour."
+         % SHARDS, "short",
+         [q('sum(increase(adaptd_cluster_claims_total{%s,reason="failover"}[1h]))' % SEL,
+            "failed over (claimed)"),
+          q('sum(increase(adaptd_cluster_releases_total{%s,reason="lost"}[1h]))' % SEL,
+            "lost with a lease (released)")]),
+        ("Routing: forwarded against served where they arrived",
+         "Calls per second a member passed to their shard's holder, and calls served by the "
+         "member they arrived at. A forwarded call is counted in adaptd_requests_total twice, "
+         "by the member it arrived at and by the holder, so the second is all calls less "
+         "twice the forwarded. Clients routing to holders (docs/CLUSTER_OPERATIONS.md) bring "
+         "the forwarded toward zero.", "reqps",
+         [q('sum(rate(adaptd_forwarded_calls_total{%s}[%s])) or vector(0)' % (SEL, W),
+            "forwarded to the holder"),
+          q('sum(rate(adaptd_requests_total{%s}[%s])) - 2 * '
+            '(sum(rate(adaptd_forwarded_calls_total{%s}[%s])) or vector(0))' % (SEL, W, SEL, W),
+            "served where they arrived")]),
+        ("Share of calls forwarded",
+         "Forwarded calls as a share of the calls clients sent (all calls less the forwarded "
+         "ones' second count). Each is a hop: a forwarded Predict runs at about half the "
+         "direct throughput.", "percentunit",
+         [q('(sum(rate(adaptd_forwarded_calls_total{%s}[%s])) or vector(0)) / '
+            '(sum(rate(adaptd_requests_total{%s}[%s])) - '
+            '(sum(rate(adaptd_forwarded_calls_total{%s}[%s])) or vector(0)))'
+            % (SEL, W, SEL, W, SEL, W), "forwarded")]),
     ]),
 ]
+
+
+def job_variable(name, label, metric):
+    """A dashboard variable: the jobs whose targets export `metric`, all by default."""
+    definition = "label_values(%s, job)" % metric
+    return {"name": name, "label": label, "type": "query",
+            "datasource": {"type": "prometheus", "uid": "${datasource}"},
+            "query": {"query": definition, "refId": name},
+            "definition": definition,
+            "includeAll": True, "multi": True, "allValue": ".*",
+            "current": {"text": "All", "value": "$__all"}, "refresh": 2, "hide": 0}
 
 
 def dashboard():
@@ -303,13 +359,9 @@ def dashboard():
         "templating": {"list": [
             {"name": "datasource", "label": "Data source", "type": "datasource",
              "query": "prometheus", "current": {}, "hide": 0},
-            {"name": "job", "label": "Job", "type": "query",
-             "datasource": {"type": "prometheus", "uid": "${datasource}"},
-             "query": {"query": "label_values(adaptd_requests_total, job)",
-                       "refId": "job"},
-             "definition": "label_values(adaptd_requests_total, job)",
-             "includeAll": True, "multi": True, "allValue": ".*",
-             "current": {"text": "All", "value": "$__all"}, "refresh": 2, "hide": 0},
+            job_variable("job", "Job", "adaptd_requests_total"),
+            # etcd's members (the cluster on etcd's space against the guard).
+            job_variable("etcd_job", "etcd job", "etcd_server_quota_backend_bytes"),
         ]},
         "panels": panels,
     }

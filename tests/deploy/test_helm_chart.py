@@ -551,6 +551,7 @@ def main():
             os.path.join(HERE, "helm-values-etcd.yaml"),
             os.path.join(HERE, "helm-values-etcd-tls.yaml"),
             os.path.join(ROOT, "deploy", "prometheus", "adaptd-rules.yaml"),
+            os.path.join(HERE, "adaptd-rules-test.yaml"),
             os.path.join(ROOT, "deploy", "grafana", "adaptd-dashboard-configmap.yaml")]
     r = subprocess.run(["yamllint", "--strict", "-c", os.path.join(HERE, "yamllint.yaml")]
                        + lint, capture_output=True, text=True)

@@ -20,7 +20,9 @@
   the restart grace derived from the termination grace).
 - Starts adaptd with the rendered server config (the JSON must be a valid ServerConfig); the
   cluster on etcd's as a member on a real etcd and SeaweedFS where .ci/dev unpacked them
-  (ADAPTD_ETCD_BIN, ADAPTD_WEED_BIN).
+  (ADAPTD_ETCD_BIN, ADAPTD_WEED_BIN); and with a pod's TLS flags, over certificates an openssl
+  CA signs as the Certificates describe, answering mutual TLS at the pod's advertised name
+  (pod_certificates.py).
 - Lints values.yaml and the deploy YAML with yamllint.
 
 Environment: ADAPTD_REPO_ROOT, ADAPTD_BIN, DEPLOY_VENV (with kubernetes-validate), WORK_DIR.
@@ -38,6 +40,8 @@ import tempfile
 import time
 
 import yaml
+
+import pod_certificates
 
 ROOT = os.environ["ADAPTD_REPO_ROOT"]
 CHART = os.path.join(ROOT, "deploy", "helm", "adaptd")
@@ -464,7 +468,7 @@ def main():
         elif name == "etcd":
             check_etcd_member_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
         elif name == "etcd-tls":
-            pass  # the same config as etcd's but for the derived grace; its TLS files are not here
+            pod_certificates.check(docs, by_kind, container, check, WORK)
         else:  # the cluster's member list, as the first pod reads it
             config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
             config.pop("encoders", None)  # the custom encoders' files are not here

@@ -184,16 +184,13 @@ def check_custom(docs):
     sts = k["StatefulSet"][0]
     check(sts["spec"]["replicas"] == 3, "custom: replicas %r" % sts["spec"].get("replicas"))
     c = container(docs)
-    # Three replicas: a cluster of the three pods, each naming itself.
+    # Three replicas: a cluster on etcd of the three pods, each naming itself.
     check("--cluster-self=$(POD_NAME)" in c["args"], "custom: --cluster-self %s" % c["args"])
     env = {e["name"]: e for e in c.get("env", [])}
     check(env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") ==
           "metadata.name", "custom: POD_NAME from the pod's name: %s" % env)
-    members = json.loads(k["ConfigMap"][0]["data"]["config.json"]).get("cluster", {})
-    want = [{"name": "demo-adaptd-%d" % i,
-             "address": "demo-adaptd-%d.demo-adaptd-headless.ml.svc.cluster.local:50051" % i}
-            for i in range(3)]
-    check(members == {"members": want}, "custom: cluster members %r" % members)
+    cluster = json.loads(k["ConfigMap"][0]["data"]["config.json"]).get("cluster", {})
+    check(cluster == {"restartGraceSeconds": 90}, "custom: no member list: %r" % cluster)
     headless = [s for s in k["Service"] if s["spec"].get("clusterIP") == "None"]
     check(len(headless) == 1 and headless[0]["metadata"]["name"] == "demo-adaptd-headless" and
           sts["spec"]["serviceName"] == "demo-adaptd-headless",
@@ -469,13 +466,10 @@ def main():
             check_etcd_member_starts(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
         elif name == "etcd-tls":
             pod_certificates.check(docs, by_kind, container, check, WORK)
-        else:  # the cluster's member list, as the first pod reads it
+        else:  # the quotas, as a pod reads them (its etcd and encoders' files are not here)
             config = json.loads(by_kind(docs)["ConfigMap"][0]["data"]["config.json"])
-            config.pop("encoders", None)  # the custom encoders' files are not here
-            check_config_starts(json.dumps({"cluster": config["cluster"],
-                                            "defaultQuota": config["defaultQuota"],
-                                            "tenantQuotas": config["tenantQuotas"]}),
-                                "--cluster-self", "demo-adaptd-0")
+            check_config_starts(json.dumps({"defaultQuota": config["defaultQuota"],
+                                            "tenantQuotas": config["tenantQuotas"]}))
 
     # The validator really validates: an unknown field and a wrong type fail.
     _, docs = render(renderer)
@@ -505,7 +499,9 @@ def main():
     # it the config names the mounted file.
     tokens = os.path.join(WORK, "cluster-tokens-values.yaml")
     with open(tokens, "w") as f:
-        f.write("replicas: 2\nconfig:\n  tokens: [{sha256: '%s', tenants: [acme]}]\n" %
+        f.write("replicas: 2\ndurableLog:\n  etcdEndpoints: [http://etcd:2379]\n"
+                "  snapshotStore: s3://adaptd/t\n"
+                "config:\n  tokens: [{sha256: '%s', tenants: [acme]}]\n" %
                 ("ab" * 32))
     r = render(renderer, tokens, expect_ok=False)
     check(r.returncode != 0 and "clusterTokenSecret is required" in r.stderr,
@@ -523,6 +519,15 @@ def main():
           "adaptd-member-token", "member token Secret volume: %r" % vols.get("cluster-token"))
     mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
     check(mounts.get("cluster-token") == "/etc/adaptd/cluster", "member token mount %r" % mounts)
+
+    # A cluster needs the durable log (the static member list was removed).
+    static = os.path.join(WORK, "static-cluster-values.yaml")
+    with open(static, "w") as f:
+        f.write("replicas: 3\n")
+    r = render(renderer, static, expect_ok=False)
+    check(r.returncode != 0 and "replicas above 1 needs durableLog" in r.stderr,
+          "a cluster without the durable log was not refused: rc=%d %s" %
+          (r.returncode, r.stderr))
 
     # The durable log needs its object storage; an emptyDir needs the durable log.
     no_store = os.path.join(WORK, "no-snapshot-store-values.yaml")

@@ -64,11 +64,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- $_ := set $cfg "durableLog" $log -}}
 {{- end -}}
-{{- /* More than one replica: a cluster whose members are the StatefulSet's pods, each naming
-       itself (--cluster-self). With the durable log, the cluster on etcd
-       (docs/CLUSTER_ETCD.md): no member list, each pod registers and advertises its headless
-       DNS name (--advertise-address, in the StatefulSet). Without it, the static-list cluster
-       (docs/CLUSTER.md), reached through the headless Service. */ -}}
+{{- /* More than one replica: the cluster on etcd (docs/CLUSTER_ETCD.md), whose members are the
+       StatefulSet's pods, each registering under its name (--cluster-self) and advertising
+       its headless DNS name (--advertise-address, in the StatefulSet); no member list. It
+       needs the durable log: the static member list is no more. */ -}}
 {{- if gt (int .Values.replicas) 1 }}
 {{- $name := include "adaptd.fullname" . -}}
 {{- $cluster := dict -}}
@@ -76,15 +75,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $cluster "restartGraceSeconds" (include "adaptd.restartGraceSeconds" . | int64) -}}
 {{- if .Values.cluster.settleSeconds }}{{- $_ := set $cluster "settleSeconds" (int64 .Values.cluster.settleSeconds) -}}{{- end -}}
 {{- else }}
-{{- $members := list -}}
-{{- range $i := until (int .Values.replicas) }}
-{{- $pod := printf "%s-%d" $name $i -}}
-{{- $members = append $members (dict "name" $pod "address" (printf "%s.%s-headless.%s.svc.cluster.local:%v" $pod $name $.Release.Namespace $.Values.ports.grpc)) -}}
-{{- end }}
-{{- $_ := set $cluster "members" $members -}}
+{{- fail "replicas above 1 needs durableLog (etcdEndpoints, snapshotStore): a cluster's members register in etcd and its stores live in etcd and object storage (docs/CLUSTER_ETCD.md); the static member list was removed, and adaptctl cluster migrate loads a static cluster's volumes" -}}
 {{- end -}}
 {{- if .Values.clusterTokenSecret }}{{- $_ := set $cluster "memberTokenFile" "/etc/adaptd/cluster/token" -}}
-{{- else if $c.tokens }}{{- fail "clusterTokenSecret is required when replicas > 1 and config.tokens are set (the members call each other with it: docs/CLUSTER.md)" -}}
+{{- else if $c.tokens }}{{- fail "clusterTokenSecret is required when replicas > 1 and config.tokens are set (the members call each other with it: docs/CLUSTER_ETCD.md)" -}}
 {{- end -}}
 {{- $_ := set $cfg "cluster" $cluster -}}
 {{- end -}}

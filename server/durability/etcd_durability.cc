@@ -256,7 +256,8 @@ absl::Status EtcdDurability::CheckFence(const std::string& key, const Fence& fen
 
 absl::Status EtcdDurability::FencedTxn(const std::string& key,
                                        std::vector<etcdserverpb::Compare> compares,
-                                       std::vector<etcdserverpb::RequestOp> ops) {
+                                       std::vector<etcdserverpb::RequestOp> ops,
+                                       etcdserverpb::TxnResponse* answer) {
   ASSIGN_OR_RETURN(const EtcdFence fence, FenceOf(key));
   etcdserverpb::TxnRequest txn;
   *txn.add_compare() = fence.Compare();
@@ -270,7 +271,10 @@ absl::Status EtcdDurability::FencedTxn(const std::string& key,
     return absl::UnavailableError(
         absl::StrCat("store ", key, ": etcd: ", response.status().message()));
   }
-  if (response->succeeded()) return absl::OkStatus();
+  if (response->succeeded()) {
+    if (answer != nullptr) *answer = *std::move(response);
+    return absl::OkStatus();
+  }
   const auto& claim = response->responses(0).response_range();
   if (fenced_ || claim.kvs_size() == 0 || fence.RevisionOf(claim.kvs(0)) != fence.revision) {
     const absl::Status lost = OwnershipLostError(
@@ -523,10 +527,9 @@ absl::StatusOr<Position> EtcdDurability::AppendDelete(const std::string& tenant,
     absl::StatusOr<StateDb::Writer> writer = cache_->BeginWrite();
     if (writer.ok() && writer->Delete(key, ~uint64_t{0}).ok()) (void)writer->Commit();
   }
-  // The store's objects are no one's now; what is left (a payload) the collector takes.
-  for (const std::string& object : objects) {
-    if (!object.empty()) (void)objects_->Delete(object);
-  }
+  // The store's objects are no one's now (unless a backup holds them); what is left (a
+  // payload) the collector takes.
+  DeleteUnreferenced(objects);
   return Position{};
 }
 

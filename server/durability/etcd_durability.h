@@ -52,6 +52,24 @@ using etcd::PrefixEnd;
 absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> ConnectConfiguredEtcd(
     const adapt::v1::DurableLogConfig& log);
 
+// The backup hold (docs/CLUSTER_OPERATIONS.md, "Backup and restore"): PREFIX/backup-hold holds
+// a deadline in unix seconds; while it lies in the future no server deletes an object.
+std::string BackupHoldKey(const std::string& prefix);
+// The deadline a hold's value names: decimal unix seconds, surrounding blanks allowed;
+// InvalidArgument naming the key's value and why otherwise.
+absl::StatusOr<absl::Time> ParseBackupHold(const std::string& value);
+
+// An object as a stored pointer names it (key, size, CRC-32): DataLoss naming it when it is
+// missing or its size or CRC-32 differs; object storage's own error otherwise.
+absl::StatusOr<std::string> ReadStoredObject(ObjectStore& objects,
+                                             const adapt::v1::RemoteObject& object);
+// The record a log key's value holds (RemoteLogRecord), its payload and base read-out fetched
+// from `objects`: DataLoss naming the key or the object when corrupt or missing. `on_read` (if
+// set) hears each object read's outcome.
+absl::StatusOr<adapt::v1::WalRecord> ReadStoredRecord(
+    ObjectStore& objects, const std::string& log_key, const std::string& value,
+    const std::function<void(const absl::Status&)>& on_read = nullptr);
+
 class EtcdDurability final : public Durability {
  public:
   struct Options {
@@ -214,6 +232,7 @@ class EtcdDurability final : public Durability {
     int64_t compacted_to = 0;      // the revision compacted to (0: none this round)
     int defragmented = 0;          // members defragmented
     int objects_deleted = 0;       // unreferenced objects removed
+    bool deletions_held = false;   // the collection waited for a backup hold
   };
   absl::StatusOr<Upkeep> Maintain(bool collect);
 
@@ -296,8 +315,10 @@ class EtcdDurability final : public Durability {
   absl::StatusOr<EtcdFence> FenceOf(const std::string& key) const;
   absl::Status CheckFence(const std::string& key, const Fence& fence) const;
   // A fenced transaction of `ops`, under `key`'s name for messages; `compares` beside the fence.
+  // `answer`, when set, gets etcd's answer of a transaction that succeeded.
   absl::Status FencedTxn(const std::string& key, std::vector<etcdserverpb::Compare> compares,
-                         std::vector<etcdserverpb::RequestOp> ops);
+                         std::vector<etcdserverpb::RequestOp> ops,
+                         etcdserverpb::TxnResponse* answer = nullptr);
 
   // The store counts (etcd_durability_quota.cc). What a transaction creating (`delta` 1) or
   // deleting (-1) one of `tenant`'s stores adds for the tenant's count: for a tenant with
@@ -373,8 +394,20 @@ class EtcdDurability final : public Durability {
   void SnapshotLoop();
   void WantSnapshot(const std::string& key) ABSL_LOCKS_EXCLUDED(snapshot_mu_);
   // Deletes objects under snapshots/ and payloads/ that no entry or record points at, older
-  // than gc_grace; how many.
-  absl::StatusOr<int> CollectObjects();
+  // than gc_grace; how many. None while a backup hold holds deletions (`*held` then true).
+  absl::StatusOr<int> CollectObjects(bool* held);
+  // The backup hold (docs/CLUSTER_OPERATIONS.md, "Backup and restore"). Whether object deletions
+  // are held now: PREFIX/backup-hold as `read` found it (read in the same transaction that made
+  // the objects unreferenced), or as read now when `read` is null. Held while its deadline lies
+  // in the future, and when it cannot be read or holds no deadline (the collector takes the
+  // objects later). A read made after the objects became unreferenced is never stale: a hold
+  // put after it precedes any etcd snapshot that could still point at them.
+  bool DeletionsHeld(const etcdserverpb::RangeResponse* read = nullptr);
+  // Deletes the objects of `keys` (empty ones skipped) unless DeletionsHeld(read).
+  void DeleteUnreferenced(const std::vector<std::string>& keys,
+                          const etcdserverpb::RangeResponse* read = nullptr);
+  // A read of PREFIX/backup-hold, as an operation of a transaction.
+  etcdserverpb::RequestOp ReadBackupHold() const;
   // The guard's refusal of a write of `key`, or OK.
   absl::Status SpaceGuard(const std::string& key) const;
   // Writes a state into the local cache; false when there is none or it failed.
@@ -407,6 +440,7 @@ class EtcdDurability final : public Durability {
   std::atomic<bool> trimmed_{false};
   std::atomic<int64_t> compacted_revision_{0};  // this server's last compaction (members')
   std::atomic<int64_t> largest_db_bytes_{0};
+  std::atomic<bool> hold_seen_{false};  // deletions held at the last look (for the log)
   absl::Time next_maintenance_ ABSL_GUARDED_BY(snapshot_mu_);
   absl::Time next_collection_ ABSL_GUARDED_BY(snapshot_mu_);
   std::thread snapshotter_;

@@ -1,10 +1,14 @@
 // EtcdDurability's upkeep of etcd and of the bucket (docs/DURABLE_LOG.md, "etcd kept
 // healthy"): the space guard below etcd's quota, compaction after trims, defragmentation one
 // member at a time, and the collection of objects nothing points at. In a cluster on etcd,
-// every member keeps its space guard, and the holder of shard 0 alone does the rest.
+// every member keeps its space guard, and the holder of shard 0 alone does the rest. Every
+// deletion of an object waits for a backup hold (docs/CLUSTER_OPERATIONS.md).
+#include <cstdio>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -12,6 +16,63 @@
 #include "server/durability/etcd_durability.h"
 
 namespace adaptd {
+
+std::string BackupHoldKey(const std::string& prefix) { return prefix + "backup-hold"; }
+
+absl::StatusOr<absl::Time> ParseBackupHold(const std::string& value) {
+  int64_t seconds = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(value), &seconds) || seconds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the backup hold \"", value.substr(0, 64),
+                     "\" is not a deadline in unix seconds (a whole number at least 0)"));
+  }
+  return absl::FromUnixSeconds(seconds);
+}
+
+etcdserverpb::RequestOp EtcdDurability::ReadBackupHold() const {
+  etcdserverpb::RequestOp op;
+  op.mutable_request_range()->set_key(BackupHoldKey(options_.prefix));
+  return op;
+}
+
+bool EtcdDurability::DeletionsHeld(const etcdserverpb::RangeResponse* read) {
+  absl::StatusOr<etcdserverpb::RangeResponse> now;
+  if (read == nullptr) {
+    now = client_->Range(ReadBackupHold().request_range());
+    Count(now.status(), "etcd");
+    if (now.ok()) read = &*now;
+  }
+  std::string why;
+  bool held = true;
+  if (read == nullptr) {
+    why = absl::StrCat("etcd did not answer a read of ", BackupHoldKey(options_.prefix), ": ",
+                       now.status().message());
+  } else if (read->kvs_size() == 0) {
+    held = false;
+  } else {
+    absl::StatusOr<absl::Time> until = ParseBackupHold(read->kvs(0).value());
+    held = !until.ok() || *until > absl::Now();
+    why = until.ok() ? absl::StrCat("a backup hold until ", absl::FormatTime(*until))
+                     : std::string(until.status().message());
+  }
+  if (held != hold_seen_.exchange(held)) {
+    const std::string line =
+        held ? absl::StrCat("object deletions wait (the collector takes them later): ", why)
+             : "no backup hold in force: object deletions go on";
+    std::fprintf(stderr, "adaptd: %s\n", line.c_str());
+  }
+  return held;
+}
+
+void EtcdDurability::DeleteUnreferenced(const std::vector<std::string>& keys,
+                                        const etcdserverpb::RangeResponse* read) {
+  bool any = false;
+  for (const std::string& key : keys) any = any || !key.empty();
+  if (!any || DeletionsHeld(read)) return;
+  for (const std::string& key : keys) {
+    if (!key.empty()) (void)objects_->Delete(key);
+  }
+}
 
 absl::Status EtcdDurability::SpaceGuard(const std::string& key) const {
   if (!space_guard_on_) return absl::OkStatus();
@@ -89,12 +150,12 @@ absl::StatusOr<EtcdDurability::Upkeep> EtcdDurability::Maintain(bool collect) {
   upkeep.largest_db_bytes = top.dbsize();
   upkeep.guard_on = space_guard_on_;
   if (collect && upkeep.upkeep_here) {
-    ASSIGN_OR_RETURN(upkeep.objects_deleted, CollectObjects());
+    ASSIGN_OR_RETURN(upkeep.objects_deleted, CollectObjects(&upkeep.deletions_held));
   }
   return upkeep;
 }
 
-absl::StatusOr<int> EtcdDurability::CollectObjects() {
+absl::StatusOr<int> EtcdDurability::CollectObjects(bool* held) {
   // Listed before the references are read: an object written after the listing is not in it.
   std::vector<ObjectStore::Object> listed;
   for (const char* prefix : {"snapshots/", "payloads/", "readouts/"}) {
@@ -130,6 +191,10 @@ absl::StatusOr<int> EtcdDurability::CollectObjects() {
       }
     }
   }
+  // Read after the references: an object they leave out was unreferenced before any hold put
+  // since, so no etcd snapshot taken under that hold points at it.
+  *held = DeletionsHeld();
+  if (*held) return 0;
   const absl::Time cutoff = absl::Now() - options_.gc_grace;
   int deleted = 0;
   for (const ObjectStore::Object& object : listed) {

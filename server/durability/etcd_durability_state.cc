@@ -54,30 +54,36 @@ absl::StatusOr<adapt::v1::RemoteObject> EtcdDurability::PutObject(const std::str
   return object;
 }
 
-absl::StatusOr<std::string> EtcdDurability::GetObject(const adapt::v1::RemoteObject& object) {
-  absl::StatusOr<std::string> bytes = objects_->Get(object.key());
-  Count(bytes.status(), "s3");
+absl::StatusOr<std::string> ReadStoredObject(ObjectStore& objects,
+                                             const adapt::v1::RemoteObject& object) {
+  absl::StatusOr<std::string> bytes = objects.Get(object.key());
   if (absl::IsNotFound(bytes.status())) {
     return absl::DataLossError(
-        absl::StrCat("object ", objects_->Describe(object.key()), " is missing"));
+        absl::StrCat("object ", objects.Describe(object.key()), " is missing"));
   }
   if (!bytes.ok()) return bytes.status();
   if (bytes->size() != object.size() || Crc32(*bytes) != object.crc32()) {
-    return absl::DataLossError(absl::StrCat("object ", objects_->Describe(object.key()),
+    return absl::DataLossError(absl::StrCat("object ", objects.Describe(object.key()),
                                             " is corrupt (size or CRC-32 differs)"));
   }
   return bytes;
 }
 
-absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::string& log_key,
-                                                                const std::string& value) {
+absl::StatusOr<adapt::v1::WalRecord> ReadStoredRecord(
+    ObjectStore& objects, const std::string& log_key, const std::string& value,
+    const std::function<void(const absl::Status&)>& on_read) {
+  const auto read = [&](const adapt::v1::RemoteObject& object) {
+    absl::StatusOr<std::string> bytes = ReadStoredObject(objects, object);
+    if (on_read) on_read(bytes.status());
+    return bytes;
+  };
   adapt::v1::RemoteLogRecord stored;
   if (!stored.ParseFromString(value)) {
     return absl::DataLossError(absl::StrCat("etcd key ", log_key, " does not hold a log record"));
   }
   std::string bytes;
   if (stored.has_payload()) {
-    ASSIGN_OR_RETURN(bytes, GetObject(stored.payload()));
+    ASSIGN_OR_RETURN(bytes, read(stored.payload()));
   } else {
     bytes = stored.record();
   }
@@ -86,11 +92,11 @@ absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::strin
     return absl::DataLossError(absl::StrCat("the record of etcd key ", log_key, " is corrupt"));
   }
   if (stored.has_base_readout()) {
-    ASSIGN_OR_RETURN(std::string readout, GetObject(stored.base_readout()));
+    ASSIGN_OR_RETURN(std::string readout, read(stored.base_readout()));
     adapt::v1::WalBaseCompile copied;
     if (!copied.ParseFromString(readout)) {
       return absl::DataLossError(absl::StrCat("object ",
-                                              objects_->Describe(stored.base_readout().key()),
+                                              objects.Describe(stored.base_readout().key()),
                                               " does not hold a base's read-out"));
     }
     adapt::v1::WalBaseCompile* base = record.mutable_base_compile();
@@ -100,6 +106,18 @@ absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::strin
     base->set_base_version(copied.base_version());
   }
   return record;
+}
+
+absl::StatusOr<std::string> EtcdDurability::GetObject(const adapt::v1::RemoteObject& object) {
+  absl::StatusOr<std::string> bytes = ReadStoredObject(*objects_, object);
+  Count(bytes.status(), "s3");
+  return bytes;
+}
+
+absl::StatusOr<adapt::v1::WalRecord> EtcdDurability::ReadRecord(const std::string& log_key,
+                                                                const std::string& value) {
+  return ReadStoredRecord(*objects_, log_key, value,
+                          [this](const absl::Status& read) { Count(read, "s3"); });
 }
 
 absl::StatusOr<EtcdDurability::Rebuilt> EtcdDurability::Rebuild(
@@ -247,13 +265,16 @@ absl::Status EtcdDurability::PublishState(const std::string& key, Entry& entry,
     }
     *snapshot->mutable_readout() = *std::move(readout);
   }
-  // One fenced transaction: the entry points at the new state, the log it covers goes.
-  std::vector<etcdserverpb::RequestOp> ops(2);
+  // One fenced transaction: the entry points at the new state, the log it covers goes; it reads
+  // the backup hold, which decides whether the superseded objects go.
+  std::vector<etcdserverpb::RequestOp> ops(3);
   ops[0].mutable_request_put()->set_key(EntryKey(key));
   ops[0].mutable_request_put()->set_value(meta.SerializeAsString());
   ops[1].mutable_request_delete_range()->set_key(LogKey(key, incarnation, 0));
   ops[1].mutable_request_delete_range()->set_range_end(LogKey(key, incarnation, seq + 1));
-  absl::Status trimmed = FencedTxn(key, {}, std::move(ops));
+  ops[2] = ReadBackupHold();
+  etcdserverpb::TxnResponse answer;
+  absl::Status trimmed = FencedTxn(key, {}, std::move(ops), &answer);
   if (trimmed.ok()) trimmed_ = true;
   if (!trimmed.ok()) {
     (void)objects_->Delete(snapshot->state().key());
@@ -271,8 +292,8 @@ absl::Status EtcdDurability::PublishState(const std::string& key, Entry& entry,
     entry.log_bytes = 0;
   }
   entry.checkpoint_error.clear();
-  if (!old.state().key().empty()) (void)objects_->Delete(old.state().key());
-  if (!old.readout().key().empty()) (void)objects_->Delete(old.readout().key());
+  DeleteUnreferenced({old.state().key(), old.readout().key()},
+                     answer.responses_size() > 2 ? &answer.responses(2).response_range() : nullptr);
   return absl::OkStatus();
 }
 

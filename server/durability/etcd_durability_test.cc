@@ -41,6 +41,25 @@ class EtcdDurabilityTest : public DurabilityContract<EtcdHarness> {
     EXPECT_TRUE(listed.ok()) << listed.status();
     return listed.ok() ? *listed : std::vector<ObjectStore::Object>();
   }
+  // Puts PREFIX/backup-hold (the backup hold), or removes it when `value` is empty.
+  void SetBackupHold(const std::string& value) {
+    absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> client = harness_->Client();
+    ASSERT_TRUE(client.ok()) << client.status();
+    const std::string key = BackupHoldKey(harness_->EtcdPrefix());
+    if (value.empty()) {
+      etcdserverpb::DeleteRangeRequest drop;
+      drop.set_key(key);
+      ASSERT_TRUE((*client)->DeleteRange(drop).ok());
+      return;
+    }
+    etcdserverpb::PutRequest put;
+    put.set_key(key);
+    put.set_value(value);
+    ASSERT_TRUE((*client)->Put(put).ok());
+  }
+  static std::string UnixSecondsIn(absl::Duration from_now) {
+    return absl::StrCat(absl::ToUnixSeconds(absl::Now() + from_now));
+  }
 };
 
 // A record past inline_bytes is written as an object first, and the log record points at it;
@@ -444,6 +463,78 @@ TEST_F(EtcdDurabilityTest, ACheckpointPastItsBudgetLeavesTheRestInTheLog) {
   ASSERT_TRUE(durability_->Checkpoint().ok());
   EXPECT_TRUE(ObjectsUnder("snapshots/").empty());
   EXPECT_EQ(LogRecordsInEtcd(*harness_, "b"), 1);
+  Restart();
+  EXPECT_EQ(States(), before);
+}
+
+// The backup hold's value is a deadline in unix seconds; anything else is refused, named.
+TEST(BackupHoldTest, AHoldIsUnixSecondsAndAnythingElseIsNamed) {
+  EXPECT_EQ(BackupHoldKey("/adaptd/"), "/adaptd/backup-hold");
+  absl::StatusOr<absl::Time> until = ParseBackupHold(" 1700000000\n");
+  ASSERT_TRUE(until.ok()) << until.status();
+  EXPECT_EQ(*until, absl::FromUnixSeconds(1700000000));
+  for (const char* bad : {"", "soon", "-5", "12.5", "99999999999999999999999"}) {
+    absl::StatusOr<absl::Time> parsed = ParseBackupHold(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(parsed.status().message().find("unix seconds"), std::string::npos) << bad;
+  }
+}
+
+// While PREFIX/backup-hold lies in the future no object is deleted: not the state a snapshot
+// supersedes, not a deleted store's, not what the collector would take; writes, snapshots and
+// trims go on. Once its deadline has passed, the collector takes what was left.
+TEST_F(EtcdDurabilityTest, ABackupHoldKeepsEveryObjectUntilItsDeadline) {
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_NE(Create("b"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1)).ok());
+  ASSERT_TRUE(Write("b", Batch(4, 2)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  ASSERT_EQ(ObjectsUnder("snapshots/t/a/").size(), 1u);
+  SetBackupHold(UnixSecondsIn(absl::Minutes(10)));
+  ASSERT_TRUE(Write("a", Batch(4, 3)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());  // a snapshot and a trim, under the hold
+  EXPECT_EQ(LogRecordsInEtcd(*harness_, "a"), 0);
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 2u);  // the superseded state kept
+  ASSERT_TRUE(durability_->AppendDelete("t", "b", FenceOf("b")).ok());
+  stores_.erase("b");
+  EXPECT_EQ(ObjectsUnder("snapshots/t/b/").size(), 1u);  // the deleted store's state kept
+  auto* etcd = static_cast<EtcdDurability*>(durability_.get());
+  absl::StatusOr<EtcdDurability::Upkeep> upkeep = etcd->Maintain(/*collect=*/true);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_TRUE(upkeep->deletions_held);
+  EXPECT_EQ(upkeep->objects_deleted, 0);
+  EXPECT_EQ(ObjectsUnder("snapshots/").size(), 3u);
+
+  SetBackupHold(UnixSecondsIn(-absl::Seconds(1)));
+  upkeep = etcd->Maintain(/*collect=*/true);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_FALSE(upkeep->deletions_held);
+  EXPECT_EQ(upkeep->objects_deleted, 2);
+  EXPECT_EQ(ObjectsUnder("snapshots/").size(), 1u);  // a's current state
+  const std::map<std::string, std::string> before = States();
+  Restart();
+  EXPECT_EQ(States(), before);
+}
+
+// A hold that holds no deadline holds deletions too; once it is removed, a snapshot deletes
+// the state it supersedes again, and what the hold kept is the collector's.
+TEST_F(EtcdDurabilityTest, AHoldThatIsNoDeadlineHoldsDeletionsUntilRemoved) {
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  SetBackupHold("tomorrow");
+  ASSERT_TRUE(Write("a", Batch(4, 2)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 2u);
+  SetBackupHold("");
+  ASSERT_TRUE(Write("a", Batch(4, 3)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 2u);  // the current one, and the one kept
+  absl::StatusOr<EtcdDurability::Upkeep> upkeep =
+      static_cast<EtcdDurability*>(durability_.get())->Maintain(/*collect=*/true);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_EQ(upkeep->objects_deleted, 1);
+  const std::map<std::string, std::string> before = States();
   Restart();
   EXPECT_EQ(States(), before);
 }

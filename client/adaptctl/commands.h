@@ -24,6 +24,8 @@ void AddFeedbackCommand(CLI::App& app, Action* action);
 void AddOtherCommands(CLI::App& app, Action* action);
 // cluster migrate (added to the `cluster` subcommand)
 void AddMigrateCommand(CLI::App& cluster, Action* action);
+// cluster backup-hold | check (added to the `cluster` subcommand)
+void AddBackupCommands(CLI::App& cluster, Action* action);
 // hash-token
 void AddSecurityCommands(CLI::App& app, Action* action);
 // bench (the load generator)

@@ -249,6 +249,7 @@ void AddCluster(CLI::App& app, Action* action) {
     };
   });
   AddMigrateCommand(*cluster, action);
+  AddBackupCommands(*cluster, action);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ LAYERS = {
     "rpc": 5, "http": 5,
 }
 PURE_CLUSTER = {"server/cluster/membership.h", "server/cluster/membership.cc",
-                "server/cluster/routing.h", "server/cluster/routing.cc"}
+                "server/cluster/routing.h"}
 INCLUDE = re.compile(r'^#include "(server/[^"]+)"', re.M)
 KIND_VALUE = re.compile(r"^\s*STORE_KIND_([A-Z0-9_]+)\s*=", re.M)
 

@@ -19,7 +19,6 @@
 #include "grpc/support/log.h"
 #include "kernels/cpu/blas_core.h"
 #include "server/auth/security_flags.h"
-#include "server/cluster/membership.h"
 #include "server/config/config.h"
 #include "server/config/defaults.h"
 #include "server/persistence/persistence_flags.h"
@@ -123,9 +122,12 @@ struct Flags {
   adaptd::SchedulerFlags scheduler;
   adaptd::SecurityFlags security;
   adaptd::PersistenceFlags persistence;
-  std::string cluster_self, cluster_members, cluster_token_file, advertise_address;
+  std::string cluster_self, cluster_token_file, advertise_address;
   uint32_t restart_grace = 0, cluster_settle = 0;
-  uint32_t handoff_interval_ms = 0;
+  uint32_t usage_interval_ms = 0;
+  // Removed flags, refused naming their replacement.
+  std::string removed_cluster_members;
+  uint32_t removed_handoff_interval_ms = 0;
   std::string blas_core = adaptd::defaults::kBlasCore;
 };
 
@@ -181,12 +183,12 @@ void AddComputeFlags(CLI::App& app, Flags* f) {
                              d::kOnnxRuntimeLibrary));
 }
 
-// The cluster's members (docs/CLUSTER.md).
+// The cluster on etcd (docs/CLUSTER_ETCD.md).
 void AddClusterFlags(CLI::App& app, Flags* f) {
   app.add_option("--cluster-self", f->cluster_self,
-                 "This server's name among the cluster's members (docs/CLUSTER.md); with "
-                 "--etcd-endpoints and no --cluster-members, the name it registers under in a "
-                 "cluster on etcd (docs/CLUSTER_ETCD.md)");
+                 "This member's name in a cluster on etcd, the name it registers under "
+                 "(docs/CLUSTER_ETCD.md); with --etcd-endpoints, --snapshot-store and "
+                 "--advertise-address [default: none, a single server]");
   app.add_option("--advertise-address", f->advertise_address,
                  "In a cluster on etcd, the HOST:PORT at which clients and the other members "
                  "reach this member's gRPC port (required there)");
@@ -199,18 +201,18 @@ void AddClusterFlags(CLI::App& app, Flags* f) {
                  "In a cluster on etcd, seconds a member must have been ready before it wins "
                  "shards [default: twice --etcd-lease-ttl]")
       ->check(CLI::Range(0, 3600));
-  app.add_option("--cluster-members", f->cluster_members,
-                 "Every member of the cluster, this one included: NAME=HOST:PORT[,NAME=HOST:PORT"
-                 "...]; each store belongs to one member and any member answers any call, "
-                 "forwarding it to the owner [default: none, a single server]");
   app.add_option("--cluster-member-token-file", f->cluster_token_file,
-                 "A file with the bearer token the members present to each other (hand-off, "
-                 "status); required in a cluster when tokens are configured");
-  app.add_option("--handoff-interval-ms", f->handoff_interval_ms,
-                 WithDefault("How often a member whose member list changed asks the others where "
-                             "stores are and retries hand-offs, and how often members exchange "
-                             "tenants' usage for the memory and rate quotas, in ms",
-                             adaptd::defaults::kHandoffIntervalMs));
+                 "A file with the bearer token the members present to each other (forwarded "
+                 "calls, status, usage); required in a cluster when tokens are configured");
+  app.add_option("--usage-interval-ms", f->usage_interval_ms,
+                 WithDefault("In a cluster, how often the members exchange tenants' usage for "
+                             "the memory and rate quotas, in ms",
+                             adaptd::defaults::kUsageIntervalMs))
+      ->check(CLI::Range(1, 3600000));
+  // The static member list's flags, removed: accepted by the parser (hidden), then refused
+  // naming their replacement.
+  app.add_option("--cluster-members", f->removed_cluster_members)->group("");
+  app.add_option("--handoff-interval-ms", f->removed_handoff_interval_ms)->group("");
 }
 
 // Every flag, in the order --help lists them.
@@ -245,29 +247,25 @@ std::optional<int> ParseFlags(CLI::App& app, int argc, char** argv) {
   return std::nullopt;
 }
 
-// The cluster flags over the config's `cluster`; a member list replaces the config's.
+// The cluster flags over the config's `cluster`; the removed flags refused.
 absl::Status ApplyClusterFlags(const Flags& f, adapt::v1::ServerConfig* config) {
+  if (!f.removed_cluster_members.empty()) {
+    return absl::InvalidArgumentError(adaptd::RemovedClusterMembers("--cluster-members"));
+  }
+  if (f.removed_handoff_interval_ms > 0) {
+    return absl::InvalidArgumentError(adaptd::RemovedHandoffInterval("--handoff-interval-ms"));
+  }
   if (!f.cluster_self.empty()) config->mutable_cluster()->set_self(f.cluster_self);
   if (!f.cluster_token_file.empty()) {
     config->mutable_cluster()->set_member_token_file(f.cluster_token_file);
   }
-  if (f.handoff_interval_ms > 0)
-    config->mutable_cluster()->set_handoff_interval_ms(f.handoff_interval_ms);
+  if (f.usage_interval_ms > 0)
+    config->mutable_cluster()->set_usage_interval_ms(f.usage_interval_ms);
   if (!f.advertise_address.empty()) {
     config->mutable_cluster()->set_advertise_address(f.advertise_address);
   }
   if (f.restart_grace > 0) config->mutable_cluster()->set_restart_grace_seconds(f.restart_grace);
   if (f.cluster_settle > 0) config->mutable_cluster()->set_settle_seconds(f.cluster_settle);
-  if (!f.cluster_members.empty()) {
-    auto members = adaptd::cluster::ParseMembers(f.cluster_members);
-    if (!members.ok()) return members.status();
-    config->mutable_cluster()->clear_members();
-    for (const auto& m : *members) {
-      adapt::v1::ClusterMember* member = config->mutable_cluster()->add_members();
-      member->set_name(m.name);
-      member->set_address(m.address);
-    }
-  }
   return absl::OkStatus();
 }
 
@@ -316,11 +314,6 @@ void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfi
                  "adaptd: cluster member %s on etcd, reached at %s; calls for shards other "
                  "members hold are forwarded to them (docs/CLUSTER_ETCD.md)\n",
                  config.cluster().self().c_str(), config.cluster().advertise_address().c_str());
-  } else if (config.has_cluster()) {
-    std::fprintf(stderr,
-                 "adaptd: cluster member %s of %d; calls for other members' stores are "
-                 "forwarded to them\n",
-                 config.cluster().self().c_str(), config.cluster().members_size());
   }
   if (!server.recovery_report().empty()) {
     std::fprintf(stderr, "adaptd: %s\n", server.recovery_report().c_str());

@@ -28,7 +28,8 @@ namespace adaptctl {
 absl::Status CheckNotInUse(const std::string& dir);
 
 // The members a static cluster's data directory records as drained: the `draining NAME`
-// lines of <dir>/cluster.state (server/cluster/handoff.h); none when the file is missing.
+// lines of <dir>/cluster.state (which a member of the static cluster kept, docs/CLUSTER.md,
+// "Migration"); none when the file is missing.
 absl::StatusOr<std::set<std::string>> ReadDrainedMembers(const std::string& dir);
 
 // What a stopped server's state database holds of each store ("tenant/store"): the example

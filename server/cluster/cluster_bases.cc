@@ -20,34 +20,6 @@ constexpr size_t kNamed = 10;
 
 }  // namespace
 
-absl::StatusOr<const cluster::Member*> HandOffBases::HolderOf(const std::string& tenant,
-                                                              const std::string& store) const {
-  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
-  const cluster::Member& owner = members->OwnerOf(tenant, store);
-  if (&owner == &members->self()) return nullptr;
-  // The configured member of that name: it stays while the membership changes.
-  return handoff_->Configured(owner.name);
-}
-
-std::vector<const cluster::Member*> HandOffBases::Others() const {
-  std::vector<const cluster::Member*> others;
-  const std::shared_ptr<const cluster::Membership> members = handoff_->membership();
-  for (const cluster::Member& other : members->members()) {
-    if (other.name == handoff_->self()) continue;
-    if (const cluster::Member* configured = handoff_->Configured(other.name)) {
-      others.push_back(configured);
-    }
-  }
-  return others;
-}
-
-absl::Status HandOffBases::Absent(const std::string& tenant, const std::string& store) const {
-  if (handoff_->LocalStatus(/*max_moving=*/0).settled()) return absl::OkStatus();
-  return absl::UnavailableError(absl::StrCat("spec.base: the base ", tenant, "/", store,
-                                             " is not on its owner, member ", handoff_->self(),
-                                             ", while the members' stores move; retry"));
-}
-
 absl::StatusOr<std::optional<ExportedBase>> ClusterBases::Read(const std::string& tenant,
                                                                const std::string& store,
                                                                bool for_create) {

@@ -1,15 +1,14 @@
 // ClusterBases: base stores (docs/BASE_STORES.md) that live on another member of a cluster
-// (docs/CLUSTER.md, "Base stores").
+// (docs/CLUSTER_ETCD.md, "Quotas and base stores").
 //
-// A store and its base may have different owners (and a move may part them). A create from a
-// base, or a refresh_base compile, reads the base's spec and published read-out (never its
-// statistics) from the member that owns it (ClusterBase READ); a read for a create keeps the
+// A store and its base may be in shards of different holders. A create from a base, or a
+// refresh_base compile, reads the base's spec and published read-out (never its statistics)
+// from the member that holds it (ClusterBase READ); a read for a create keeps the
 // base from deletion there for StoreDirectory::kBaseLease. Deleting a store first asks every other
 // member whether it holds stores created from it (ClusterBase DEPENDANTS), so a base in use is
 // not deleted wherever its dependants are; a member that does not answer is passed over (its
 // dependants keep their copy of the base), so one member down holds up no delete elsewhere.
-// The same holds in a cluster on etcd, with the claims saying which member holds a base.
-// Thread-safe.
+// The claims say which member holds a base (EtcdCluster, a BaseLocator). Thread-safe.
 #ifndef ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
 #define ADAPTD_SERVER_CLUSTER_CLUSTER_BASES_H_
 
@@ -20,7 +19,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "adapt/v1/adapt.pb.h"
-#include "server/cluster/handoff.h"
 #include "server/cluster/member_calls.h"
 #include "server/cluster/membership.h"
 #include "server/core/engine.h"
@@ -28,8 +26,7 @@
 
 namespace adaptd {
 
-// Where base stores are, for ClusterBases: by the static cluster's member list and hand-off
-// (HandOffBases), or by the claims of a cluster on etcd (EtcdCluster).
+// Where base stores are, for ClusterBases: by the claims of a cluster on etcd (EtcdCluster).
 class BaseLocator {
  public:
   virtual ~BaseLocator() = default;
@@ -40,21 +37,9 @@ class BaseLocator {
   // The other members, each asked for stores made from a base before it is deleted.
   virtual std::vector<const cluster::Member*> Others() const = 0;
   // Asked here for a base this member does not have: Unavailable naming why when the store may
-  // be on its way (a move), OK when its absence is the answer (NotFound follows).
+  // be on its way (its shard changing holder), OK when its absence is the answer (NotFound
+  // follows).
   virtual absl::Status Absent(const std::string& tenant, const std::string& store) const = 0;
-};
-
-// The static cluster's: the owner by the member list, Unavailable while stores move.
-class HandOffBases final : public BaseLocator {
- public:
-  explicit HandOffBases(const HandOff* handoff) : handoff_(handoff) {}
-  absl::StatusOr<const cluster::Member*> HolderOf(const std::string& tenant,
-                                                  const std::string& store) const override;
-  std::vector<const cluster::Member*> Others() const override;
-  absl::Status Absent(const std::string& tenant, const std::string& store) const override;
-
- private:
-  const HandOff* const handoff_;
 };
 
 class ClusterBases final : public RemoteBases {

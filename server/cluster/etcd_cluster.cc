@@ -10,6 +10,7 @@
 #include "server/base/grpc_status.h"
 #include "server/base/status_macros.h"
 #include "server/cluster/grpc_member_calls.h"
+#include "server/cluster/member_token.h"
 #include "server/config/defaults.h"
 #include "server/durability/etcd_durability.h"
 
@@ -32,7 +33,7 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Register(
   cluster->restart_grace_ = absl::Seconds(
       c.restart_grace_seconds() > 0 ? c.restart_grace_seconds() : defaults::kRestartGraceSeconds);
   cluster->usage_interval_ = absl::Milliseconds(
-      c.handoff_interval_ms() > 0 ? c.handoff_interval_ms() : defaults::kHandoffIntervalMs);
+      c.usage_interval_ms() > 0 ? c.usage_interval_ms() : defaults::kUsageIntervalMs);
   ASSIGN_OR_RETURN(cluster->forwarder_, Forwarder::Create(config, metrics));
   std::string member_token;
   if (!c.member_token_file().empty()) {

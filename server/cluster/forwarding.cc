@@ -154,6 +154,16 @@ class StreamCall final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::
 
 }  // namespace
 
+cluster::CallOrigin CallOriginOf(const grpc::ServerContextBase& context) {
+  cluster::CallOrigin origin;
+  const auto& metadata = context.client_metadata();
+  if (const auto from = metadata.find(kForwardedHeader); from != metadata.end()) {
+    origin.forwarded = true;
+    origin.forwarded_by.assign(from->second.data(), from->second.size());
+  }
+  return origin;
+}
+
 absl::StatusOr<std::unique_ptr<Forwarder>> Forwarder::Create(const adapt::v1::ServerConfig& config,
                                                              Metrics* metrics) {
   absl::StatusOr<cluster::Membership> membership = ClusterMembership(config);

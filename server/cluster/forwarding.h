@@ -1,9 +1,9 @@
-// Forwarding (docs/CLUSTER.md, "Calls"): in a cluster, a member that does not own a call's
-// store passes the call to the owner, once, and answers with the owner's reply. A forwarded
-// call carries the caller's deadline (and cancellation), its metadata (credentials included:
-// the owner authenticates and authorizes again) and `adaptd-forwarded: <this member>`; a
-// member that receives a forwarded call never forwards it again (the hand-off decides where a
-// call runs: handoff.h).
+// Forwarding (docs/CLUSTER_ETCD.md, "Routing"): in a cluster, a member that does not hold a
+// call's shard passes the call to the holder, once, and answers with the holder's reply. A
+// forwarded call carries the caller's deadline (and cancellation), its metadata (credentials
+// included: the holder authenticates and authorizes again) and `adaptd-forwarded: <this
+// member>`; a member that receives a forwarded call never forwards it again (EtcdCluster::Route
+// decides where a call runs).
 //
 // Messages travel raw (the bytes the caller sent), so forwarding parses nothing it does not
 // need. Thread-safe.
@@ -27,12 +27,16 @@
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/cluster/membership.h"
+#include "server/cluster/routing.h"
 #include "server/metrics/metrics.h"
 
 namespace adaptd {
 
 // The metadata key that marks a forwarded call; its value names the member that forwarded it.
 inline constexpr char kForwardedHeader[] = "adaptd-forwarded";
+
+// Who a gRPC call came from: forwarded by another member (kForwardedHeader), or not.
+cluster::CallOrigin CallOriginOf(const grpc::ServerContextBase& context);
 
 // A streaming call passed to another member, message by message (the caller's stream drives
 // it): Send writes one message (`sent` runs when it is out; send the next only then), Close
@@ -59,12 +63,11 @@ struct RelayCallbacks {
 class Forwarder {
  public:
   // From the config's `cluster` (which ValidateConfig checked); channels to the other members
-  // use TLS when the server does (docs/CLUSTER.md, "Security between members").
+  // use TLS when the server does (docs/CLUSTER_ETCD.md, "Security between members").
   static absl::StatusOr<std::unique_ptr<Forwarder>> Create(const adapt::v1::ServerConfig& config,
                                                            Metrics* metrics);
 
-  // The configured members (none draining; the hand-off's membership says who owns what); in
-  // a cluster on etcd, this member alone (the others are registered in etcd: EtcdCluster).
+  // This member alone (the others are registered in etcd: EtcdCluster).
   const cluster::Membership& membership() const { return membership_; }
 
   // The channel to `member` (one per address, shared by every call to it).

@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -24,13 +23,6 @@ class GrpcMemberCalls final : public MemberCalls {
   GrpcMemberCalls(Forwarder* forwarder, std::string member_token)
       : forwarder_(forwarder), member_token_(std::move(member_token)) {}
 
-  absl::Status ClusterStatus(const cluster::Member& to,
-                             const adapt::v1::ClusterStatusRequest& request,
-                             adapt::v1::ClusterStatusResponse* response,
-                             absl::Duration timeout) override;
-  absl::Status DrainMember(const cluster::Member& to, const adapt::v1::DrainMemberRequest& request,
-                           adapt::v1::DrainMemberResponse* response,
-                           absl::Duration timeout) override;
   absl::Status ClusterQuota(const cluster::Member& to,
                             const adapt::v1::ClusterQuotaRequest& request,
                             adapt::v1::ClusterQuotaResponse* response,
@@ -38,11 +30,6 @@ class GrpcMemberCalls final : public MemberCalls {
   absl::Status ClusterBase(const cluster::Member& to, const adapt::v1::ClusterBaseRequest& request,
                            adapt::v1::ClusterBaseResponse* response,
                            absl::Duration timeout) override;
-  std::unique_ptr<Send> PrepareSend(const cluster::Member& to, const std::string& tenant,
-                                    const std::string& store,
-                                    const std::vector<std::string>& applied_ids,
-                                    const std::string& file, size_t chunk_bytes,
-                                    absl::Duration timeout) override;
 
  private:
   // A client context for a call to another member: deadline, the members' token, the mark.

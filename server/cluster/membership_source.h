@@ -1,8 +1,7 @@
-// MembershipSource: where a member learns the membership it routes by (docs/CLUSTER.md,
-// "Membership sources"), announces each change of it, and says until when this member's
-// ownership under it is valid. StaticMembership (static_membership.h) is the configured list
-// less the drained members; a leased source (members registered under leases that lapse) says
-// its ownership ends at the last acknowledged keep-alive's send time + TTL - a margin.
+// MembershipSource: where a member learns the membership it routes by (docs/CLUSTER_ETCD.md),
+// announces each change of it, and says until when this member's ownership under it is valid.
+// ClusterRegistry (members registered in etcd under leases that lapse) says its ownership ends
+// at the last acknowledged keep-alive's send time + TTL - a margin.
 //
 // MembershipFeed is the part every source shares: the current membership and its
 // subscribers, with the delivery guarantees of Watch.
@@ -55,7 +54,7 @@ class MembershipSource {
   // The membership this member routes by now (never null).
   virtual std::shared_ptr<const Membership> Current() const = 0;
   // Until when this member's ownership under Current() is valid (calls at or past it are
-  // refused): absl::InfiniteFuture() for a static list.
+  // refused): absl::InfiniteFuture() for a source whose ownership never lapses.
   virtual absl::Time ValidUntil() const = 0;
   // Calls `changed` first with Current(), before Watch returns, then with each new membership
   // (drains included) in the order they became current: one call at a time, never two at

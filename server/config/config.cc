@@ -91,10 +91,29 @@ absl::Status ValidateEtcdCluster(const adapt::v1::ClusterConfig& cluster) {
     return absl::InvalidArgumentError(
         absl::StrCat("cluster.settle_seconds: at most 3600, got ", cluster.settle_seconds()));
   }
+  if (cluster.usage_interval_ms() > 3600000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster.usage_interval_ms: at most 3600000 (an hour), got ", cluster.usage_interval_ms()));
+  }
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::string RemovedClusterMembers(absl::string_view field) {
+  return absl::StrCat(
+      field,
+      ": removed with the static member list; a cluster's members register in etcd: give "
+      "--etcd-endpoints, --snapshot-store, --cluster-self and --advertise-address "
+      "(docs/CLUSTER_ETCD.md), and load a static cluster's data directories with `adaptctl "
+      "cluster migrate` (docs/CLUSTER.md)");
+}
+
+std::string RemovedHandoffInterval(absl::string_view field) {
+  return absl::StrCat(field,
+                      ": removed with the static cluster's hand-off; the members exchange "
+                      "tenants' usage every cluster.usage_interval_ms (--usage-interval-ms)");
+}
 
 adapt::v1::ServerConfig DefaultConfig() {
   adapt::v1::ServerConfig config;
@@ -152,7 +171,7 @@ adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
                                     const adapt::v1::ServerConfig& override) {
   adapt::v1::ServerConfig merged = base;
   if (override.encoders_size() > 0) merged.clear_encoders();
-  if (override.has_cluster()) merged.clear_cluster();  // a member list replaces, never appends
+  if (override.has_cluster()) merged.clear_cluster();  // the file's cluster replaces, whole
   merged.MergeFrom(override);
   return merged;
 }
@@ -200,49 +219,47 @@ absl::Status ValidateConfig(const adapt::v1::ServerConfig& config) {
   }
   if (config.has_durable_log()) RETURN_IF_ERROR(ValidateDurableLog(config.durable_log()));
   if (config.has_cluster()) {
+    if (!config.cluster().members().empty()) {
+      return absl::InvalidArgumentError(RemovedClusterMembers("cluster.members"));
+    }
+    if (config.cluster().handoff_interval_ms() != 0) {
+      return absl::InvalidArgumentError(RemovedHandoffInterval("cluster.handoff_interval_ms"));
+    }
     if (absl::StatusOr<cluster::Membership> m = ClusterMembership(config); !m.ok()) {
       return m.status();
     }
     if (config.tokens_size() > 0 && config.cluster().member_token_file().empty()) {
       return absl::InvalidArgumentError(
           "cluster.member_token_file: required when tokens are configured (the members present "
-          "it in their own calls to each other; docs/CLUSTER.md)");
+          "it in their own calls to each other; docs/CLUSTER_ETCD.md)");
     }
-    if (IsEtcdCluster(config)) return ValidateEtcdCluster(config.cluster());
+    return ValidateEtcdCluster(config.cluster());
   }
   return absl::OkStatus();
 }
 
 bool IsEtcdCluster(const adapt::v1::ServerConfig& config) {
-  return config.has_cluster() && config.cluster().members().empty() && config.has_durable_log();
+  return config.has_cluster() && config.has_durable_log();
 }
 
 absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config) {
-  std::vector<cluster::Member> members;
-  if (config.has_cluster() && config.cluster().members().empty()) {
-    if (!config.has_durable_log()) {
-      return absl::InvalidArgumentError(
-          "cluster: give cluster.members (a static cluster: --cluster-members, docs/CLUSTER.md) "
-          "or a durable log in etcd (--etcd-endpoints, --snapshot-store) with "
-          "cluster.advertise_address (a cluster on etcd: --advertise-address, "
-          "docs/CLUSTER_ETCD.md)");
-    }
-    if (config.cluster().advertise_address().empty()) {
-      return absl::InvalidArgumentError(
-          "cluster.advertise_address: required in a cluster on etcd: the HOST:PORT at which "
-          "clients and the other members reach this member (--advertise-address)");
-    }
-    members.push_back({config.cluster().self(), config.cluster().advertise_address()});
-    absl::StatusOr<cluster::Membership> self =
-        cluster::Membership::Create(config.cluster().self(), std::move(members));
-    if (self.ok()) return self;
-    // The checks name the member list's fields; here they are these two.
-    return absl::InvalidArgumentError(absl::StrReplaceAll(
-        self.status().message(), {{"cluster.members[0].address", "cluster.advertise_address"},
-                                  {"cluster.members[0].name", "cluster.self"}}));
+  if (!config.has_durable_log()) {
+    return absl::InvalidArgumentError(
+        "cluster: a cluster needs a durable log in etcd (--etcd-endpoints, --snapshot-store) "
+        "and cluster.advertise_address (--advertise-address): docs/CLUSTER_ETCD.md");
   }
-  for (const auto& m : config.cluster().members()) members.push_back({m.name(), m.address()});
-  return cluster::Membership::Create(config.cluster().self(), std::move(members));
+  if (config.cluster().advertise_address().empty()) {
+    return absl::InvalidArgumentError(
+        "cluster.advertise_address: required in a cluster: the HOST:PORT at which clients and "
+        "the other members reach this member (--advertise-address)");
+  }
+  absl::StatusOr<cluster::Membership> self = cluster::Membership::Create(
+      config.cluster().self(), {{config.cluster().self(), config.cluster().advertise_address()}});
+  if (self.ok()) return self;
+  // The checks name the member list's fields; here they are these two.
+  return absl::InvalidArgumentError(absl::StrReplaceAll(
+      self.status().message(), {{"cluster.members[0].address", "cluster.advertise_address"},
+                                {"cluster.members[0].name", "cluster.self"}}));
 }
 
 }  // namespace adaptd

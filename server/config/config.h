@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "adapt/v1/config.pb.h"
 #include "server/cluster/membership.h"
 
@@ -29,11 +30,16 @@ adapt::v1::ServerConfig MergeConfig(const adapt::v1::ServerConfig& base,
 absl::Status ValidateConfig(const adapt::v1::ServerConfig& config);
 
 // Whether the config makes this server a member of a cluster on etcd (docs/CLUSTER_ETCD.md):
-// a `cluster` without `members`, and a `durable_log`.
+// a `cluster` and a `durable_log` (ValidateConfig refuses a cluster without one).
 bool IsEtcdCluster(const adapt::v1::ServerConfig& config);
 
-// The config's `cluster` as a checked member list (InvalidArgument naming the field). In a
-// cluster on etcd, this member alone at its advertised address: the others register in etcd.
+// The refusals of the static member list's settings, removed: `field` (a flag or config
+// field), why, and what replaces it.
+std::string RemovedClusterMembers(absl::string_view field);
+std::string RemovedHandoffInterval(absl::string_view field);
+
+// The config's `cluster` as a checked membership (InvalidArgument naming the field): this
+// member alone at its advertised address; the others register in etcd.
 absl::StatusOr<cluster::Membership> ClusterMembership(const adapt::v1::ServerConfig& config);
 
 }  // namespace adaptd

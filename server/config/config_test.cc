@@ -80,7 +80,8 @@ TEST(ConfigTest, ValidationNamesTheField) {
   EXPECT_FALSE(ValidateConfig(config).ok());
 }
 
-TEST(ConfigTest, AClusterIsCheckedAndItsMemberListReplacedNotAppended) {
+// The static member list's settings, removed: refused naming their replacement, in a file too.
+TEST(ConfigTest, TheStaticMemberListAndHandOffIntervalAreRefusedNamingTheirReplacement) {
   auto config = DefaultConfig();
   EXPECT_FALSE(config.has_cluster());  // a single server
   auto file = ParseConfigFile(WriteTemp("cluster.json", R"({"cluster": {"self": "b",
@@ -88,42 +89,42 @@ TEST(ConfigTest, AClusterIsCheckedAndItsMemberListReplacedNotAppended) {
                   {"name": "b", "address": "10.0.0.2:50051"}]}})"));
   ASSERT_TRUE(file.ok()) << file.status();
   config = MergeConfig(config, *file);
-  EXPECT_TRUE(ValidateConfig(config).ok());
-  adapt::v1::ServerConfig flags;
-  flags.mutable_cluster()->set_self("c");
-  auto* c = flags.mutable_cluster()->add_members();
-  c->set_name("c");
-  c->set_address("10.0.0.3:50051");
-  const auto merged = MergeConfig(config, flags);
-  ASSERT_EQ(merged.cluster().members_size(), 1);
-  EXPECT_EQ(merged.cluster().members(0).name(), "c");
-  EXPECT_TRUE(ValidateConfig(merged).ok());
-
-  auto bad = config;
-  bad.mutable_cluster()->set_self("z");
-  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.self: \"z\" is not among cluster.members");
-  bad = config;
-  bad.mutable_cluster()->mutable_members(1)->set_name("a");
-  EXPECT_EQ(ValidateConfig(bad).message(), "cluster.members[1].name: \"a\" is listed twice");
-  bad = config;
-  bad.mutable_cluster()->mutable_members(0)->set_address("nowhere");
-  EXPECT_EQ(ValidateConfig(bad).message().substr(0, 26), "cluster.members[0].address");
+  EXPECT_EQ(ValidateConfig(config).message(), RemovedClusterMembers("cluster.members"));
+  EXPECT_NE(RemovedClusterMembers("x").find("--advertise-address"), std::string::npos);
+  EXPECT_NE(RemovedClusterMembers("x").find("adaptctl cluster migrate"), std::string::npos);
+  config.mutable_cluster()->clear_members();
+  config.mutable_cluster()->set_handoff_interval_ms(500);
+  EXPECT_EQ(ValidateConfig(config).message(),
+            RemovedHandoffInterval("cluster.handoff_interval_ms"));
+  EXPECT_NE(RemovedHandoffInterval("x").find("--usage-interval-ms"), std::string::npos);
 }
 
-// A cluster on etcd: a `cluster` without members, over a durable log in etcd.
+// A config file's cluster replaces the one before it, whole.
+TEST(ConfigTest, AClusterReplacesTheOneBeforeItWhole) {
+  adapt::v1::ServerConfig base = DefaultConfig();
+  base.mutable_cluster()->set_self("a");
+  base.mutable_cluster()->set_settle_seconds(30);
+  adapt::v1::ServerConfig over;
+  over.mutable_cluster()->set_self("b");
+  const adapt::v1::ServerConfig merged = MergeConfig(base, over);
+  EXPECT_EQ(merged.cluster().self(), "b");
+  EXPECT_EQ(merged.cluster().settle_seconds(), 0u);
+}
+
+// A cluster on etcd: a `cluster` over a durable log in etcd.
 TEST(ConfigTest, AClusterOnEtcdNeedsTheDurableLogAndAnAddressTheOthersReach) {
   auto config = DefaultConfig();
   config.mutable_cluster()->set_self("m0");
   EXPECT_FALSE(IsEtcdCluster(config));
   EXPECT_TRUE(absl::StartsWith(ValidateConfig(config).message(),
-                               "cluster: give cluster.members (a static cluster"))
+                               "cluster: a cluster needs a durable log in etcd"))
       << ValidateConfig(config);
   config.mutable_durable_log()->add_etcd_endpoints("http://127.0.0.1:2379");
   config.mutable_durable_log()->set_snapshot_store("s3://bucket/prefix");
   EXPECT_TRUE(IsEtcdCluster(config));
   EXPECT_TRUE(absl::StartsWith(ValidateConfig(config).message(),
                                "cluster.advertise_address: "
-                               "required in a cluster on etcd"))
+                               "required in a cluster"))
       << ValidateConfig(config);
   config.mutable_cluster()->set_advertise_address("m0.adaptd:50051");
   EXPECT_TRUE(ValidateConfig(config).ok()) << ValidateConfig(config);
@@ -151,11 +152,10 @@ TEST(ConfigTest, AClusterOnEtcdNeedsTheDurableLogAndAnAddressTheOthersReach) {
   bad = config;
   bad.mutable_cluster()->set_settle_seconds(4000);
   EXPECT_EQ(ValidateConfig(bad).message(), "cluster.settle_seconds: at most 3600, got 4000");
-  // A member list makes it the static cluster, whatever the durable log.
-  auto* listed = config.mutable_cluster()->add_members();
-  listed->set_name("m0");
-  listed->set_address("10.0.0.1:50051");
-  EXPECT_FALSE(IsEtcdCluster(config));
+  bad = config;
+  bad.mutable_cluster()->set_usage_interval_ms(3600001);
+  EXPECT_EQ(ValidateConfig(bad).message(),
+            "cluster.usage_interval_ms: at most 3600000 (an hour), got 3600001");
 }
 
 }  // namespace

@@ -57,9 +57,9 @@ inline constexpr uint64_t kQuotaMaxStores = 0;         // stores per tenant
 inline constexpr uint64_t kQuotaMaxMemoryBytes = 0;    // memory of a tenant's stores
 inline constexpr double kQuotaExamplesPerSecond = 0;   // examples a tenant adapts per second
 
-// Metrics and cluster (docs/CLUSTER.md).
+// Metrics and cluster (docs/CLUSTER_ETCD.md).
 inline constexpr uint32_t kMetricsTopTenants = 10;    // busiest tenants with their own series
-inline constexpr uint32_t kHandoffIntervalMs = 1000;  // hand-off retries and usage exchange
+inline constexpr uint32_t kUsageIntervalMs = 1000;    // the members' usage exchange
 inline constexpr uint32_t kRestartGraceSeconds = 60;  // a SIGTERM'd member keeps its shards
 
 }  // namespace adaptd::defaults

@@ -72,7 +72,7 @@ std::vector<Default> AllDefaults() {
       {"--etcd-lease-ttl", "lease_ttl_seconds", n(d::kEtcdLeaseTtlSeconds)},
       {"--s3-region", "s3_region", d::kS3Region},
       {"--etcd-quota-bytes", "etcd_quota_bytes", n(d::kEtcdQuotaBytes)},
-      {"--handoff-interval-ms", "handoff_interval_ms", n(d::kHandoffIntervalMs)},
+      {"--usage-interval-ms", "usage_interval_ms", n(d::kUsageIntervalMs)},
       {"--restart-grace", "restart_grace_seconds", n(d::kRestartGraceSeconds)},
       {"--blas-core", "", d::kBlasCore},
       {"", "metrics_top_tenants", n(d::kMetricsTopTenants)},
@@ -218,7 +218,7 @@ constexpr char kStatedValue[] =
     R"((`[^`]+`|"[^"]+"|true|false|[0-9]+(?:\.[0-9]+)?(?: [KMGT]iB| ms| µs| s)?(?! ?[A-Za-z])))";
 
 // A stated value in the form --help prints it for `name`: "x" unquoted, true and false as on
-// and off, a time in the name's own unit ("1000 ms" of `handoff_interval_ms`) as the bare
+// and off, a time in the name's own unit ("1000 ms" of `usage_interval_ms`) as the bare
 // number. Empty when not read: a time in another unit ("1 s" of a field in ms), or prose.
 std::string StatedValue(const std::string& name, std::string value) {
   static const std::regex kTime(R"(^([0-9]+) (ms|µs|s)$)");
@@ -384,7 +384,7 @@ TEST(Defaults, DocsAreReadAsHelpPrintsThem) {
   EXPECT_EQ(DocValue("none: a single server"), "");
   std::vector<Listed> prose;
   ProseDefaults("x.md",
-                "the server's `--max-dim` (default 8192) bounds it; every `handoff_interval_ms` "
+                "the server's `--max-dim` (default 8192) bounds it; every `usage_interval_ms` "
                 "(default 1 s)\nthe map size (`--state-map-bytes`, default 1 TiB) reserves",
                 &prose);
   ASSERT_EQ(prose.size(), 2u);
@@ -405,12 +405,12 @@ std::vector<std::string> Read(const std::vector<Listed>& listed) {
 TEST(Defaults, TimesAreReadInTheNamesOwnUnit) {
   std::vector<Listed> prose;
   ProseDefaults("x.md",
-                "every `handoff_interval_ms` (default 1000 ms) and `--max-queue-delay-us`, "
+                "every `usage_interval_ms` (default 1000 ms) and `--max-queue-delay-us`, "
                 "default 200 µs;\n`--shutdown-grace-seconds` (default 10 s), but `x_ms`, default "
                 "2 s and `y_seconds` (default 5 ms)",
                 &prose);
   // Neither x_ms's seconds nor y_seconds' milliseconds.
-  EXPECT_EQ(Read(prose), (std::vector<std::string>{"x.md:1 handoff_interval_ms=1000",
+  EXPECT_EQ(Read(prose), (std::vector<std::string>{"x.md:1 usage_interval_ms=1000",
                                                    "x.md:1 --max-queue-delay-us=200",
                                                    "x.md:2 --shutdown-grace-seconds=10"}));
 }

@@ -90,9 +90,8 @@ class Engine {
   }
   absl::StatusOr<adapt::v1::StoreInfo> Import(const std::string& tenant, const std::string& store,
                                               std::string_view file,
-                                              const std::vector<std::string>& applied_ids = {},
-                                              bool moved = false) {
-    return admin_->Import(tenant, store, file, applied_ids, moved);
+                                              const std::vector<std::string>& applied_ids = {}) {
+    return admin_->Import(tenant, store, file, applied_ids);
   }
 
   // Adapt and Forget: a WriteSession (write_session.h) over the directory.
@@ -154,23 +153,9 @@ class Engine {
     return directory_->LastUses(keep);
   }
 
-  // Cluster hand-off (docs/CLUSTER.md, "Hand-off"): StoreDirectory's and StoreAdmin's.
+  // Whether a store is held here, and which (StoreDirectory's).
   bool Holds(const std::string& tenant, const std::string& store) const {
     return directory_->Holds(tenant, store);
-  }
-  std::vector<std::pair<std::string, std::string>> HeldStores(
-      const std::function<bool(const std::string&, const std::string&)>& keep = nullptr) const {
-    return directory_->HeldStores(keep);
-  }
-  using Outgoing = StoreAdmin::Outgoing;
-  absl::StatusOr<Outgoing> ExportForMove(const std::string& tenant, const std::string& store) {
-    return admin_->ExportForMove(tenant, store);
-  }
-  void Unfence(const std::string& tenant, const std::string& store) {
-    directory_->OpenFence(tenant, store);
-  }
-  absl::Status DropMoved(const std::string& tenant, const std::string& store) {
-    return admin_->DropMoved(tenant, store);
   }
 
   adapt::v1::ListEncodersResponse ListEncoders() const { return encoders_->List(); }

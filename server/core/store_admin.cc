@@ -189,7 +189,7 @@ absl::Status StoreAdmin::DeleteStore(const adapt::v1::DeleteStoreRequest& reques
     RETURN_IF_ERROR(remote_bases_->CheckNoDependantsElsewhere(
         absl::StrCat(request.tenant(), "/", request.store())));
   }
-  return directory_->Remove(request.tenant(), request.store(), StoreDirectory::RemoveMode::kDelete);
+  return directory_->Remove(request.tenant(), request.store());
 }
 
 absl::StatusOr<adapt::v1::StoreInfo> StoreAdmin::PinStore(

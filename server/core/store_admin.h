@@ -60,33 +60,18 @@ class StoreAdmin {
   absl::StatusOr<std::string> Export(const adapt::v1::ExportStoreRequest& request) const;
   // Creates tenant/store from a snapshot file; the store must not exist. `applied_ids`
   // (oldest first) are remembered as applied, so resends of them are skipped. An imported
-  // store starts unpinned, except one `moved` here from another member of the cluster
-  // (docs/CLUSTER.md, "Hand-off"): it keeps its pin (when the pin budget allows) and counts
-  // in no quota check (it is a store the tenant has already).
+  // store starts unpinned.
   absl::StatusOr<adapt::v1::StoreInfo> Import(const std::string& tenant, const std::string& store,
                                               std::string_view file,
-                                              const std::vector<std::string>& applied_ids,
-                                              bool moved);
+                                              const std::vector<std::string>& applied_ids);
 
-  // Base stores across a cluster (docs/CLUSTER.md, "Base stores"): where bases another
-  // member holds come from (set before serving; null: every base is read here).
+  // Base stores across a cluster (docs/CLUSTER_ETCD.md, "Quotas and base stores"): where bases
+  // another member holds come from (set before serving; null: every base is read here).
   void SetRemoteBases(RemoteBases* remote) { remote_bases_ = remote; }
   // Base tenant/store as held here, for another member (NotFound when not held here);
   // `for_create` starts its lease (StoreDirectory::kBaseLease).
   absl::StatusOr<ExportedBase> ReadBaseHere(const std::string& tenant, const std::string& store,
                                             bool for_create) const;
-
-  // Cluster hand-off (docs/CLUSTER.md, "Hand-off").
-  struct Outgoing {
-    std::string file;                      // the snapshot file (Export's)
-    std::vector<std::string> applied_ids;  // the ids the store remembers, oldest first
-  };
-  // Closes tenant/store's fence (its changes get UNAVAILABLE from now on; waits for those in
-  // flight), then reads what a move sends. The fence stays closed until Unfence or DropMoved.
-  absl::StatusOr<Outgoing> ExportForMove(const std::string& tenant, const std::string& store);
-  // Deletes the copy of a store another member now holds, durably: as DeleteStore, but a
-  // base others here use goes too (their refresh_base finds it no more).
-  absl::Status DropMoved(const std::string& tenant, const std::string& store);
 
  private:
   // The spec a create asks for, completed (encoder, dim, output kind, fingerprints) and

@@ -385,12 +385,10 @@ absl::StatusOr<std::shared_ptr<StoreSlot>> StoreDirectory::AddDurably(
   return slot;
 }
 
-absl::Status StoreDirectory::Remove(const std::string& tenant, const std::string& store,
-                                    RemoveMode mode) {
+absl::Status StoreDirectory::Remove(const std::string& tenant, const std::string& store) {
   absl::MutexLock base_lock(&base_mu_);
-  if (mode == RemoveMode::kMoved) return RemoveLocked(tenant, store, /*keep_dependants=*/true);
   RETURN_IF_ERROR(CheckBaseLease(absl::StrCat(tenant, "/", store)));
-  return RemoveLocked(tenant, store, /*keep_dependants=*/false);
+  return RemoveLocked(tenant, store);
 }
 
 absl::Status StoreDirectory::CheckBaseLease(const std::string& key) {
@@ -408,10 +406,9 @@ absl::Status StoreDirectory::CheckBaseLease(const std::string& key) {
   return absl::OkStatus();
 }
 
-absl::Status StoreDirectory::RemoveLocked(const std::string& tenant, const std::string& store,
-                                          bool keep_dependants) {
+absl::Status StoreDirectory::RemoveLocked(const std::string& tenant, const std::string& store) {
   const std::string key = absl::StrCat(tenant, "/", store);
-  if (auto users = dependants_.find(key); users != dependants_.end() && !keep_dependants) {
+  if (auto users = dependants_.find(key); users != dependants_.end()) {
     std::vector<std::string> some;
     for (const std::string& user : users->second) {
       if (some.size() == 10) break;

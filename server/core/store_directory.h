@@ -104,12 +104,6 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   bool Holds(const std::string& tenant, const std::string& store) const {
     return registry_.Find(tenant, store).ok();
   }
-  // The stores held, as (tenant, store) in name order; `keep` (optional, quick: it runs
-  // under the registry's lock) filters.
-  std::vector<std::pair<std::string, std::string>> HeldStores(
-      const std::function<bool(const std::string&, const std::string&)>& keep = nullptr) const {
-    return registry_.Names(keep);
-  }
   Registry::Page ListPage(const std::string& tenant, const std::string& after, size_t limit) const {
     return registry_.ListPage(tenant, after, limit);
   }
@@ -158,15 +152,10 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   absl::StatusOr<std::shared_ptr<StoreSlot>> AddImported(
       const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
       const std::vector<std::string>& applied_ids) ABSL_LOCKS_EXCLUDED(base_mu_);
-  enum class RemoveMode {
-    // DeleteStore: refused while the store is a base of others here, or was read for a create
-    // on another member within its lease.
-    kDelete,
-    // The copy of a store another member now holds: a base others here use goes too.
-    kMoved,
-  };
-  // Removes tenant/store durably (its record durable before the call returns).
-  absl::Status Remove(const std::string& tenant, const std::string& store, RemoveMode mode)
+  // Removes tenant/store durably (its record durable before the call returns); refused while
+  // the store is a base of others here, or was read for a create on another member within its
+  // lease.
+  absl::Status Remove(const std::string& tenant, const std::string& store)
       ABSL_LOCKS_EXCLUDED(base_mu_);
 
   // --- Pins (docs/RESIDENCY.md).
@@ -235,8 +224,8 @@ class StoreDirectory final : public WriteTargets, public ReadTargets {
   absl::StatusOr<std::shared_ptr<StoreSlot>> AddMaybePinned(
       const std::string& tenant, const std::string& name, const std::shared_ptr<Store>& store,
       const adapt::v1::StoreSpec& spec, bool seeded) ABSL_LOCKS_EXCLUDED(pin_mu_);
-  absl::Status RemoveLocked(const std::string& tenant, const std::string& store,
-                            bool keep_dependants) ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
+  absl::Status RemoveLocked(const std::string& tenant, const std::string& store)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(base_mu_);
   // FailedPrecondition while `key` is leased as a base of a create on another member.
   // Makes a slot of each recovered store (Open, AdoptShard).
   absl::Status Adopt(std::vector<RecoveredStore>& recovered);

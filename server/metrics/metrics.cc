@@ -156,8 +156,6 @@ void Metrics::RegisterCounters() {
           {&Metrics::forwarded_, "adaptd_forwarded_calls_total",
            "Calls passed to the cluster member that owns their store, by method and the owner's "
            "status code"},
-          {&Metrics::moves_, "adaptd_handoff_moves_total",
-           "Stores this member handed off to their new owner, by outcome"},
           {&Metrics::truncated_texts_, "adaptd_encoder_truncated_texts_total",
            "Texts an onnx text encoder cut to its max_tokens before encoding, by encoder"},
           {&Metrics::examples_, "adaptd_examples_ingested_total",
@@ -215,10 +213,6 @@ void Metrics::RegisterGauges() {
       {
           {&Metrics::queue_depth_, "adaptd_queue_depth",
            "Request work items waiting for a worker, sampled at scrape"},
-          {&Metrics::handoff_, "adaptd_handoff",
-           "Cluster hand-off: state=moving (stores held here that another member owns) and "
-           "state=settled (1 once every member routes by this member's list and holds only its own "
-           "stores)"},
           {&Metrics::build_info_, "adaptd_build_info",
            "1, labelled with the server's version, its BLAS library, the BLAS kernels in use "
            "(blas_core) and who chose them (blas_core_source: cpu, library, flag or environment; "
@@ -373,17 +367,8 @@ void Metrics::RecordEviction(const std::string& kind) {
   evictions_->Add({{"kind", kind}}).Increment();
 }
 
-void Metrics::RecordMove(const std::string& outcome) {
-  moves_->Add({{"outcome", outcome}}).Increment();
-}
-
 void Metrics::RecordTruncatedTexts(const std::string& encoder, uint64_t texts) {
   truncated_texts_->Add({{"encoder", encoder}}).Increment(static_cast<double>(texts));
-}
-
-void Metrics::SetHandOff(double moving, bool settled) {
-  handoff_->Add({{"state", "moving"}}).Set(moving);
-  handoff_->Add({{"state", "settled"}}).Set(settled ? 1.0 : 0.0);
 }
 
 void Metrics::SetBuildInfo(const std::map<std::string, std::string>& labels) {

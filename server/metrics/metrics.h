@@ -122,18 +122,12 @@ class Metrics {
   // and the bytes loaded stores hold against the budget.
   void RecordLoad(const std::string& kind, double seconds);
   void RecordEviction(const std::string& kind);
-  // Cluster (docs/CLUSTER.md): a call passed to its store's owner, by method and the owner's
-  // status code (adaptd_forwarded_calls_total).
+  // Cluster (docs/CLUSTER_ETCD.md): a call passed to its shard's holder, by method and the
+  // holder's status code (adaptd_forwarded_calls_total).
   void RecordForwarded(const std::string& method, const std::string& code);
   // Texts an encoder cut to its max_tokens before encoding (adaptd_encoder_truncated_texts_total,
   // by encoder); `texts` 0 makes the encoder's series exist at zero.
   void RecordTruncatedTexts(const std::string& encoder, uint64_t texts);
-  // A store handed off to another member (docs/CLUSTER.md, "Hand-off"): `outcome` "moved"
-  // or "failed" (adaptd_handoff_moves_total).
-  void RecordMove(const std::string& outcome);
-  // Stores held here that another member owns, and whether this member saw the cluster
-  // settled (adaptd_handoff_moving_stores, adaptd_cluster_settled).
-  void SetHandOff(double moving, bool settled);
   // adaptd_build_info: one series, value 1, whose labels describe the build and the BLAS
   // kernels in use (version, blas, blas_core, blas_core_source). Replaces an earlier call's.
   void SetBuildInfo(const std::map<std::string, std::string>& labels);
@@ -224,9 +218,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>* load_seconds_ = nullptr;
   prometheus::Family<prometheus::Counter>* evictions_ = nullptr;
   prometheus::Family<prometheus::Counter>* forwarded_ = nullptr;
-  prometheus::Family<prometheus::Counter>* moves_ = nullptr;
   prometheus::Family<prometheus::Counter>* truncated_texts_ = nullptr;
-  prometheus::Family<prometheus::Gauge>* handoff_ = nullptr;
   prometheus::Family<prometheus::Gauge>* build_info_ = nullptr;
   prometheus::Gauge* build_info_series_ ABSL_GUARDED_BY(build_info_mu_) = nullptr;
   absl::Mutex build_info_mu_;

@@ -1,7 +1,7 @@
 #include "server/rpc/front_end.h"
 
 #include "server/auth/grpc_auth.h"
-#include "server/cluster/handoff.h"
+#include "server/cluster/forwarding.h"
 
 namespace adaptd {
 

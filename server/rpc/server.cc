@@ -12,6 +12,7 @@
 #include "kernels/cpu/blas_core.h"
 #include "server/auth/tls_credentials.h"
 #include "server/base/status_macros.h"
+#include "server/cluster/member_token.h"
 #include "server/config/config.h"
 #include "server/rpc/wire.h"
 #include "server/scheduler/scheduler_config.h"
@@ -146,11 +147,6 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   if (s->etcd_cluster_ != nullptr) {
     service.etcd_cluster = s->etcd_cluster_.get();
     forwarder = s->etcd_cluster_->forwarder();
-  } else if (config.has_cluster()) {
-    ASSIGN_OR_RETURN(s->cluster_, StaticCluster::Create(config, s->engine_.get(), s->auth_.get(),
-                                                        s->metrics_.get()));
-    service.cluster = s->cluster_.get();
-    forwarder = s->cluster_->forwarder();
   }
   s->service_ = std::make_unique<Service>(service);
   s->grpc_service_ = std::make_unique<AdaptationService>(FrontEnd{s->service_.get(), forwarder});
@@ -181,7 +177,6 @@ absl::StatusOr<std::unique_ptr<AdaptdServer>> AdaptdServer::Start(
   health->SetServingStatus(kServiceName, s->etcd_cluster_ == nullptr);
   ASSIGN_OR_RETURN(s->http_, StartHttp(config, s->service_.get(), forwarder));
   if (s->http_ != nullptr) s->http_->SetReady(s->etcd_cluster_ == nullptr);
-  if (s->cluster_ != nullptr) s->cluster_->Start();
   if (s->etcd_cluster_ != nullptr) {
     // Listening first: the members forwarding calls here reach it once it holds shards.
     if (absl::Status served = s->etcd_cluster_->Serve(s->engine_.get()); !served.ok()) {
@@ -203,9 +198,8 @@ void AdaptdServer::Shutdown(absl::Duration grace) {
   // accepts them; gRPC's own shutdown starts only once the admitted calls are done.
   gate_.Close();
   if (http_ != nullptr) http_->Drain();
-  // The cluster's background work stops first (StaticCluster::Stop), so the calls below can
-  // drain; a member of a cluster on etcd claims and releases nothing from here on.
-  if (cluster_ != nullptr) cluster_->Stop();
+  // A member of a cluster on etcd claims and releases nothing from here on, so the calls below
+  // can drain.
   if (etcd_cluster_ != nullptr) etcd_cluster_->Freeze();
   if (server_ != nullptr) {
     server_->GetHealthCheckService()->SetServingStatus(false);

@@ -17,7 +17,6 @@
 #include "prometheus/exposer.h"
 #include "server/auth/token_authorizer.h"
 #include "server/cluster/etcd_cluster.h"
-#include "server/cluster/static_cluster.h"
 #include "server/config/defaults.h"
 #include "server/core/engine.h"
 #include "server/http/http_server.h"
@@ -79,7 +78,6 @@ class AdaptdServer {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<StaticCluster> cluster_;     // a static cluster's member; else null
   std::unique_ptr<EtcdCluster> etcd_cluster_;  // a cluster on etcd's member; else null
   std::atomic<bool> lease_lost_{false};        // the etcd cluster's lease lapsed
   std::unique_ptr<Service> service_;

@@ -8,7 +8,6 @@
 #include "server/base/status_macros.h"
 #include "server/base/status_name.h"
 #include "server/cluster/etcd_cluster.h"
-#include "server/cluster/static_cluster.h"
 #include "server/core/list_page.h"
 #include "server/service/predict_batch.h"
 
@@ -17,17 +16,15 @@ namespace {
 
 absl::Status ShuttingDown() { return absl::UnavailableError("the server is shutting down"); }
 
-// A cluster on etcd's answer to ClusterQuota: its members exchange usage (USAGE); store counts
-// are exact through etcd, so the static cluster's slots are not asked for there.
-absl::Status AnswerUsageOnEtcd(const EtcdCluster& cluster,
-                               const adapt::v1::ClusterQuotaRequest& request,
-                               adapt::v1::ClusterQuotaResponse* response) {
+// The answer to ClusterQuota: the members exchange usage (USAGE); store counts are exact
+// through etcd, so no member asks another for them.
+absl::Status AnswerUsage(const EtcdCluster& cluster, const adapt::v1::ClusterQuotaRequest& request,
+                         adapt::v1::ClusterQuotaResponse* response) {
   if (request.op() != adapt::v1::ClusterQuotaRequest::USAGE) {
     return absl::UnimplementedError(absl::StrCat(
         "ClusterQuota ", adapt::v1::ClusterQuotaRequest::Op_Name(request.op()),
-        ": the static cluster's store count (docs/CLUSTER.md); this member is one of a cluster "
-        "on etcd (docs/CLUSTER_ETCD.md), whose store counts are exact through etcd: only USAGE "
-        "is answered"));
+        ": store counts are exact through etcd in a cluster (docs/CLUSTER_ETCD.md, \"Quotas and "
+        "base stores\"), and no member asks another for them: only USAGE is answered"));
   }
   if (cluster.usage() == nullptr) {
     return absl::UnavailableError("this member is starting: it has no usage yet; retry");
@@ -132,7 +129,7 @@ absl::Status Service::AdmitAdmin(const CallInfo& call) const {
       return absl::PermissionDeniedError("cluster calls need an admin token (docs/SECURITY.md)");
     }
   }
-  if (o_.cluster == nullptr && o_.etcd_cluster == nullptr) {
+  if (o_.etcd_cluster == nullptr) {
     return absl::FailedPreconditionError(
         "this server is not a member of a cluster (it has no cluster config: docs/CLUSTER.md)");
   }
@@ -160,29 +157,15 @@ absl::Status Service::CheckBase(const CallInfo& call,
 absl::StatusOr<const cluster::Member*> Service::Route(const CallInfo& call,
                                                       const std::string& tenant,
                                                       const std::string& store,
-                                                      Access access) const {
-  if (o_.etcd_cluster != nullptr) return o_.etcd_cluster->Route(call.origin, tenant, store);
-  if (o_.cluster == nullptr) return nullptr;
-  cluster::CallOrigin origin = call.origin;
-  if (access == Access::kCreate) {
-    origin.move =
-        o_.cluster->handoff()->IsMove(origin.forwarded, origin.move_marked, call.authorization);
-  }
-  const cluster::Member* to = nullptr;
-  RETURN_IF_ERROR(o_.cluster->handoff()->Route(origin, tenant, store, access, &to));
-  return to;
+                                                      Access /*access*/) const {
+  if (o_.etcd_cluster == nullptr) return nullptr;
+  return o_.etcd_cluster->Route(call.origin, tenant, store);
 }
 
 std::optional<std::vector<const cluster::Member*>> Service::ListPeers(const CallInfo& call) const {
   if (call.origin.forwarded) return std::nullopt;
-  if (o_.etcd_cluster != nullptr) return o_.etcd_cluster->Peers();
-  if (o_.cluster == nullptr) return std::nullopt;
-  std::vector<const cluster::Member*> peers;
-  const cluster::Membership& members = o_.cluster->forwarder()->membership();
-  for (const cluster::Member& member : members.members()) {
-    if (member.name != members.self().name) peers.push_back(&member);
-  }
-  return peers;
+  if (o_.etcd_cluster == nullptr) return std::nullopt;
+  return o_.etcd_cluster->Peers();
 }
 
 absl::Status Service::MergeListPages(const adapt::v1::ListStoresRequest& request,
@@ -199,8 +182,8 @@ absl::Status Service::MergeListPages(const adapt::v1::ListStoresRequest& request
   }
   std::sort(stores.begin(), stores.end(),
             [](const StoreInfo& a, const StoreInfo& b) { return a.store() < b.store(); });
-  // A store whose hand-off ended but for its old copy's deletion is on two members for a
-  // moment: listed once.
+  // A store whose shard changed holder while the pages were read may be on two pages: listed
+  // once.
   stores.erase(
       std::unique(stores.begin(), stores.end(),
                   [](const StoreInfo& a, const StoreInfo& b) { return a.store() == b.store(); }),
@@ -235,13 +218,6 @@ void Service::Queue(const CallInfo& call, const std::string& tenant,
   if (absl::Status queued = o_.scheduler->Submit(std::move(task)); !queued.ok()) done(queued);
 }
 
-absl::Status Service::CreateCounted(const std::string& tenant, const std::string& store,
-                                    absl::Time deadline,
-                                    const std::function<absl::Status()>& create) const {
-  if (o_.cluster == nullptr) return create();
-  return o_.cluster->quotas()->Create(tenant, store, deadline, create);
-}
-
 void Service::Record(const char* method, const absl::Status& status, absl::Time start,
                      Transport transport) const {
   if (o_.metrics == nullptr) return;
@@ -254,13 +230,9 @@ void Service::Record(const char* method, const absl::Status& status, absl::Time 
 
 void Service::CreateStore(const CallInfo& call, const adapt::v1::CreateStoreRequest& request,
                           adapt::v1::StoreInfo* response, Done done) {
-  const absl::Time deadline = call.deadline;
   Queue(
       call, request.tenant(),
-      [this, &request, response, deadline] {
-        return CreateCounted(request.tenant(), request.store(), deadline,
-                             [&] { return Into(o_.engine->CreateStore(request), response); });
-      },
+      [this, &request, response] { return Into(o_.engine->CreateStore(request), response); },
       std::move(done));
 }
 
@@ -369,23 +341,14 @@ absl::Status Service::Import::Add(const adapt::v1::StoreChunk& chunk) {
 
 void Service::Import::Commit(adapt::v1::StoreInfo* response, Done done) {
   const Service* service = service_;
-  // A member handing the store off (handoff.h): the store's tenant has it already.
-  const bool moved = service->o_.cluster != nullptr &&
-                     service->o_.cluster->handoff()->IsMove(
-                         call_.origin.forwarded, call_.origin.move_marked, call_.authorization);
   Task task = CallTask(call_, tenant_);
   task.lane = absl::StrCat(tenant_, "/", store_);
-  task.run = [this, service, response, moved, done](const absl::Status& wanted) {
+  task.run = [this, service, response, done](const absl::Status& wanted) {
     if (!wanted.ok()) {
       done(wanted);
       return;
     }
-    auto import = [&] {
-      return Into(service->o_.engine->Import(tenant_, store_, file_, applied_ids_, moved),
-                  response);
-    };
-    // A hand-off brings a store the tenant has already: no slot in its count.
-    done(moved ? import() : service->CreateCounted(tenant_, store_, call_.deadline, import));
+    done(Into(service->o_.engine->Import(tenant_, store_, file_, applied_ids_), response));
   };
   if (absl::Status queued = service->o_.scheduler->Submit(std::move(task)); !queued.ok()) {
     done(queued);
@@ -447,78 +410,6 @@ std::unique_ptr<Service::ForgetWrite> Service::StartForget(const CallInfo& call)
 
 void Service::ClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,
                             adapt::v1::ClusterStatusResponse* response, Done done) {
-  if (o_.etcd_cluster != nullptr) {
-    EtcdClusterStatus(call, request, response, std::move(done));
-    return;
-  }
-  HandOff* handoff = o_.cluster->handoff();
-  if (request.local()) {
-    *response->add_members() = handoff->LocalStatus(kMovingListed);
-    done(absl::OkStatus());
-    return;
-  }
-  const absl::Duration timeout = MemberTimeout(call);
-  if (!handoff->RunAdmin([handoff, response, timeout, done] {
-        *response = handoff->Gather(timeout);
-        done(absl::OkStatus());
-      })) {
-    done(ShuttingDown());
-  }
-}
-
-void Service::DrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
-                          adapt::v1::DrainMemberResponse* response, Done done) {
-  if (request.member().empty()) {
-    done(absl::InvalidArgumentError("member: required"));
-    return;
-  }
-  if (o_.etcd_cluster != nullptr) {
-    EtcdDrainMember(call, request, response, std::move(done));
-    return;
-  }
-  HandOff* handoff = o_.cluster->handoff();
-  if (request.local()) {
-    const absl::Status status = handoff->SetDraining(request.member(), request.undo());
-    if (status.ok()) *response->mutable_status()->add_members() = handoff->LocalStatus(1000);
-    done(status);
-    return;
-  }
-  const absl::Duration timeout = MemberTimeout(call);
-  if (!handoff->RunAdmin([handoff, &request, response, call, timeout, done] {
-        const adapt::v1::DrainMemberRequest& r = request;
-        absl::Status status = handoff->DrainEverywhere(r.member(), r.undo(), timeout);
-        while (status.ok()) {
-          *response->mutable_status() = handoff->Gather(absl::Seconds(2));
-          if (!r.wait()) break;
-          const adapt::v1::ClusterStatusResponse& st = response->status();
-          uint64_t left = 0;
-          for (const adapt::v1::MemberStatus& m : st.members()) {
-            if (m.name() == r.member()) left = m.stores();
-          }
-          if (st.settled() && (r.undo() || left == 0)) break;
-          if (call.cancelled && call.cancelled()) {
-            status = absl::CancelledError("the call was cancelled");
-          } else if (handoff->stopping()) {
-            status = ShuttingDown();
-          } else if (absl::Now() + absl::Milliseconds(200) > call.deadline) {
-            status = absl::DeadlineExceededError(
-                absl::StrCat("the drain of ", r.member(), " is recorded, but ",
-                             st.moves_in_flight(), " move(s) are still in flight",
-                             st.settled() ? "" : " or a member has not confirmed the list",
-                             "; ask again or see ClusterStatus"));
-          } else {
-            absl::SleepFor(absl::Milliseconds(200));
-          }
-        }
-        done(status);
-      })) {
-    done(ShuttingDown());
-  }
-}
-
-void Service::EtcdClusterStatus(const CallInfo& call,
-                                const adapt::v1::ClusterStatusRequest& request,
-                                adapt::v1::ClusterStatusResponse* response, Done done) {
   EtcdCluster* cluster = o_.etcd_cluster;
   if (request.local()) {
     *response->add_members() = cluster->LocalStatus();
@@ -536,10 +427,14 @@ void Service::EtcdClusterStatus(const CallInfo& call,
   }
 }
 
-// A drain in a cluster on etcd: the member's record set DRAINING (READY with undo); with
-// `wait`, answered once it holds no shard (every one released to the other members).
-void Service::EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
-                              adapt::v1::DrainMemberResponse* response, Done done) {
+// A drain: the member's record set DRAINING (READY with undo); with `wait`, answered once it
+// holds no shard (every one released to the other members).
+void Service::DrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
+                          adapt::v1::DrainMemberResponse* response, Done done) {
+  if (request.member().empty()) {
+    done(absl::InvalidArgumentError("member: required"));
+    return;
+  }
   EtcdCluster* cluster = o_.etcd_cluster;
   if (absl::Status set = cluster->Drain(request.member(), request.undo()); !set.ok()) {
     done(set);
@@ -576,33 +471,16 @@ void Service::EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMember
   }
 }
 
-void Service::ClusterQuota(const CallInfo& call, const adapt::v1::ClusterQuotaRequest& request,
+void Service::ClusterQuota(const CallInfo& /*call*/, const adapt::v1::ClusterQuotaRequest& request,
                            adapt::v1::ClusterQuotaResponse* response, Done done) {
-  if (o_.etcd_cluster != nullptr) {
-    done(AnswerUsageOnEtcd(*o_.etcd_cluster, request, response));
-    return;
-  }
-  ClusterQuotas* quotas = o_.cluster->quotas();
-  const absl::Time deadline = std::min(call.deadline, absl::Now() + absl::Seconds(30));
-  auto answer = [quotas, &request, response, deadline, done] {
-    done(quotas->Answer(request, deadline, response));
-  };
-  // A reservation asks every other member, and a release waits for a reservation of its
-  // tenant in progress: on a thread of their own. The rest answers at once.
-  const adapt::v1::ClusterQuotaRequest::Op op = request.op();
-  if (op != adapt::v1::ClusterQuotaRequest::RESERVE &&
-      op != adapt::v1::ClusterQuotaRequest::RELEASE) {
-    answer();
-  } else if (!o_.cluster->handoff()->RunAdmin(answer)) {
-    done(ShuttingDown());
-  }
+  done(AnswerUsage(*o_.etcd_cluster, request, response));
 }
 
 void Service::ClusterBase(const CallInfo& /*call*/, const adapt::v1::ClusterBaseRequest& request,
                           adapt::v1::ClusterBaseResponse* response, Done done) {
   // Answered on the caller's thread: a registry lookup (a READ of a cold store loads it),
   // never a call to another member.
-  ClusterBases* bases = o_.etcd_cluster != nullptr ? o_.etcd_cluster->bases() : o_.cluster->bases();
+  ClusterBases* bases = o_.etcd_cluster->bases();
   if (bases == nullptr) {
     done(absl::UnavailableError("this member is starting: it holds no store yet; retry"));
     return;

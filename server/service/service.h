@@ -28,8 +28,7 @@
 
 namespace adaptd {
 
-class StaticCluster;  // server/cluster/static_cluster.h
-class EtcdCluster;    // server/cluster/etcd_cluster.h
+class EtcdCluster;  // server/cluster/etcd_cluster.h
 
 // The front end a call came over: the `transport` label of the request metrics.
 enum class Transport { kGrpc, kHttp };
@@ -41,7 +40,6 @@ struct ServiceOptions {
   Metrics* metrics = nullptr;             // nullable
   const TokenAuthorizer* auth = nullptr;  // nullable: authentication off
   CallGate* gate = nullptr;               // nullable; closed once shutdown began
-  StaticCluster* cluster = nullptr;       // a static cluster's member; else null
   EtcdCluster* etcd_cluster = nullptr;    // a cluster on etcd's member; else null
   size_t max_import_bytes = size_t{4} << 30;
   size_t export_chunk_bytes = 1 << 20;
@@ -176,23 +174,12 @@ class Service {
               Transport transport) const;
 
  private:
-  // ClusterStatus and DrainMember in a cluster on etcd (docs/CLUSTER_ETCD.md).
-  void EtcdClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,
-                         adapt::v1::ClusterStatusResponse* response, Done done);
-  void EtcdDrainMember(const CallInfo& call, const adapt::v1::DrainMemberRequest& request,
-                       adapt::v1::DrainMemberResponse* response, Done done);
-
   // Queues `fn` (returning absl::Status) in the call's tenant queue and runs `done` with its
   // status, or with the reason it did not run.
   void Queue(const CallInfo& call, const std::string& tenant, std::function<absl::Status()> fn,
              Done done) const;
   // A scheduler task carrying the call's deadline and cancellation.
   static Task CallTask(const CallInfo& call, const std::string& tenant);
-  // Runs `create` under the tenant's store count: the cluster's when there is one, else the
-  // engine's own check decides.
-  absl::Status CreateCounted(const std::string& tenant, const std::string& store,
-                             absl::Time deadline,
-                             const std::function<absl::Status()>& create) const;
 
   const ServiceOptions o_;
 };

@@ -1,17 +1,19 @@
 #!/usr/bin/python3
-"""End-to-end test of a cluster of adaptd processes on loopback (docs/CLUSTER.md, "Calls").
+"""End-to-end test of a cluster of adaptd processes on loopback (docs/CLUSTER_ETCD.md,
+"Routing").
 
-Starts three real adaptd processes, each with its own data directory, as a cluster of the
-kind ADAPTD_CLUSTER_KIND names (cluster_kinds.py: "static", the same member list; "etcd", the
-cluster on etcd with a 3-member etcd and SeaweedFS), and drives them through every member: by adaptctl (create, adapt, compile, predict,
-get, list, pin, export, import, delete) and by the generated gRPC stubs (PredictStream, the
-forwarded mark). Checks that every store lives on exactly one member, the one the documented
-rendezvous weight names; that every member answers for every store with the owner's answer;
+Starts three real adaptd processes, each with its own data directory, as a cluster on etcd
+(cluster_kinds.py: a 3-member etcd and SeaweedFS), and drives them through every member: by
+adaptctl (create, adapt, compile, predict, get, list, pin, export, import, delete) and by the
+generated gRPC stubs (PredictStream, the forwarded mark). Checks that every store lives on
+exactly one member, the holder of its shard that the documented rendezvous weight names; that
+every member answers for every store with the holder's answer;
 that ListStores lists the whole cluster; that a forwarded call for a store the member does
 not own is refused UNAVAILABLE rather than forwarded again; and that forwarded calls are
 counted; and that tenant quotas hold over the cluster, not each member: the store count
 exactly (concurrent creates through every member, imports, deletes), memory and examples per
-second by the usage the members exchange (docs/CLUSTER.md, "Quotas").
+second by the usage the members exchange (docs/CLUSTER_ETCD.md, "Quotas and base stores").
+The static member list's removed flags are refused naming their replacement.
 
 Usage: cluster_e2e_test.py --adaptctl PATH --adaptd PATH [unittest arguments]
 (PYTHONPATH must hold the generated modules, adapt/v1/*_pb2*.py, as ctest sets it).
@@ -37,12 +39,11 @@ from adapt.v1 import adapt_pb2, adapt_pb2_grpc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_kinds  # noqa: E402
-from cluster_kinds import KIND  # noqa: E402
 
 ADAPTCTL = os.environ.get("ADAPTCTL_BIN", "")
 ADAPTD = os.environ.get("ADAPTD_BIN", "")
-START_TIMEOUT_S = 20.0 if KIND == "static" else 60.0
-SETTLE_TIMEOUT_S = 20.0 if KIND == "static" else 90.0
+START_TIMEOUT_S = 60.0
+SETTLE_TIMEOUT_S = 90.0
 DIM = 8
 LABELS = ["north", "south", "east"]
 MEMBERS = ["a", "b", "c"]
@@ -93,8 +94,8 @@ class ClusterEndToEnd(unittest.TestCase):
                     die_with_parent() +
                     [ADAPTD, "--listen", cls.addr[m], "--metrics-listen", cls.metrics[m],
                      "--data-dir", os.path.join(cls.tmp, "data-" + m), "--config", config,
-                     "--handoff-interval-ms", str(INTERVAL_MS)] +
-                    cls.backing.member_flags(m, cls.addr[m], cls.addr),
+                     "--usage-interval-ms", str(INTERVAL_MS)] +
+                    cls.backing.member_flags(m, cls.addr[m]),
                     stdout=cls.logs[m], stderr=subprocess.STDOUT)
             for m in MEMBERS:
                 cls.wait_until_serving(m)
@@ -141,8 +142,8 @@ class ClusterEndToEnd(unittest.TestCase):
 
     @classmethod
     def wait_until_settled(cls):
-        # A new cluster creates stores once every member has confirmed the list (on etcd: once
-        # every shard is held by its desired owner, after the members' settle time).
+        # Settled once every shard is held by its desired owner, after the members' settle
+        # time.
         deadline = time.monotonic() + SETTLE_TIMEOUT_S
         while True:
             probe = subprocess.run([ADAPTCTL, "--addr", cls.addr["a"], "--timeout", "5",
@@ -321,8 +322,7 @@ class ClusterEndToEnd(unittest.TestCase):
                 stub.GetStore(adapt_pb2.GetStoreRequest(tenant="fwd", store="x"), timeout=10,
                               metadata=[("adaptd-forwarded", "someone")])
             self.assertEqual(raised.exception.code(), grpc.StatusCode.UNAVAILABLE)
-            self.assertIn("belongs to member %s" % owner if KIND == "static" else
-                          "member '%s' holds its shard" % owner, raised.exception.details())
+            self.assertIn("member '%s' holds its shard" % owner, raised.exception.details())
             # Without the mark the same call is forwarded and answered.
             info = stub.GetStore(adapt_pb2.GetStoreRequest(tenant="fwd", store="x"), timeout=10)
             self.assertEqual(info.store, "x")
@@ -579,20 +579,18 @@ class ClusterEndToEnd(unittest.TestCase):
             time.sleep(1)
         self.assertEqual(self.ctl("a", "store", "get", "bas/curated").returncode, 1)
 
-    @unittest.skipUnless(KIND == "static", "the cluster on etcd has no member list")
-    def test_a_bad_member_list_is_refused_at_start(self):
-        result = subprocess.run(
-            [ADAPTD, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir",
-             self.path("bad"), "--cluster-self", "zz", "--cluster-members",
-             "a=127.0.0.1:1,b=127.0.0.1:2"], capture_output=True, text=True, timeout=30)
-        self.assertNotEqual(result.returncode, 0)
-        self.assertIn('cluster.self: "zz" is not among cluster.members', result.stderr)
-        result = subprocess.run(
-            [ADAPTD, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir",
-             self.path("bad"), "--cluster-self", "a", "--cluster-members", "a=127.0.0.1:1,b"],
-            capture_output=True, text=True, timeout=30)
-        self.assertNotEqual(result.returncode, 0)
-        self.assertIn("--cluster-members", result.stderr)
+    def test_the_static_member_lists_flags_are_refused_naming_their_replacement(self):
+        for flags, replacement in (
+                (["--cluster-self", "a", "--cluster-members", "a=127.0.0.1:1,b=127.0.0.1:2"],
+                 "--advertise-address"),
+                (["--handoff-interval-ms", "500"], "--usage-interval-ms")):
+            result = subprocess.run(
+                [ADAPTD, "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--data-dir",
+                 self.path("bad")] + flags, capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(result.returncode, 0, flags)
+            self.assertIn("%s: removed with the static" % flags[-2], result.stderr)
+            self.assertIn(replacement, result.stderr)
+            self.assertFalse(os.path.exists(self.path("bad")), "nothing written on refusal")
 
 
 if __name__ == "__main__":

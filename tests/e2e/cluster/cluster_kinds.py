@@ -1,27 +1,22 @@
-"""A cluster of adaptd processes on loopback, of either kind, for the end-to-end tests.
+"""A cluster of adaptd processes on loopback for the end-to-end tests: the cluster on etcd
+(docs/CLUSTER_ETCD.md), over a 3-member etcd and SeaweedFS (bench/durable_log/services.py, the
+binaries in ADAPTD_ETCD_BIN and ADAPTD_WEED_BIN), each member registering under its name at its
+address. A store is served by the holder of its shard (fnv1a64(`tenant/store`) mod 4096),
+which, once the cluster is settled, is the member the rendezvous weight of "shard-SSSS" names.
 
-- "static": the member list (docs/CLUSTER.md): every member started with the same
-  --cluster-members; a store is owned by the member the rendezvous weight of `tenant/store`
-  names.
-- "etcd": the cluster on etcd (docs/CLUSTER_ETCD.md): a 3-member etcd and SeaweedFS
-  (bench/durable_log/services.py, the binaries in ADAPTD_ETCD_BIN and ADAPTD_WEED_BIN), each
-  member registering under its name at its address; a store is served by the holder of its
-  shard (fnv1a64(`tenant/store`) mod 4096), which, once the cluster is settled, is the member
-  the rendezvous weight of "shard-SSSS" names.
-
-The kind comes from ADAPTD_CLUSTER_KIND (default "static").
+`static_owner` is the owner of a store in the static member list that came before it (docs/CLUSTER.md,
+"Migration"), whose data directories `adaptctl cluster migrate` loads.
 """
 
 import os
 import sys
 
-KIND = os.environ.get("ADAPTD_CLUSTER_KIND", "static")
 SHARDS = 4096
 MASK = (1 << 64) - 1
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 
 
-# The weight of docs/CLUSTER.md, "Ownership: rendezvous hashing", written from the document.
+# The weight of docs/CLUSTER_ETCD.md, "Shards", written from the document.
 def fnv1a64(data):
     h = 0xcbf29ce484222325
     for b in data.encode():
@@ -49,23 +44,21 @@ def rendezvous(members, key):
 
 
 def owner_of(members, key):
-    """The member serving the store `key` ("tenant/store") in a settled cluster of KIND."""
-    if KIND == "etcd":  # docs/CLUSTER_ETCD.md, "Shards"
-        return rendezvous(members, "shard-%04x" % (fnv1a64(key) % SHARDS))
+    """The member serving the store `key` ("tenant/store") in a settled cluster."""
+    return rendezvous(members, "shard-%04x" % (fnv1a64(key) % SHARDS))
+
+
+def static_owner(members, key):
+    """The owner of the store `key` in a static member list of `members`."""
     return rendezvous(members, key)
 
 
 class Backing:
-    """What a cluster of KIND needs beside its members: nothing for the static list; etcd and
-    SeaweedFS for the cluster on etcd."""
+    """What a cluster needs beside its members: etcd and SeaweedFS."""
 
     def __init__(self, work, lease_ttl_s=2):
         self.etcd = self.weed = None
         self.lease_ttl_s = lease_ttl_s
-        if KIND == "static":
-            return
-        if KIND != "etcd":
-            raise RuntimeError("ADAPTD_CLUSTER_KIND: %r is not static or etcd" % KIND)
         etcd_bin, weed_bin = os.environ.get("ADAPTD_ETCD_BIN"), os.environ.get("ADAPTD_WEED_BIN")
         if not etcd_bin or not weed_bin:
             raise RuntimeError("a cluster on etcd needs ADAPTD_ETCD_BIN and ADAPTD_WEED_BIN")
@@ -84,12 +77,8 @@ class Backing:
             f.write("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
                     % (services.ACCESS_KEY, services.SECRET_KEY))
 
-    def member_flags(self, name, address, members):
-        """adaptd's flags that make it member `name` at `address` of a cluster of `members`
-        ({name: address})."""
-        if KIND == "static":
-            return ["--cluster-self", name, "--cluster-members",
-                    ",".join("%s=%s" % (m, a) for m, a in sorted(members.items()))]
+    def member_flags(self, name, address):
+        """adaptd's flags that make it member `name` of the cluster, reached at `address`."""
         return ["--cluster-self", name, "--advertise-address", address,
                 "--etcd-endpoints", ",".join(self.etcd.client_urls),
                 "--etcd-lease-ttl", str(self.lease_ttl_s),

@@ -2,15 +2,16 @@
 """End-to-end test of `adaptctl cluster migrate` (docs/CLUSTER_ETCD.md, "Migration").
 
 Makes real data directories with the adaptd binary: a single server (stores of the three
-kinds in three tenants, one pinned, its last writes left in the log by a SIGKILL) and a
-2-member static cluster, whose non-owner member also holds a stale copy of one
-store (a hand-off caught mid-way). With every server stopped, migrates them into a target
+kinds in three tenants, one pinned, its last writes left in the log by a SIGKILL) and the two
+members' directories of a static cluster as it left them (each store on the member the static
+list's rendezvous weight names, written by a server on that directory, and a cluster.state
+file), whose non-owner member also holds a stale copy of one store (a hand-off caught mid-way). With every server stopped, migrates them into a target
 adaptd that requires an admin token, and checks: every store answers the same predictions and
 example counts there as before; the stale copy is skipped for its owner's; a resend of an
 acknowledged example id is skipped at the target; a rerun skips everything; a directory an
 adaptd has open is refused; and the source directories are byte-identical after.
 
-The target is a single adaptd server, or with ADAPTD_CLUSTER_KIND=etcd a 2-member cluster on
+The target is a single adaptd server, or with ADAPTD_MIGRATE_INTO=cluster a 2-member cluster on
 etcd (tests/e2e/cluster/cluster_kinds.py: a 3-member etcd and SeaweedFS, ADAPTD_ETCD_BIN and
 ADAPTD_WEED_BIN), migrated into and checked through one of its members.
 
@@ -35,7 +36,7 @@ import unittest
 import grpc
 from adapt.v1 import adapt_pb2, adapt_pb2_grpc
 import cluster_kinds
-from cluster_kinds import rendezvous
+from cluster_kinds import static_owner
 
 ADAPTCTL = os.environ.get("ADAPTCTL_BIN", "")
 ADAPTD = os.environ.get("ADAPTD_BIN", "")
@@ -45,6 +46,7 @@ LABELS = ["red", "green", "blue"]
 MEMBERS = ["a", "b"]
 TOKEN = "migrate-admin-token-0123456789"
 MEMBER_TOKEN = "migrate-members-secret-7c21"  # a target cluster's members' own calls
+INTO_CLUSTER = os.environ.get("ADAPTD_MIGRATE_INTO", "server") == "cluster"
 
 
 def free_port():
@@ -54,7 +56,7 @@ def free_port():
 
 
 def owner_of(key):
-    return rendezvous(MEMBERS, key)
+    return static_owner(MEMBERS, key)
 
 
 def tree_digest(root):
@@ -126,7 +128,7 @@ class MigrateEndToEnd(unittest.TestCase):
         try:
             cls.make_single_server()
             cls.make_static_cluster()
-            if cluster_kinds.KIND == "etcd":
+            if INTO_CLUSTER:
                 cls.target = cls.start_cluster_on_etcd()
             else:
                 cls.target = cls.start("target", os.path.join(cls.tmp, "data-target"),
@@ -232,40 +234,34 @@ class MigrateEndToEnd(unittest.TestCase):
 
     @classmethod
     def make_static_cluster(cls):
-        addrs = {m: "127.0.0.1:%d" % free_port() for m in MEMBERS}
-        cls.members = ",".join("%s=%s" % (m, addrs[m]) for m in MEMBERS)
+        """The members' directories: each store written by a server on its owner's directory,
+        and the cluster.state a static member kept (no member drained)."""
+        cls.members = ",".join("%s=127.0.0.1:%d" % (m, free_port()) for m in MEMBERS)
         cls.member_dirs = {m: os.path.join(cls.tmp, "data-" + m) for m in MEMBERS}
-        members = {}
-        for m in MEMBERS:
-            members[m] = Server(cls.tmp, m, cls.member_dirs[m],
-                                ["--cluster-self", m, "--cluster-members", cls.members,
-                                 "--handoff-interval-ms", "200"], addr=addrs[m])
-            cls.servers.append(members[m])
-        for m in MEMBERS:
-            members[m].wait_serving()
-        cls.wait_settled(addrs["a"])
+        members = {m: cls.start(m, cls.member_dirs[m]) for m in MEMBERS}
         cls.cluster_keys = ["c%d/s%d" % (i % 2, i) for i in range(6)]
-        for i, key in enumerate(cls.cluster_keys):
-            cls.create(members["a"], key, ["faast", "falcon", "fwpkm"][i % 3],
-                       *(["--set", "ridge=1"] if i % 3 == 0 else []))
-            cls.adapt(members["b"], key, cls.examples(key, 0, 30))
-            if i % 3 == 0:
-                cls.must(addrs["a"], "compile", key)
-        for key in cls.cluster_keys:
-            cls.expected[key] = cls.observe(members["a"], key)
         cls.owners = {key: owner_of(key) for key in cls.cluster_keys}
-        for m in MEMBERS:
-            members[m].stop()
+        for i, key in enumerate(cls.cluster_keys):
+            owner = members[cls.owners[key]]
+            cls.create(owner, key, ["faast", "falcon", "fwpkm"][i % 3],
+                       *(["--set", "ridge=1"] if i % 3 == 0 else []))
+            cls.adapt(owner, key, cls.examples(key, 0, 30))
+            if i % 3 == 0:
+                cls.must(owner.addr, "compile", key)
+        for key in cls.cluster_keys:
+            cls.expected[key] = cls.observe(members[cls.owners[key]], key)
         # A stale copy of one store on its non-owner, as a hand-off caught between the
-        # owner's acknowledged import and the sender's delete leaves it.
+        # owner's acknowledged import and the sender's delete left it.
         cls.doubled = cls.cluster_keys[0]
-        other = [m for m in MEMBERS if m != cls.owners[cls.doubled]][0]
-        stale = cls.start("stale", cls.member_dirs[other])
-        cls.create(stale, cls.doubled, "faast", "--set", "ridge=1")
-        stale.stub.Adapt(iter([adapt_pb2.AdaptRequest(
+        other = members[[m for m in MEMBERS if m != cls.owners[cls.doubled]][0]]
+        cls.create(other, cls.doubled, "faast", "--set", "ridge=1")
+        other.stub.Adapt(iter([adapt_pb2.AdaptRequest(
             tenant=cls.doubled.split("/")[0], store=cls.doubled.split("/")[1],
             examples=cls.examples(cls.doubled, 0, 5, salt="stale-"))]), timeout=60)
-        stale.stop()
+        for m in MEMBERS:
+            members[m].stop()
+            with open(os.path.join(cls.member_dirs[m], "cluster.state"), "w") as f:
+                f.write("adaptd cluster state 1\nsettled 0123456789abcdef\n")
 
     @classmethod
     def start_cluster_on_etcd(cls):
@@ -280,7 +276,7 @@ class MigrateEndToEnd(unittest.TestCase):
             members[m] = Server(cls.tmp, m, os.path.join(cls.tmp, "data-" + m),
                                 ["--config", cls.target_config(),
                                  "--cluster-member-token-file", member_token] +
-                                cls.backing.member_flags(m, addr, addrs), addr=addr)
+                                cls.backing.member_flags(m, addr), addr=addr)
             cls.servers.append(members[m])
         for server in members.values():
             server.wait_serving()
@@ -389,7 +385,7 @@ class MigrateEndToEnd(unittest.TestCase):
 
         # A member list with a third member, whose directory is not given, owning the store
         # both others hold: no copy is known to be the latest, so that store fails, once.
-        self.assertEqual(rendezvous(MEMBERS + ["c"], self.doubled), "c")
+        self.assertEqual(static_owner(MEMBERS + ["c"], self.doubled), "c")
         result, lines, summary = self.migrate("--members", self.members + ",c=127.0.0.1:1",
                                               *cluster_args[2:])
         self.assertEqual(result.returncode, 1, result.stderr + result.stdout)

@@ -445,7 +445,7 @@ TEST_F(ClusterOnEtcd, ATenantsMemoryLimitHoldsOverTheStoresOfEveryMember) {
   constexpr int kStoreDim = 32;  // a store grown by one write holds about 11 kB
   const std::string config = root_ + "/quotas.json";
   std::ofstream(config) << R"({"tenant_quotas": {"mem": {"max_memory_bytes": )" << kLimit << "}}}";
-  AddFlags({"--config", config, "--handoff-interval-ms", std::to_string(kIntervalMs)});
+  AddFlags({"--config", config, "--usage-interval-ms", std::to_string(kIntervalMs)});
   ASSERT_NO_FATAL_FAILURE(StartMembers());
   ExpectShardsHeldBy({"m0", "m1", "m2"});
 

@@ -1,14 +1,13 @@
-"""The HTTP/JSON front end in a cluster of three real adaptd members (docs/HTTP.md, "A cluster"),
-of the kind ADAPTD_CLUSTER_KIND names (tests/e2e/cluster/cluster_kinds.py: the static member
-list, or the cluster on etcd).
+"""The HTTP/JSON front end in a cluster on etcd of three real adaptd members (docs/HTTP.md, "A
+cluster"; tests/e2e/cluster/cluster_kinds.py).
 
 A unary HTTP call for a store another member owns is relayed to the owner over gRPC, with the
 caller's token: its JSON answer, and its errors with their status, equal the owner's own
 answer to the same call. ListStores gathers every member's page as gRPC's does. Adapt, Forget
 and ImportStore are relayed as one client stream, ExportStore as the owner's server stream,
 and the Open Inference Protocol's calls as Predict and GetStore: each answers as the owner
-does. With a member down, a listing answers 503 naming it (static list); on etcd its stores
-answer through the others, with what it acknowledged, once they took its shards.
+does. With a member down, its stores answer through the others, with what it acknowledged,
+once they took its shards.
 
 Environment: ADAPTD_BIN (the server), PYTHONPATH with adaptd_client's generated stubs.
 """
@@ -31,7 +30,6 @@ from adaptd_client._stubs import pb, pb_grpc
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cluster"))
 import cluster_kinds  # noqa: E402
-from cluster_kinds import KIND  # noqa: E402
 from http_e2e import (BOUND_S, call, delimited, free_port, token_config,  # noqa: E402
                       undelimited, wait_ready)
 
@@ -68,7 +66,7 @@ class HttpClusterTest(unittest.TestCase):
                  "--http-listen", "127.0.0.1:%d" % cls.http_port[m], "--metrics-listen", "off",
                  "--data-dir", os.path.join(cls.tmp.name, "data-" + m),
                  "--cluster-member-token-file", member_token] +
-                cls.backing.member_flags(m, cls.grpc_address[m], cls.grpc_address),
+                cls.backing.member_flags(m, cls.grpc_address[m]),
                 stdin=subprocess.DEVNULL, stdout=cls.logs[m], stderr=subprocess.STDOUT)
         for m in MEMBERS:
             wait_ready(cls.http_port[m], cls.servers[m], cls.logs[m])
@@ -80,23 +78,18 @@ class HttpClusterTest(unittest.TestCase):
 
     @classmethod
     def wait_settled(cls):
-        """Static: each member reached the others (its channels are no longer backing off).
-        On etcd: every shard is held by its desired owner (after the members' settle time)."""
-        deadline = time.monotonic() + (BOUND_S if KIND == "static" else 3 * BOUND_S)
+        """Every shard is held by its desired owner (after the members' settle time)."""
+        deadline = time.monotonic() + 3 * BOUND_S
         while True:
-            if KIND == "static":
-                settled = all(b"cluster: settled" in cls.log_text(m) for m in MEMBERS)
-            else:
-                status = cls.stubs["a"].ClusterStatus(
-                    pb.ClusterStatusRequest(), timeout=BOUND_S,
-                    metadata=(("authorization", "Bearer " + MEMBER_TOKEN),))
-                settled = status.settled
-            if settled:
+            status = cls.stubs["a"].ClusterStatus(
+                pb.ClusterStatusRequest(), timeout=BOUND_S,
+                metadata=(("authorization", "Bearer " + MEMBER_TOKEN),))
+            if status.settled:
                 return
             if time.monotonic() > deadline:
                 raise AssertionError("the members did not settle: " + str(
                     {m: cls.log_text(m).decode(errors="replace") for m in MEMBERS}))
-            time.sleep(0.05 if KIND == "static" else 0.5)
+            time.sleep(0.5)
 
     @classmethod
     def log_text(cls, member):
@@ -481,19 +474,6 @@ class HttpClusterTest(unittest.TestCase):
         finally:
             connection.close()
 
-    @unittest.skipUnless(KIND == "static", "on etcd a member down is failed over")
-    def test_z_a_member_down_is_named(self):
-        store = next(s for s in ("d%d" % i for i in range(64)) if self._created_on_c(s))
-        self.servers["c"].kill()
-        self.servers["c"].wait()
-        status, answer = self.http("a", "ListStores", pb.ListStoresRequest(tenant=TENANT))
-        self.assertEqual((status, answer["code"]), (503, "UNAVAILABLE"), answer)
-        self.assertIn("member c", answer["message"])
-        status, answer = self.http("a", "GetStore", pb.GetStoreRequest(tenant=TENANT,
-                                                                        store=store))
-        self.assertEqual((status, answer["code"]), (503, "UNAVAILABLE"), answer)
-
-    @unittest.skipUnless(KIND == "etcd", "the static list keeps a member's stores on its disk")
     def test_z_a_member_down_is_failed_over(self):
         store = next(s for s in ("d%d" % i for i in range(64)) if self._created_on_c(s))
         status, answer = self.write("a", "Adapt", self.writes(pb.AdaptRequest, store, 0, 2))

@@ -143,6 +143,9 @@ class EtcdDurability final : public Durability {
     std::shared_ptr<const TenantQuotas> store_limits;
     // Fault injection for tests (EtcdCommitQueue::Options::fault).
     std::function<absl::Status()> commit_fault;
+    // Fault injection for tests: after a state's transaction committed, its answer is replaced
+    // by this status when it is not OK (the answer lost on its way back).
+    std::function<absl::Status()> state_answer_fault;
   };
 
   // Claims the prefix, then recovers every store into `recovered` (rebuilt, or cold); with

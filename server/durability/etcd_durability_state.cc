@@ -23,6 +23,15 @@
 namespace adaptd {
 namespace {
 
+// Whether a fenced transaction that failed with `status` may still have applied: etcd refused
+// it in its answer (the fence or the entry moved: ownership lost or FAILED_PRECONDITION; its
+// space spent: RESOURCE_EXHAUSTED) or it never went; any other failure (no answer) may have
+// applied.
+bool StateTxnMayHaveApplied(const absl::Status& status) {
+  return !(IsOwnershipLost(status) || absl::IsFailedPrecondition(status) ||
+           absl::IsResourceExhausted(status));
+}
+
 uint32_t Crc32(const std::string& bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
   size_t at = 0;
@@ -276,9 +285,16 @@ absl::Status EtcdDurability::PublishState(const std::string& key, Entry& entry,
   etcdserverpb::TxnResponse answer;
   absl::Status trimmed = FencedTxn(key, {}, std::move(ops), &answer);
   if (trimmed.ok()) trimmed_ = true;
+  if (trimmed.ok() && options_.state_answer_fault) trimmed = options_.state_answer_fault();
   if (!trimmed.ok()) {
-    (void)objects_->Delete(snapshot->state().key());
-    if (snapshot->has_readout()) (void)objects_->Delete(snapshot->readout().key());
+    // The new objects go only when etcd answered that the transaction did not apply (the
+    // fence or the entry moved, or etcd's space is spent). Without an answer it may have
+    // applied, and the entry point at them: they stay, and the collector takes them once
+    // nothing refers to them.
+    if (!StateTxnMayHaveApplied(trimmed)) {
+      (void)objects_->Delete(snapshot->state().key());
+      if (snapshot->has_readout()) (void)objects_->Delete(snapshot->readout().key());
+    }
     entry.checkpoint_error = absl::StrCat("checkpoint: ", trimmed.message());
     return trimmed;
   }

@@ -539,6 +539,30 @@ TEST_F(EtcdDurabilityTest, AHoldThatIsNoDeadlineHoldsDeletionsUntilRemoved) {
   EXPECT_EQ(States(), before);
 }
 
+// A snapshot whose transaction applied in etcd but whose answer was lost keeps the objects it
+// wrote: the entry may point at them (here it does: the log they cover is trimmed), so a
+// restart reads the store back whole, and the collector leaves them.
+TEST_F(EtcdDurabilityTest, AStateWhoseTransactionAnswerWasLostKeepsItsObjects) {
+  ASSERT_NE(Create("a"), nullptr);
+  ASSERT_TRUE(Write("a", Batch(4, 1)).ok());
+  ASSERT_TRUE(durability_->Checkpoint().ok());
+  ASSERT_TRUE(Write("a", Batch(4, 2)).ok());
+  const std::map<std::string, std::string> before = States();
+  harness_->LoseNextStateAnswer();
+  const absl::Status lost = durability_->Checkpoint();
+  EXPECT_FALSE(lost.ok());
+  EXPECT_EQ(LogRecordsInEtcd(*harness_, "a"), 0) << "the transaction applied";
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 2u) << "the new state kept beside the old";
+  absl::StatusOr<EtcdDurability::Upkeep> upkeep =
+      static_cast<EtcdDurability*>(durability_.get())->Maintain(/*collect=*/true);
+  ASSERT_TRUE(upkeep.ok()) << upkeep.status();
+  EXPECT_EQ(ObjectsUnder("snapshots/t/a/").size(), 1u) << "the collector took the old one only";
+  Restart();
+  EXPECT_EQ(States(), before);
+  ASSERT_NE(stores_["a"], nullptr);
+  EXPECT_TRUE(StoreFailure(*stores_["a"]).ok()) << StoreFailure(*stores_["a"]);
+}
+
 // A stored state whose object is gone fails its store, naming the object; the others serve.
 TEST_F(EtcdDurabilityTest, AMissingStateObjectFailsItsStoreOnly) {
   ASSERT_NE(Create("a"), nullptr);

@@ -186,6 +186,12 @@ class EtcdHarness {
       }
       return absl::OkStatus();
     };
+    options.state_answer_fault = [this]() -> absl::Status {
+      if (lose_state_answer_.exchange(false)) {
+        return absl::UnavailableError("etcd: the transaction's answer was lost (injected)");
+      }
+      return absl::OkStatus();
+    };
     options.shards = member_fences_;
     options.store_limits = store_limits_;
     options.hooks.on_restore = on_restore_;
@@ -212,6 +218,8 @@ class EtcdHarness {
   }
 
   void FailNextAppend() { fail_next_ = true; }
+  // The next state a server publishes commits in etcd, but its answer is lost.
+  void LoseNextStateAnswer() { lose_state_answer_ = true; }
   // A client of the etcd, and the bucket under this harness's prefix, for tests to look.
   absl::StatusOr<std::unique_ptr<etcd::EtcdClient>> Client() {
     etcd::testing::EtcdCluster* cluster = cluster_ != nullptr ? cluster_ : SharedEtcd();
@@ -244,6 +252,7 @@ class EtcdHarness {
   kernels::Backend* const backend_;
   const std::string prefix_;
   std::atomic<bool> fail_next_{false};
+  std::atomic<bool> lose_state_answer_{false};
   size_t inline_bytes_ = 64 << 10;
   size_t snapshot_records_ = 1024;
   size_t max_log_records_ = 16384;

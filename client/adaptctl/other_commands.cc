@@ -225,8 +225,8 @@ absl::Status RunClusterDrain(const DrainOptions& options, const GlobalOptions& g
 void AddCluster(CLI::App& app, Action* action) {
   CLI::App* cluster = app.add_subcommand(
       "cluster",
-      "A cluster's members, the moves of stores between them, and loading data directories "
-      "into it (an admin token)");
+      "A cluster's members, draining one, loading data directories into it (an admin token), "
+      "and its backup hold and consistency check (etcd and the bucket directly)");
   cluster->require_subcommand(1);
   CLI::App* status = cluster->add_subcommand(
       "status",

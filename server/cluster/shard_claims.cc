@@ -294,27 +294,42 @@ void ShardClaims::Reclaim(const std::vector<int>& shards) {
   value.set_member(registry_->self());
   value.set_lease_id(registry_->lease_id());
   const std::string bytes = value.SerializeAsString();
-  for (int shard : shards) {
-    int64_t seen = 0;
+  // In batches, as Claim: a restarted member takes its shards back before their grace lease
+  // ends, however many it holds.
+  for (size_t begin = 0; begin < shards.size(); begin += options_.batch) {
+    const size_t end = std::min(shards.size(), begin + options_.batch);
+    std::vector<int> batch;
+    TxnRequest txn;
     {
       absl::MutexLock lock(&mu_);
-      if (!table_[shard].has_value()) continue;
-      seen = table_[shard]->fence;
+      for (size_t i = begin; i < end; ++i) {
+        if (!table_[shards[i]].has_value()) continue;
+        batch.push_back(shards[i]);
+        *txn.add_compare() = ModRevisionIs(ClaimKey(shards[i]), table_[shards[i]]->fence);
+      }
     }
-    TxnRequest txn;
-    *txn.add_compare() = ModRevisionIs(ClaimKey(shard), seen);
-    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(ClaimKey(shard));
-    put->set_value(bytes);
-    put->set_lease(value.lease_id());
+    if (batch.empty()) continue;
+    for (int shard : batch) {
+      etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+      put->set_key(ClaimKey(shard));
+      put->set_value(bytes);
+      put->set_lease(value.lease_id());
+    }
     absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn);
-    if (!response.ok() || !response->succeeded()) continue;  // next round, from the table
+    if (!response.ok()) return;  // etcd unreachable, or the outcome unknown: the table tells
+    if (!response->succeeded()) {
+      // One of them changed meanwhile: the others one by one (the changed one next round).
+      if (batch.size() > 1) {
+        for (int shard : batch) Reclaim({shard});
+      }
+      continue;
+    }
     const int64_t fence = response->header().revision();
     {
       absl::MutexLock lock(&mu_);
-      held_[shard] = fence;
+      for (int shard : batch) held_[shard] = fence;
     }
-    if (hooks_.on_acquired) hooks_.on_acquired(shard, fence, ClaimReason::kRestart);
+    if (hooks_.on_acquired) Open(batch, fence, ClaimReason::kRestart);
   }
 }
 

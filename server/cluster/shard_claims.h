@@ -74,7 +74,7 @@ class ShardClaims {
     std::string prefix = "/adaptd/";
     int shards = kDefaultShards;
     absl::Duration tick = absl::Milliseconds(500);
-    size_t batch = 100;  // claims or releases per transaction
+    size_t batch = 100;  // claims, reclaims or releases per transaction
     // Threads opening the shards of one claimed batch at once (on_acquired), so a failover's
     // many shards are read from etcd and object storage side by side.
     int open_threads = 8;
@@ -127,6 +127,8 @@ class ShardClaims {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
   void Round();
+  // Takes this member's own claims of an earlier process (a restart) under its lease, in
+  // batches of Options::batch, each compared at the fence the table holds; opens them as Claim.
   void Reclaim(const std::vector<int>& shards);
   void Claim(const std::vector<int>& shards, ClaimReason reason);
   // Runs on_acquired for each of `shards` (claimed in one transaction), open_threads at once.

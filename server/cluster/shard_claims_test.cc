@@ -6,6 +6,7 @@
 // when a shard is acquired while another member still holds it.
 #include "server/cluster/shard_claims.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -145,6 +146,15 @@ class ShardClaimsTest : public ::testing::Test {
     }
     return total == kShards && all.size() == kShards;
   }
+  // Every node counts `name` eligible (it saw `name` READY): until then the others are settled
+  // without it.
+  bool AllSee(const std::string& name) {
+    for (auto& [node_name, node] : nodes_) {
+      const std::vector<std::string> eligible = node.registry->Eligible();
+      if (std::find(eligible.begin(), eligible.end(), name) == eligible.end()) return false;
+    }
+    return true;
+  }
   // Each claim of `shard` had a fence above the one before (a re-claim is a new fence too).
   void ExpectRisingFences(int shard) {
     const std::vector<int64_t> fences = recorder_.Fences(shard);
@@ -166,7 +176,8 @@ class ShardClaimsTest : public ::testing::Test {
 
 TEST_F(ShardClaimsTest, EveryShardIsHeldOnceByItsDesiredOwner) {
   for (const char* name : {"a", "b", "c"}) Add(name);
-  ASSERT_TRUE(Eventually([&] { return AllSettled(); }));
+  ASSERT_TRUE(
+      Eventually([&] { return AllSee("a") && AllSee("b") && AllSee("c") && AllSettled(); }));
   for (int shard = 0; shard < kShards; ++shard) {
     const std::string owner = DesiredOwner({"a", "b", "c"}, shard);
     EXPECT_EQ(HeldBy(owner).count(shard), 1u) << shard;
@@ -235,7 +246,7 @@ TEST_F(ShardClaimsTest, ANewMemberWinsAboutAQuarterAndADrainGivesThemBack) {
   ASSERT_TRUE(Eventually([&] { return AllSettled(); }));
   const std::map<int, std::string> of_three = Holders();
   Add("d");
-  ASSERT_TRUE(Eventually([&] { return AllSettled(); }));
+  ASSERT_TRUE(Eventually([&] { return AllSee("d") && AllSettled(); }));
   const std::map<int, std::string> of_four = Holders();
   const std::set<int> of_d = HeldBy("d");
   EXPECT_GE(of_d.size(), kShards / 8u);

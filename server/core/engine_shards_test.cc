@@ -55,6 +55,19 @@ class EngineShardsTest : public ::testing::Test {
     return testing_util::AnswerOf(engine, "acme", store, kDim);
   }
 
+  // A second member: fresh fences that took `shard`, and an engine over them (null on a
+  // failure, reported); the caller adopts the shard.
+  std::unique_ptr<Engine> SecondTaking(int shard) {
+    absl::StatusOr<std::shared_ptr<TestShardFences>> theirs = harness_->NewFences(8);
+    EXPECT_TRUE(theirs.ok()) << theirs.status();
+    if (!theirs.ok() || !(*theirs)->Take(shard).ok()) return nullptr;
+    return Start([this, theirs = *theirs](
+                     std::vector<RecoveredStore>*) -> absl::StatusOr<std::unique_ptr<Durability>> {
+      ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> member, harness_->OpenMember(theirs));
+      return std::unique_ptr<Durability>(std::move(member));
+    });
+  }
+
   std::unique_ptr<kernels::Backend> backend_;
   std::unique_ptr<EtcdShardedHarness> harness_;
   std::mt19937 rng_{7};
@@ -92,14 +105,7 @@ TEST_F(EngineShardsTest, AReleasedShardIsAdoptedByAnotherMemberWithItsStores) {
   EXPECT_FALSE(Answer(*first, "s0").ok());
   EXPECT_FALSE(first->Holds("acme", "s0"));
 
-  absl::StatusOr<std::shared_ptr<TestShardFences>> theirs = harness_->NewFences(8);
-  ASSERT_TRUE(theirs.ok()) << theirs.status();
-  ASSERT_TRUE((*theirs)->Take(shard).ok());
-  std::unique_ptr<Engine> second = Start([&](std::vector<RecoveredStore>*) {
-    absl::StatusOr<std::unique_ptr<EtcdDurability>> member = harness_->OpenMember(*theirs);
-    if (!member.ok()) return absl::StatusOr<std::unique_ptr<Durability>>(member.status());
-    return absl::StatusOr<std::unique_ptr<Durability>>(*std::move(member));
-  });
+  std::unique_ptr<Engine> second = SecondTaking(shard);
   ASSERT_NE(second, nullptr);
   ASSERT_TRUE(second->AdoptShard(shard).ok());
   for (const std::string& name : names) {
@@ -117,6 +123,66 @@ TEST_F(EngineShardsTest, AReleasedShardIsAdoptedByAnotherMemberWithItsStores) {
   absl::StatusOr<uint64_t> resent = Adapt(*second, "s0", "s0");
   ASSERT_TRUE(resent.ok()) << resent.status();
   EXPECT_EQ(*resent, 4u);
+}
+
+// A call that found its store before the shard was released and commits after: UNAVAILABLE,
+// not NOT_FOUND (the store moved, it was not deleted), with nothing applied, so that the
+// client resends it to the new holder. A store deleted meanwhile is still NOT_FOUND.
+TEST_F(EngineShardsTest, AWriteOverlappingAReleaseAnswersUnavailableNotNotFound) {
+  std::unique_ptr<Engine> first =
+      Start([this](std::vector<RecoveredStore>* recovered) { return harness_->Open(recovered); });
+  ASSERT_NE(first, nullptr);
+  TestShardFences& fences = *harness_->fences();
+  const int shard = fences.ShardOf("acme", "s0");
+  std::string other;
+  for (int i = 1; other.empty(); ++i) {
+    if (fences.ShardOf("acme", absl::StrCat("s", i)) != shard) other = absl::StrCat("s", i);
+  }
+  for (const std::string& name : {std::string("s0"), other}) {
+    ASSERT_TRUE(Create(*first, name).ok());
+    ASSERT_TRUE(Adapt(*first, name, name).ok());
+  }
+  auto staged = [&](const std::string& name) {
+    google::protobuf::RepeatedPtrField<adapt::v1::Example> examples;
+    adapt::v1::Example* e = examples.Add();
+    e->set_label("odd");
+    e->set_id(name + "-overlap");
+    for (int j = 0; j < kDim; ++j) e->mutable_input()->mutable_vector()->add_values(0.5f);
+    std::unique_ptr<WriteSession> session = first->StartWrite(TxnKind::kAdapt);
+    EXPECT_TRUE(session->Add("acme", name, examples).ok());
+    return session;
+  };
+  std::unique_ptr<WriteSession> moving = staged("s0");
+  std::unique_ptr<WriteSession> deleted = staged(other);
+
+  absl::StatusOr<size_t> released = first->ReleaseShard(
+      shard,
+      [&](const std::string& t, const std::string& s) { return fences.ShardOf(t, s) == shard; });
+  ASSERT_TRUE(released.ok()) << released.status();
+  absl::StatusOr<adapt::v1::AdaptResponse> after_release = moving->Finish();
+  EXPECT_EQ(after_release.status().code(), absl::StatusCode::kUnavailable)
+      << after_release.status();
+  EXPECT_NE(after_release.status().message().find("moved to another member"), std::string::npos)
+      << after_release.status();
+
+  adapt::v1::DeleteStoreRequest remove;
+  remove.set_tenant("acme");
+  remove.set_store(other);
+  ASSERT_TRUE(first->DeleteStore(remove).ok());
+  absl::StatusOr<adapt::v1::AdaptResponse> after_delete = deleted->Finish();
+  EXPECT_EQ(after_delete.status().code(), absl::StatusCode::kNotFound) << after_delete.status();
+
+  // Nothing of the overlapping call was applied: the new holder takes its resend as new.
+  ASSERT_TRUE(fences.Release(shard).ok());
+  std::unique_ptr<Engine> second = SecondTaking(shard);
+  ASSERT_NE(second, nullptr);
+  ASSERT_TRUE(second->AdoptShard(shard).ok());
+  adapt::v1::GetStoreRequest get;
+  get.set_tenant("acme");
+  get.set_store("s0");
+  absl::StatusOr<adapt::v1::StoreInfo> info = second->GetStore(get);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->examples(), 4u);
 }
 
 // A failover (docs/CLUSTER_ETCD.md, "Failover"): the holder's claims lapse without a release,
@@ -153,16 +219,9 @@ TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplay
   }
 
   fences.Revoke();  // the first's lease lapses: its claims go, it releases nothing
-  absl::StatusOr<std::shared_ptr<TestShardFences>> theirs = harness_->NewFences(8);
-  ASSERT_TRUE(theirs.ok()) << theirs.status();
-  ASSERT_TRUE((*theirs)->Take(shard).ok());
   std::atomic<int> rebuilt{0};
   harness_->set_on_restore([&rebuilt](double) { ++rebuilt; });
-  std::unique_ptr<Engine> second =
-      Start([&](std::vector<RecoveredStore>*) -> absl::StatusOr<std::unique_ptr<Durability>> {
-        ASSIGN_OR_RETURN(std::unique_ptr<EtcdDurability> member, harness_->OpenMember(*theirs));
-        return std::unique_ptr<Durability>(std::move(member));
-      });
+  std::unique_ptr<Engine> second = SecondTaking(shard);
   ASSERT_NE(second, nullptr);
   ASSERT_TRUE(second->AdoptShard(shard).ok());
   EXPECT_EQ(rebuilt.load(), 0);  // the adoption read the entries alone
@@ -200,7 +259,9 @@ TEST_F(EngineShardsTest, AFailedOverShardIsOpenedWithoutReplayAndEachStoreReplay
   for (const std::string& name : names) {
     absl::StatusOr<std::string> there = Answer(*second, name);
     ASSERT_TRUE(there.ok()) << name << ": " << there.status();
-    if (name != names[2]) EXPECT_EQ(*there, answers[name]) << name;
+    if (name != names[2]) {
+      EXPECT_EQ(*there, answers[name]) << name;
+    }
     get.set_store(name);
     described = second->GetStore(get);
     ASSERT_TRUE(described.ok()) << described.status();

@@ -200,10 +200,7 @@ absl::StatusOr<adapt::v1::StoreInfo> StoreAdmin::PinStore(
   ASSIGN_OR_RETURN(FenceHold hold, directory_->EnterFence(request.tenant(), request.store()));
   ASSIGN_OR_RETURN(std::shared_ptr<StoreSlot> slot,
                    directory_->Slot(request.tenant(), request.store()));
-  if (slot->loaded() != store) {
-    return absl::NotFoundError(absl::StrCat("store ", request.tenant(), "/", request.store(),
-                                            " was deleted during the call"));
-  }
+  if (slot->loaded() != store) return GoneDuringCall(*slot, request.tenant(), request.store());
   RETURN_IF_ERROR(directory_->SetPinned(*slot, *store, request.pinned()));
   return directory_->Describe(request.tenant(), request.store(), *slot);
 }

@@ -58,8 +58,20 @@ absl::StatusOr<size_t> StoreDirectory::ReleaseShard(
   if (durability_ == nullptr) return absl::FailedPreconditionError("nothing is durable here");
   const std::vector<std::pair<std::string, std::string>> held = registry_.Names(in_shard);
   for (const auto& [tenant, store] : held) CloseFence(tenant, store);
+  // Marked before the durability lets go of them: a call that found a store before and
+  // reaches its commit after answers UNAVAILABLE, to be resent to the new holder.
+  std::vector<std::shared_ptr<StoreSlot>> marked;
+  for (const auto& [tenant, store] : held) {
+    absl::StatusOr<std::shared_ptr<StoreSlot>> slot = registry_.Find(tenant, store);
+    if (!slot.ok()) continue;
+    (*slot)->set_released(true);
+    marked.push_back(*std::move(slot));
+  }
   std::vector<std::string> closed;
   absl::Status written = durability_->CloseShard(shard, &closed);
+  if (!written.ok()) {
+    for (const std::shared_ptr<StoreSlot>& slot : marked) slot->set_released(false);
+  }
   size_t removed = 0;
   if (written.ok()) {
     absl::MutexLock base_lock(&base_mu_);

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace adaptd {
@@ -301,6 +302,24 @@ std::shared_ptr<RememberedPredictions> StoreSlot::RememberedIfAny() const {
 uint64_t StoreSlot::ShedRemembered(uint64_t wanted) {
   std::shared_ptr<RememberedPredictions> remembered = RememberedIfAny();
   return remembered != nullptr ? remembered->Shed(wanted) : 0;
+}
+
+absl::Status GoneDuringCall(const StoreSlot& slot, const std::string& tenant,
+                            const std::string& store) {
+  if (slot.released()) {
+    return absl::UnavailableError(absl::StrCat(
+        "store ", tenant, "/", store,
+        " moved to another member during the call (its shard was released here; nothing of the "
+        "call was applied): resend it"));
+  }
+  return absl::NotFoundError(
+      absl::StrCat("store ", tenant, "/", store, " was deleted during the call"));
+}
+
+absl::Status MovedIfReleased(const StoreSlot& slot, const std::string& tenant,
+                             const std::string& store, absl::Status status) {
+  if (status.code() != absl::StatusCode::kNotFound || !slot.released()) return status;
+  return GoneDuringCall(slot, tenant, store);
 }
 
 }  // namespace adaptd

@@ -97,6 +97,10 @@ class StoreSlot {
   // StoreSpec.pinned: a pinned store is never evicted.
   bool pinned() const { return pinned_.load(std::memory_order_relaxed); }
   void set_pinned(bool pinned) { pinned_.store(pinned, std::memory_order_relaxed); }
+  // The store left this server with its shard (StoreDirectory::ReleaseShard), not deleted: a
+  // call that began on it answers UNAVAILABLE (resend it to the new holder), not NOT_FOUND.
+  bool released() const { return released_.load(std::memory_order_acquire); }
+  void set_released(bool released) { released_.store(released, std::memory_order_release); }
   // The monotonic time of the last Get, for least-recently-used order.
   int64_t last_use_nanos() const { return last_use_.load(std::memory_order_relaxed); }
 
@@ -184,8 +188,19 @@ class StoreSlot {
     feedback_window_.store(spec.feedback().count(), std::memory_order_relaxed);
   }
   std::atomic<bool> pinned_{false};
+  std::atomic<bool> released_{false};
   std::atomic<int64_t> last_use_{0};
 };
+
+// What a call on tenant/store answers when the store left the registry while it ran: NOT_FOUND
+// "was deleted during the call", or UNAVAILABLE when `slot` was released with its shard
+// (nothing of the call was applied here; resend it, to the member holding the shard now).
+absl::Status GoneDuringCall(const StoreSlot& slot, const std::string& tenant,
+                            const std::string& store);
+// `status` as the call answers it: a NOT_FOUND (the durability no longer knows the store) on a
+// released slot turns into GoneDuringCall's UNAVAILABLE; anything else is kept.
+absl::Status MovedIfReleased(const StoreSlot& slot, const std::string& tenant,
+                             const std::string& store, absl::Status status);
 
 }  // namespace adaptd
 

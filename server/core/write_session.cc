@@ -160,10 +160,11 @@ absl::StatusOr<adapt::v1::AdaptResponse> WriteSession::Finish() {
     RETURN_IF_ERROR(context_.targets->CheckRoomToWrite(tenant_, *slot_));
   // A store being handed off takes no change (docs/CLUSTER.md, "Hand-off").
   ASSIGN_OR_RETURN(FenceHold hold, context_.targets->EnterFence(tenant_, store_name_));
-  ASSIGN_OR_RETURN(CommitResult result, CommitLogged());
+  absl::StatusOr<CommitResult> committed = CommitLogged();
+  if (!committed.ok()) return MovedIfReleased(*slot_, tenant_, store_name_, committed.status());
+  const CommitResult& result = *committed;
   if (!context_.targets->StillHolds(tenant_, store_name_, *slot_)) {
-    return absl::NotFoundError(
-        absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
+    return GoneDuringCall(*slot_, tenant_, store_name_);
   }
   context_.targets->AfterCommit(*slot_, store_, result, kind_);
   if (context_.metrics != nullptr && kind_ == TxnKind::kAdapt) {

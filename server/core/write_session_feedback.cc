@@ -77,10 +77,7 @@ absl::StatusOr<WriteSession::FeedbackBatch> WriteSession::StageableFeedback(
   ASSIGN_OR_RETURN(std::vector<PredictionId> ids, ValidateFeedback(request, spec));
   const std::shared_ptr<RememberedPredictions> remembered =
       context_.targets->RememberedOf(tenant_, store_name_, *store_);
-  if (remembered == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("store ", tenant_, "/", store_name_, " was deleted during the call"));
-  }
+  if (remembered == nullptr) return GoneDuringCall(*slot_, tenant_, store_name_);
   const bool labels = spec.output().kind() == adapt::v1::OutputSpec::KIND_LABELS;
   const absl::Time now = absl::Now();
   FeedbackBatch out;

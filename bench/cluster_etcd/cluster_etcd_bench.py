@@ -13,7 +13,14 @@ adaptd members registered in etcd (--cluster-self, --advertise-address, the defa
             holder): --forward-stores stores of one shard holder, --forward-threads client
             threads, rounds alternating direct, forwarded, direct, ... of --forward-seconds
             each; p50 latency and calls/s. Also `adaptctl bench --store` (Predict only, C++
-            client) against the same stores both ways.
+            client) against the same stores both ways, and routing clients
+            (docs/CLUSTER_OPERATIONS.md, "Clients route to holders"): `adaptctl bench
+            --via-client --adapt-examples 1` (Predict, then Adapt, through adaptd::Client)
+            given another member, routing each call to the holder ("routed"), against the
+            holder itself with --no-route ("direct"); goal: routed at least 0.95x direct.
+            The same for the Python client (adaptd_client.Client, predict and adapt of one
+            example, from --forward-threads threads): given another member, routing, against
+            given the holder with route_to_holders=False.
   failover  One member SIGKILLed and its data directory deleted. From the kill, every store
             of a shard it held (by the claims in etcd just before) is called by client
             threads through the two members left, Adapt then Predict, each store tried again
@@ -38,7 +45,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -255,11 +261,116 @@ def setup(members, names, threads):
     return time.monotonic() - begin
 
 
+def client_bench(adaptctl, via, stores, a, extra):
+    """adaptctl bench --via-client on `stores` through member `via`: its JSON line, or None."""
+    out = subprocess.run(
+        [adaptctl, "--addr", via.address, "--timeout", "60"] + extra +
+        ["bench", "--via-client", "--adapt-examples", "1", "--dim", str(DIM), "--duration",
+         str(a.forward_seconds), "--concurrency", str(a.forward_threads)] +
+        sum((["--store", "%s/%s" % n] for n in stores), []),
+        capture_output=True, text=True)
+    if out.returncode != 0:
+        log("adaptctl bench --via-client failed: " + out.stderr[-500:])
+        return None
+    return json.loads(out.stdout.splitlines()[0])
+
+
+def routed_rounds(members, stores, a, adaptctl, r, results):
+    """Round r of routing clients: given m1 (routed to the holder m0) and m0 with --no-route."""
+    for setting, via, extra in (("direct", members[0], ["--no-route"]),
+                                ("routed", members[1], [])):
+        line = client_bench(adaptctl, via, stores, a, extra)
+        if line is None:
+            continue
+        for op, prefix in (("Predict (C++ client)", ""), ("Adapt (C++ client)", "adapt_")):
+            row = {"round": r, "setting": setting, "op": op,
+                   "calls_per_s": line[prefix + "throughput"], "p50_ms": line[prefix + "p50_ms"],
+                   "p99_ms": line.get(prefix + "p99_ms"),
+                   "errors": line[prefix + "errors"], "routing": line.get("via_client_routing"),
+                   "load": load_average()}
+            log("forward round %d %s %s: %.0f/s, p50 %.2f ms" % (
+                r, setting, op, row["calls_per_s"], row["p50_ms"]))
+            results[setting].append(row)
+
+
+def python_client_round(via, route, stores, a, r):
+    """predict, then adapt of one example (a fresh id), through one adaptd_client.Client
+    shared by --forward-threads threads, given `via`: the two rows of round r."""
+    from adaptd_client import AdaptdError, Client
+
+    rows = []
+    with Client(via.address, timeout=30.0, route_to_holders=route) as client:
+        for op in ("Predict (Python client)", "Adapt (Python client)"):
+            lat, errors, lock = [], [0], threading.Lock()
+            stop_at = time.monotonic() + a.forward_seconds
+
+            def work(t):
+                rng = random.Random(2000 * r + t)
+                mine, k, n = [], t, 0
+                while time.monotonic() < stop_at:
+                    tenant, store = stores[k % len(stores)]
+                    k += a.forward_threads
+                    x = [[rng.uniform(-1, 1) for _ in range(DIM)]]
+                    begin = time.monotonic()
+                    try:
+                        if op.startswith("Adapt"):
+                            n += 1
+                            client.adapt(tenant, store, x, labels=[LABELS[n % len(LABELS)]],
+                                         ids=["py-%d-%d-%d-%d" % (route, r, t, n)])
+                        else:
+                            client.predict(tenant, store, x)
+                        mine.append(time.monotonic() - begin)
+                    except AdaptdError:
+                        with lock:
+                            errors[0] += 1
+                with lock:
+                    lat.extend(mine)
+
+            begin = time.monotonic()
+            run_threads(a.forward_threads, work)
+            elapsed = time.monotonic() - begin
+            rows.append({"round": r, "op": op, "calls": len(lat), "errors": errors[0],
+                         "calls_per_s": len(lat) / elapsed,
+                         "p50_ms": 1000 * statistics.median(lat) if lat else None,
+                         "p99_ms": 1000 * percentile(lat, 0.99) if lat else None,
+                         "routing": client.routing(), "load": load_average()})
+    return rows
+
+
+def python_routed_rounds(members, stores, a, r, results):
+    """Round r of the Python client: given m1 routing to the holder m0, and given m0 with
+    routing off."""
+    for setting, via, route in (("direct", members[0], False), ("routed", members[1], True)):
+        for row in python_client_round(via, route, stores, a, r):
+            row["setting"] = setting
+            log("forward round %d %s %s: %.0f/s, p50 %.2f ms" % (
+                r, setting, row["op"], row["calls_per_s"], row["p50_ms"] or 0))
+            results[setting].append(row)
+
+
+def ratio_rows(results, ops, other):
+    """Per op, the medians of the direct rounds and of `other`'s, and other/direct."""
+    table = []
+    for op in ops:
+        d = [x for x in results["direct"] if x["op"] == op]
+        f = [x for x in results[other] if x["op"] == op]
+        if not d or not f:
+            continue
+        row = {"op": op}
+        for key in ("p50_ms", "calls_per_s"):
+            row["direct_" + key] = statistics.median(x[key] for x in d)
+            row[other + "_" + key] = statistics.median(x[key] for x in f)
+            row["ratio_" + key] = row[other + "_" + key] / row["direct_" + key]
+        table.append(row)
+    return table
+
+
 def forward(members, holders, names, a, adaptctl):
-    """Direct (through the holder m0) against forwarded (through m1) on stores m0 holds."""
+    """Direct (through the holder m0) against forwarded (through m1) on stores m0 holds, and
+    routing clients given m1 against m0 directly."""
     mine = [n for n in names if holders["%04x" % shard_of(*n)] == "m0"]
     stores = mine[:a.forward_stores]
-    results = {"direct": [], "forwarded": []}
+    results = {"direct": [], "forwarded": [], "routed": []}
     seq = [0]
     seq_lock = threading.Lock()
     for r in range(a.forward_rounds):
@@ -323,18 +434,12 @@ def forward(members, holders, names, a, adaptctl):
                     results[setting].append(row)
                 else:
                     log("adaptctl bench failed: " + out.stderr[-500:])
-    table = []
-    for op in ("Adapt", "Predict", "Predict (adaptctl bench)"):
-        d = [x for x in results["direct"] if x["op"] == op]
-        f = [x for x in results["forwarded"] if x["op"] == op]
-        if not d or not f:
-            continue
-        row = {"op": op}
-        for key in ("p50_ms", "calls_per_s"):
-            row["direct_" + key] = statistics.median(x[key] for x in d)
-            row["forwarded_" + key] = statistics.median(x[key] for x in f)
-            row["ratio_" + key] = row["forwarded_" + key] / row["direct_" + key]
-        table.append(row)
+        if adaptctl:
+            routed_rounds(members, stores, a, adaptctl, r, results)
+        python_routed_rounds(members, stores, a, r, results)
+    table = (ratio_rows(results, ("Adapt", "Predict", "Predict (adaptctl bench)"), "forwarded") +
+             ratio_rows(results, ("Predict (C++ client)", "Adapt (C++ client)",
+                                  "Predict (Python client)", "Adapt (Python client)"), "routed"))
     return {"stores": len(stores), "threads": a.forward_threads, "seconds": a.forward_seconds,
             "rounds": results, "table": table}
 
@@ -478,7 +583,9 @@ def main():
     p.add_argument("--retry-ms", type=float, default=75.0)
     p.add_argument("--call-timeout", type=float, default=10.0)
     p.add_argument("--failover-limit", type=float, default=300.0)
-    p.add_argument("--skip", default="", help="comma-separated: forward,restart,join")
+    p.add_argument("--skip", default="",
+                   help="comma-separated: forward,failover,restart,join (restart needs "
+                        "failover)")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     a = p.parse_args()
     skip = set(filter(None, a.skip.split(",")))
@@ -511,8 +618,9 @@ def main():
         if "forward" not in skip:
             out["forward"] = forward(members, claims(etcd), names, a,
                                      os.path.join(build, "client/adaptctl/adaptctl"))
-        out["failover"] = failover(members, etcd, names, a)
-        if "restart" not in skip:
+        if "failover" not in skip:
+            out["failover"] = failover(members, etcd, names, a)
+        if "restart" not in skip and "failover" not in skip:
             members[-1].start()  # an empty data directory: it reads its shards' stores back
             _, back_s = wait_held_by(etcd, ["m0", "m1", "m2"])
             wait_settled(members[0])

@@ -2,8 +2,10 @@
 // Predict calls from concurrent clients for a duration (with --adapt-examples, Adapt calls
 // next for as long), then the no-op Ping the same way as the transport's baseline, prints one JSON
 // line and deletes the stores it created. With --store it queries existing stores instead and
-// leaves them as they were. With --texts the stores use --encoder (a text encoder) and every
-// example and predict input is a line of the file, so the figures include the encoder's work.
+// leaves them as they were (unless --adapt-examples adapts them). With --texts the stores use
+// --encoder (a text encoder) and every example and predict input is a line of the file, so the
+// figures include the encoder's work. With --via-client the Predict and Adapt load goes through
+// adaptd::Client, which routes each store's calls to its holder in a cluster on etcd.
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +49,9 @@ struct BenchOptions {
   std::string address;
   // --store: existing stores to query; none are then created, filled or deleted.
   std::vector<std::string> existing;
+  // --via-client: the Predict and Adapt load through adaptd::Client (which calls each store's
+  // holder in a cluster unless --no-route) instead of raw stubs on the given address.
+  bool via_client = false;
 };
 
 struct BenchStore {
@@ -259,6 +264,15 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
     cleanup().IgnoreError();
     return stubs.status();
   }
+  std::vector<std::unique_ptr<adaptd::Client>> clients;
+  for (int i = 0; o.via_client && i < channel_count; ++i) {
+    absl::StatusOr<std::unique_ptr<adaptd::Client>> one = ConnectClient(globals);
+    if (!one.ok()) {
+      cleanup().IgnoreError();
+      return one.status();
+    }
+    clients.push_back(*std::move(one));
+  }
   // Each client cycles through a few prepared requests and through every store.
   constexpr int kPool = 8;
   std::vector<std::vector<adapt::v1::PredictRequest>> pools(o.concurrency);
@@ -282,20 +296,24 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
   };
   absl::Mutex error_mu;
   std::string first_error;
-  auto note = [&](const grpc::Status& status) {
+  auto note_status = [&](const absl::Status& status) {
     absl::MutexLock lock(&error_mu);
     if (first_error.empty()) {
-      first_error =
-          absl::StrCat(absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())),
-                       ": ", status.error_message());
+      first_error = absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message());
     }
   };
+  auto note = [&](const grpc::Status& status) { note_status(adaptd::FromGrpcStatus(status)); };
   const absl::Duration duration = absl::Seconds(o.duration);
   const LoadSummary predict = RunLoad(o.concurrency, duration, [&](int t, uint64_t n) {
     adapt::v1::PredictRequest& request = pools[t][n % kPool];
     const BenchStore& s = stores[(t + n * o.concurrency) % store_count];
     request.set_tenant(s.tenant);
     request.set_store(s.store);
+    if (!clients.empty()) {
+      absl::Status status = clients[t % channel_count]->Predict(request).status();
+      if (!status.ok()) note_status(status);
+      return status.ok();
+    }
     grpc::ClientContext context;
     prepare(context);
     adapt::v1::PredictResponse response;
@@ -304,9 +322,9 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
     return status.ok();
   });
   // Adapt: each client streams one message of --adapt-examples examples per call, cycling
-  // through the stores like the predicts (own stores only: --store leaves stores as they were).
+  // through the stores like the predicts (into --store's stores too when asked).
   LoadSummary adapt;
-  if (o.adapt_examples > 0 && own) {
+  if (o.adapt_examples > 0) {
     std::vector<std::vector<adapt::v1::AdaptRequest>> writes(o.concurrency);
     for (int t = 0; t < o.concurrency; ++t) {
       std::mt19937 rng(1007 + t);
@@ -325,6 +343,11 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
       const BenchStore& s = stores[(t + n * o.concurrency) % store_count];
       request.set_tenant(s.tenant);
       request.set_store(s.store);
+      if (!clients.empty()) {
+        absl::Status status = clients[t % channel_count]->Adapt({request}).status();
+        if (!status.ok()) note_status(status);
+        return status.ok();
+      }
       grpc::ClientContext context;
       prepare(context);
       adapt::v1::AdaptResponse response;
@@ -370,7 +393,8 @@ absl::Status RunBench(BenchOptions o, GlobalOptions globals) {
       {"noop_p99_ms", ping.p99_ms},
       {"noop_errors", ping.errors},
       {"ratio_to_noop", ping.throughput > 0 ? predict.throughput / ping.throughput : 0}};
-  if (o.adapt_examples > 0 && own) {
+  if (!clients.empty()) summary["via_client_routing"] = clients.front()->routing();
+  if (o.adapt_examples > 0) {
     summary["adapt_examples"] = o.adapt_examples;
     summary["adapt_calls"] = adapt.calls;
     summary["adapt_throughput"] = adapt.throughput;
@@ -441,13 +465,18 @@ void AddBenchCommand(CLI::App& app, Action* action) {
   bench
       ->add_option("--adapt-examples", options->adapt_examples,
                    "N > 0: after the predicts, SECONDS of Adapt load too, each call one message "
-                   "of N examples into the bench's own stores (adapt_* in the summary)")
+                   "of N examples into the bench's stores, --store's too (adapt_* in the "
+                   "summary)")
       ->check(CLI::Range(1, 100000));
   bench
       ->add_option("--store", options->existing,
                    "An existing store to query instead of creating any (repeatable): nothing "
                    "is created, filled or deleted; --dim must be the stores' dimension")
       ->type_name("TENANT/STORE");
+  bench->add_flag("--via-client", options->via_client,
+                  "Drive Predict and Adapt through the C++ client (adaptd::Client), which in a "
+                  "cluster on etcd calls each store's holder (unless --no-route), instead of "
+                  "raw stubs on the address");
   bench->add_option("--address", options->address, "Server address HOST:PORT (same as --addr)")
       ->type_name("HOST:PORT");
   bench->callback([options, action] {

@@ -60,6 +60,7 @@ absl::StatusOr<std::unique_ptr<adaptd::Client>> ConnectClient(const GlobalOption
   client_options.tls_ca_file = options.tls_ca;
   client_options.tls_cert_file = options.tls_cert;
   client_options.tls_key_file = options.tls_key;
+  client_options.route_to_holders = !options.no_route;
   if (options.timeout_seconds < 0 || !std::isfinite(options.timeout_seconds)) {
     return UsageError("--timeout: expected a positive number of seconds");
   }

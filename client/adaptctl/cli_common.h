@@ -28,6 +28,9 @@ struct GlobalOptions {
   // Deadline of every call in seconds; 0 keeps the client's defaults (30 s unary, 300 s
   // streaming).
   double timeout_seconds = 0;
+  // --no-route: every call to --addr, even in a cluster on etcd (where a store's calls go to
+  // its holder by default; docs/CLIENTS.md).
+  bool no_route = false;
 };
 
 // A command, ready to run once the whole command line is parsed.

@@ -55,6 +55,10 @@ int Run(int argc, char** argv) {
                  "streaming calls: adapt, forget, export, import)")
       ->type_name("SECONDS")
       ->check(adaptctl::Positive(/*integer=*/false));
+  app.add_flag("--no-route", globals.no_route,
+               "Send every call to --addr. By default, in a cluster on etcd, a store's calls go "
+               "to the member holding it (by the cluster's route table), and --addr forwards "
+               "only when that member cannot be reached");
 
   adaptctl::Action action;
   adaptctl::AddStoreCommands(app, &action);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/cpp/router.h"
 #include "google/protobuf/wrappers.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 
@@ -83,7 +84,48 @@ AdaptRequest NamedRequest(absl::string_view tenant, absl::string_view store) {
   return request;
 }
 
+// The channel credentials `options` ask for: TLS with its CA (and client certificate), or
+// plaintext.
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsOf(
+    const ClientOptions& options) {
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
+  }
+  if (!options.tls_cert_file.empty() && options.tls_ca_file.empty()) {
+    return absl::InvalidArgumentError("a client certificate needs tls_ca_file (TLS)");
+  }
+  if (options.tls_ca_file.empty()) return grpc::InsecureChannelCredentials();
+  absl::StatusOr<std::string> ca = ReadWholeFile(options.tls_ca_file);
+  if (!ca.ok()) return ca.status();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = *std::move(ca);
+  if (!options.tls_cert_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadWholeFile(options.tls_cert_file);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadWholeFile(options.tls_key_file);
+    if (!key.ok()) return key.status();
+    ssl.pem_cert_chain = *std::move(cert);
+    ssl.pem_private_key = *std::move(key);
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+// A channel's arguments: the message size limits and, for more than one attempt, the retry
+// policy.
+grpc::ChannelArguments ChannelArgumentsOf(const ClientOptions& options, int max_attempts) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (max_attempts > 1) args.SetServiceConfigJSON(RetryServiceConfig(max_attempts));
+  return args;
+}
+
 }  // namespace
+
+struct Client::Destination {
+  Router::Route route;                // the holder, or none
+  adapt::v1::Adaptation::Stub* stub;  // the holder's stub, else the given member's
+};
 
 std::vector<AdaptRequest> ExampleRequests(absl::string_view tenant, absl::string_view store,
                                           absl::Span<const adapt::v1::Example> examples,
@@ -188,43 +230,31 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   if (options.max_message_bytes <= 0) {
     return absl::InvalidArgumentError("max_message_bytes must be positive");
   }
-  std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options.max_attempts < 1 || options.max_attempts > 5) {
     return absl::InvalidArgumentError("max_attempts must be from 1 to 5");
   }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  args.SetMaxSendMessageSize(options.max_message_bytes);
-  if (options.max_attempts > 1) args.SetServiceConfigJSON(RetryServiceConfig(options.max_attempts));
-  if (options.tls_cert_file.empty() != options.tls_key_file.empty()) {
-    return absl::InvalidArgumentError("tls_cert_file and tls_key_file go together");
-  }
-  if (!options.tls_cert_file.empty() && options.tls_ca_file.empty()) {
-    return absl::InvalidArgumentError("a client certificate needs tls_ca_file (TLS)");
-  }
-  if (options.tls_ca_file.empty()) {
-    credentials = grpc::InsecureChannelCredentials();
-  } else {
-    absl::StatusOr<std::string> ca = ReadWholeFile(options.tls_ca_file);
-    if (!ca.ok()) return ca.status();
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = *std::move(ca);
-    if (!options.tls_cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadWholeFile(options.tls_cert_file);
-      if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadWholeFile(options.tls_key_file);
-      if (!key.ok()) return key.status();
-      ssl.pem_cert_chain = *std::move(cert);
-      ssl.pem_private_key = *std::move(key);
-    }
-    credentials = grpc::SslCredentials(ssl);
-    if (!options.tls_server_name.empty()) {
-      args.SetSslTargetNameOverride(options.tls_server_name);
-    }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsOf(options);
+  if (!credentials.ok()) return credentials.status();
+  grpc::ChannelArguments args = ChannelArgumentsOf(options, options.max_attempts);
+  if (!options.tls_ca_file.empty() && !options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
   }
   std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(options.address, credentials, args);
-  return std::unique_ptr<Client>(new Client(std::move(channel), options));
+      grpc::CreateCustomChannel(options.address, *credentials, args);
+  std::unique_ptr<Client> client(new Client(std::move(channel), options));
+  if (options.route_to_holders) {
+    // A holder's channel does not retry: an UNAVAILABLE holder sends the call to the given
+    // member, whose channel retries.
+    Client* raw = client.get();
+    client->router_ = std::make_unique<Router>(
+        options.address, [raw] { return raw->ClusterRoutes(); },
+        [credentials = *credentials,
+         member_args = ChannelArgumentsOf(options, 1)](const std::string& address) {
+          return grpc::CreateCustomChannel(address, credentials, member_args);
+        });
+  }
+  return client;
 }
 
 std::unique_ptr<Client> Client::FromChannel(std::shared_ptr<grpc::Channel> channel,
@@ -240,29 +270,81 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, const ClientOptions& opti
 Client::~Client() = default;
 
 void Client::Prepare(grpc::ClientContext& context, absl::Duration timeout) const {
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+  PrepareUntil(context, absl::Now() + timeout);
+}
+
+void Client::PrepareUntil(grpc::ClientContext& context, absl::Time deadline) const {
+  context.set_deadline(absl::ToChronoTime(deadline));
   if (!options_.token.empty()) {
     context.AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
   }
 }
 
-absl::StatusOr<StoreInfo> Client::CreateStore(const adapt::v1::CreateStoreRequest& request) {
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  StoreInfo response;
-  const grpc::Status status = stub_->CreateStore(&context, request, &response);
+Client::Destination Client::Route(absl::string_view tenant, absl::string_view store) const {
+  Destination to{router_ != nullptr ? router_->Pick(tenant, store) : Router::Route{}, nullptr};
+  to.stub = to.route.stub != nullptr ? to.route.stub : stub_.get();
+  return to;
+}
+
+template <typename Response, typename Call>
+absl::StatusOr<Response> Client::StoreUnary(absl::string_view tenant, absl::string_view store,
+                                            bool resend, Call call) {
+  const absl::Time deadline = absl::Now() + options_.unary_timeout;
+  const Destination to = Route(tenant, store);
+  Response response;
+  grpc::Status status;
+  {
+    grpc::ClientContext context;
+    PrepareUntil(context, deadline);
+    status = call(to.stub, &context, &response);
+    Observe(context, static_cast<absl::StatusCode>(status.error_code()), to);
+  }
+  if (to.route.stub != nullptr && resend && status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    // The holder is gone or its shard is moving: the given member routes the call again.
+    response.Clear();
+    grpc::ClientContext context;
+    PrepareUntil(context, deadline);
+    status = call(stub_.get(), &context, &response);
+    Observe(context, static_cast<absl::StatusCode>(status.error_code()),
+            Destination{Router::Route{}, stub_.get()});
+  }
   return Reply(status, std::move(response));
+}
+
+void Client::Observe(const grpc::ClientContext& context, absl::StatusCode code,
+                     const Destination& to) {
+  if (router_ != nullptr) router_->Observe(context, static_cast<grpc::StatusCode>(code), to.route);
+}
+
+absl::StatusOr<adapt::v1::ClusterRoutesResponse> Client::ClusterRoutes() {
+  grpc::ClientContext context;
+  Prepare(context, std::min(options_.unary_timeout, absl::Seconds(5)));
+  adapt::v1::ClusterRoutesResponse response;
+  const grpc::Status status =
+      stub_->ClusterRoutes(&context, adapt::v1::ClusterRoutesRequest(), &response);
+  return Reply(status, std::move(response));
+}
+
+bool Client::routing() const {
+  return router_ != nullptr && router_->enabled() && router_->revision().has_value();
+}
+
+// A unary method of the stub, as StoreUnary calls it.
+#define ADAPTD_STUB_CALL(Method, request)                                                       \
+  [&request](adapt::v1::Adaptation::Stub* stub, grpc::ClientContext* context, auto* response) { \
+    return stub->Method(context, request, response);                                            \
+  }
+
+absl::StatusOr<StoreInfo> Client::CreateStore(const adapt::v1::CreateStoreRequest& request) {
+  return StoreUnary<StoreInfo>(request.tenant(), request.store(), /*resend=*/true,
+                               ADAPTD_STUB_CALL(CreateStore, request));
 }
 
 absl::StatusOr<StoreInfo> Client::GetStore(absl::string_view tenant, absl::string_view store) {
   adapt::v1::GetStoreRequest request;
   request.set_tenant(std::string(tenant));
   request.set_store(std::string(store));
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  StoreInfo response;
-  const grpc::Status status = stub_->GetStore(&context, request, &response);
-  return Reply(status, std::move(response));
+  return StoreUnary<StoreInfo>(tenant, store, /*resend=*/true, ADAPTD_STUB_CALL(GetStore, request));
 }
 
 absl::StatusOr<ListStoresResponse> Client::ListStoresPage(
@@ -312,10 +394,9 @@ absl::Status Client::DeleteStore(absl::string_view tenant, absl::string_view sto
   adapt::v1::DeleteStoreRequest request;
   request.set_tenant(std::string(tenant));
   request.set_store(std::string(store));
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  adapt::v1::DeleteStoreResponse response;
-  return FromGrpcStatus(stub_->DeleteStore(&context, request, &response));
+  return StoreUnary<adapt::v1::DeleteStoreResponse>(tenant, store, /*resend=*/true,
+                                                    ADAPTD_STUB_CALL(DeleteStore, request))
+      .status();
 }
 
 absl::StatusOr<StoreInfo> Client::PinStore(absl::string_view tenant, absl::string_view store,
@@ -324,19 +405,19 @@ absl::StatusOr<StoreInfo> Client::PinStore(absl::string_view tenant, absl::strin
   request.set_tenant(std::string(tenant));
   request.set_store(std::string(store));
   request.set_pinned(pinned);
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  StoreInfo response;
-  const grpc::Status status = stub_->PinStore(&context, request, &response);
-  return Reply(status, std::move(response));
+  return StoreUnary<StoreInfo>(tenant, store, /*resend=*/true, ADAPTD_STUB_CALL(PinStore, request));
 }
 
 absl::StatusOr<AdaptResponse> Client::Adapt(absl::Span<const AdaptRequest> batches) {
+  const Destination to =
+      batches.empty() ? Route("", "") : Route(batches.front().tenant(), batches.front().store());
   grpc::ClientContext context;
   Prepare(context, options_.stream_timeout);
-  return StreamBatches<AdaptRequest, AdaptResponse>(
+  absl::StatusOr<AdaptResponse> response = StreamBatches<AdaptRequest, AdaptResponse>(
       context, batches,
-      [this](grpc::ClientContext* c, AdaptResponse* r) { return stub_->Adapt(c, r); });
+      [&to](grpc::ClientContext* c, AdaptResponse* r) { return to.stub->Adapt(c, r); });
+  Observe(context, response.status().code(), to);
+  return response;
 }
 
 absl::StatusOr<AdaptResponse> Client::AdaptExamples(absl::string_view tenant,
@@ -354,37 +435,36 @@ absl::StatusOr<AdaptResponse> Client::AdaptSequences(
 }
 
 absl::StatusOr<ForgetResponse> Client::Forget(absl::Span<const ForgetRequest> batches) {
+  const Destination to =
+      batches.empty() ? Route("", "") : Route(batches.front().tenant(), batches.front().store());
   grpc::ClientContext context;
   Prepare(context, options_.stream_timeout);
-  return StreamBatches<ForgetRequest, ForgetResponse>(
+  absl::StatusOr<ForgetResponse> response = StreamBatches<ForgetRequest, ForgetResponse>(
       context, batches,
-      [this](grpc::ClientContext* c, ForgetResponse* r) { return stub_->Forget(c, r); });
+      [&to](grpc::ClientContext* c, ForgetResponse* r) { return to.stub->Forget(c, r); });
+  Observe(context, response.status().code(), to);
+  return response;
 }
 
 absl::StatusOr<CompileResponse> Client::Compile(const CompileRequest& request) {
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  CompileResponse response;
-  const grpc::Status status = stub_->Compile(&context, request, &response);
-  return Reply(status, std::move(response));
+  return StoreUnary<CompileResponse>(request.tenant(), request.store(), /*resend=*/true,
+                                     ADAPTD_STUB_CALL(Compile, request));
 }
 
 absl::StatusOr<PredictResponse> Client::Predict(const PredictRequest& request) {
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  PredictResponse response;
-  const grpc::Status status = stub_->Predict(&context, request, &response);
-  return Reply(status, std::move(response));
+  return StoreUnary<PredictResponse>(request.tenant(), request.store(), /*resend=*/true,
+                                     ADAPTD_STUB_CALL(Predict, request));
 }
 
 absl::StatusOr<adapt::v1::FeedbackResponse> Client::Feedback(
     const adapt::v1::FeedbackRequest& request) {
-  grpc::ClientContext context;
-  Prepare(context, options_.unary_timeout);
-  adapt::v1::FeedbackResponse response;
-  const grpc::Status status = stub_->Feedback(&context, request, &response);
-  return Reply(status, std::move(response));
+  // Not retried by the given member's channel either: the caller resends it.
+  return StoreUnary<adapt::v1::FeedbackResponse>(request.tenant(), request.store(),
+                                                 /*resend=*/false,
+                                                 ADAPTD_STUB_CALL(Feedback, request));
 }
+
+#undef ADAPTD_STUB_CALL
 
 std::unique_ptr<PredictStreamCall> Client::OpenPredictStream() {
   std::unique_ptr<PredictStreamCall> call(new PredictStreamCall());
@@ -421,21 +501,35 @@ absl::Status Client::ExportStore(absl::string_view tenant, absl::string_view sto
   adapt::v1::ExportStoreRequest request;
   request.set_tenant(std::string(tenant));
   request.set_store(std::string(store));
-  grpc::ClientContext context;
-  Prepare(context, options_.stream_timeout);
-  std::unique_ptr<grpc::ClientReader<StoreChunk>> reader = stub_->ExportStore(&context, request);
-  StoreChunk chunk;
+  const absl::Time deadline = absl::Now() + options_.stream_timeout;
+  Destination to = Route(tenant, store);
+  bool delivered = false;  // a chunk reached the sink: the call is never sent again
   absl::Status sink_status;
-  while (reader->Read(&chunk)) {
-    sink_status = sink(chunk.data());
-    if (!sink_status.ok()) {
-      context.TryCancel();
-      while (reader->Read(&chunk)) {
+  auto export_from = [&](adapt::v1::Adaptation::Stub* stub) {
+    grpc::ClientContext context;
+    PrepareUntil(context, deadline);
+    std::unique_ptr<grpc::ClientReader<StoreChunk>> reader = stub->ExportStore(&context, request);
+    StoreChunk chunk;
+    while (reader->Read(&chunk)) {
+      delivered = true;
+      sink_status = sink(chunk.data());
+      if (!sink_status.ok()) {
+        context.TryCancel();
+        while (reader->Read(&chunk)) {
+        }
+        break;
       }
-      break;
     }
+    grpc::Status status = reader->Finish();
+    Observe(context, static_cast<absl::StatusCode>(status.error_code()), to);
+    return status;
+  };
+  grpc::Status status = export_from(to.stub);
+  if (to.route.stub != nullptr && !delivered &&
+      status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    to = Destination{Router::Route{}, stub_.get()};  // the given member routes it again
+    status = export_from(to.stub);
   }
-  grpc::Status status = reader->Finish();
   if (!sink_status.ok()) return sink_status;
   return FromGrpcStatus(status);
 }
@@ -452,10 +546,12 @@ absl::StatusOr<std::string> Client::ExportStore(absl::string_view tenant, absl::
 
 absl::StatusOr<StoreInfo> Client::ImportStore(absl::string_view tenant, absl::string_view store,
                                               const ChunkSource& source) {
+  const Destination to = Route(tenant, store);
   grpc::ClientContext context;
   Prepare(context, options_.stream_timeout);
   StoreInfo response;
-  std::unique_ptr<grpc::ClientWriter<StoreChunk>> writer = stub_->ImportStore(&context, &response);
+  std::unique_ptr<grpc::ClientWriter<StoreChunk>> writer =
+      to.stub->ImportStore(&context, &response);
   StoreChunk chunk;
   chunk.set_tenant(std::string(tenant));
   chunk.set_store(std::string(store));
@@ -479,6 +575,7 @@ absl::StatusOr<StoreInfo> Client::ImportStore(absl::string_view tenant, absl::st
   }
   writer->WritesDone();
   grpc::Status status = writer->Finish();
+  Observe(context, static_cast<absl::StatusCode>(status.error_code()), to);
   if (!source_status.ok()) return source_status;
   return Reply(status, std::move(response));
 }

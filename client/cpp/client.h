@@ -6,8 +6,14 @@
 // absl::Status (same code, same message); a client-side failure (an unreadable CA file, a sink
 // that fails) keeps its own code.
 //
+// In a cluster on etcd (docs/CLUSTER_OPERATIONS.md, "Clients route to holders") the calls for
+// one store (CreateStore, GetStore, DeleteStore, PinStore, Compile, Predict, Feedback, Adapt,
+// Forget, ImportStore, ExportStore) go to the member holding the store's shard, by the route
+// table the given member answers (ClientOptions::route_to_holders; Router); the others
+// (ListStores, PredictStream, ListEncoders, Health, the cluster calls) go to the given member.
+//
 // Thread safety: a Client is safe to use from several threads at once; each call creates its
-// own grpc::ClientContext. The channel is shared and owned by the Client.
+// own grpc::ClientContext. The channels are shared and owned by the Client.
 #ifndef ADAPTD_CLIENT_CPP_CLIENT_H_
 #define ADAPTD_CLIENT_CPP_CLIENT_H_
 
@@ -29,6 +35,8 @@
 #include "grpcpp/grpcpp.h"
 
 namespace adaptd {
+
+class Router;  // client/cpp/router.h
 
 struct ClientOptions {
   // HOST:PORT, or any target gRPC understands (e.g. unix:/path).
@@ -53,6 +61,17 @@ struct ClientOptions {
   // within the call's deadline (gRPC's retry policy; at most 5). Adapt and Forget are never
   // retried this way: resend them with example ids. 1: no retries.
   int max_attempts = 5;
+  // Call each store's holder directly in a cluster on etcd: the route table (ClusterRoutes) is
+  // fetched before the first call for a store, and each such call goes to its shard's holder
+  // over a channel of its own (these options' credentials; tls_server_name applies to
+  // `address` only: a member's certificate is checked against the address it advertises).
+  // The call goes to `address` instead (which forwards it) when the shard has no holder, the
+  // holder's channel is not connected, or the holder answers UNAVAILABLE (a unary call that
+  // gRPC's retry policy covers is then sent to `address` once, within its deadline; Adapt,
+  // Forget, ImportStore and Feedback are not: resend them). A single server answers
+  // ClusterRoutes UNIMPLEMENTED: every call stays on `address`. false: every call goes to
+  // `address`. Client::FromChannel never routes.
+  bool route_to_holders = true;
 };
 
 // Maps a gRPC status onto an absl::Status with the same code and message.
@@ -220,6 +239,12 @@ class Client {
   absl::StatusOr<adapt::v1::DrainMemberResponse> DrainMember(absl::string_view member, bool undo,
                                                              bool wait, absl::Duration timeout);
 
+  // A cluster on etcd's route table as the given member sees it (any authenticated caller);
+  // UNIMPLEMENTED on a single server.
+  absl::StatusOr<adapt::v1::ClusterRoutesResponse> ClusterRoutes();
+  // Whether calls for stores go to their holders now: routing is on and a route table is held.
+  bool routing() const;
+
   const ClientOptions& options() const { return options_; }
 
  private:
@@ -227,10 +252,22 @@ class Client {
 
   // Sets the deadline and the credentials metadata of one call.
   void Prepare(grpc::ClientContext& context, absl::Duration timeout) const;
+  void PrepareUntil(grpc::ClientContext& context, absl::Time deadline) const;
+  // One unary call for tenant/store, `call(stub, context, response)`, sent where the router
+  // says; sent again to the given member after a holder's UNAVAILABLE when `resend`.
+  template <typename Response, typename Call>
+  absl::StatusOr<Response> StoreUnary(absl::string_view tenant, absl::string_view store,
+                                      bool resend, Call call);
+  // The destination of a call for tenant/store; the given member's stub when none.
+  struct Destination;
+  Destination Route(absl::string_view tenant, absl::string_view store) const;
+  // Tells the router how a call sent to `to` ended, with the context its answer filled.
+  void Observe(const grpc::ClientContext& context, absl::StatusCode code, const Destination& to);
 
   ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<adapt::v1::Adaptation::Stub> stub_;
+  std::unique_ptr<Router> router_;  // null: every call to the given member
 };
 
 }  // namespace adaptd

@@ -162,6 +162,44 @@ std::vector<const cluster::Member*> EtcdCluster::Peers() const {
   return peers;
 }
 
+absl::StatusOr<adapt::v1::ClusterRoutesResponse> EtcdCluster::Routes() const {
+  if (!serving_.load()) {
+    return absl::UnavailableError(
+        absl::StrCat("ClusterRoutes: member '", self_, "' is starting (no claims yet); retry"));
+  }
+  const cluster::ShardClaims::Table table = member_->claims().Holders();
+  const std::map<std::string, cluster::RegisteredMember> members = member_->registry().Members();
+  adapt::v1::ClusterRoutesResponse routes;
+  routes.set_revision(table.revision);
+  std::map<std::string, int> index;  // member name -> its place in routes.members
+  routes.mutable_holders()->Reserve(static_cast<int>(table.holders.size()));
+  for (const std::optional<cluster::ShardHolder>& holder : table.holders) {
+    const auto registered = holder.has_value() ? members.find(holder->member) : members.end();
+    if (registered == members.end()) {
+      routes.add_holders(-1);  // nobody, or a holder whose registration lapsed
+      continue;
+    }
+    auto [at, added] = index.try_emplace(holder->member, routes.members_size());
+    if (added) {
+      adapt::v1::RouteMember* member = routes.add_members();
+      member->set_name(holder->member);
+      member->set_address(registered->second.record.address());
+    }
+    routes.add_holders(at->second);
+  }
+  return routes;
+}
+
+std::string EtcdCluster::HolderHint(const std::string& tenant, const std::string& store,
+                                    const cluster::Member& holder) const {
+  if (!serving_.load()) return "";
+  const int shard = cluster::ShardOf(tenant, store, member_->claims().shards());
+  const std::optional<cluster::ShardHolder> claim = member_->claims().HolderOf(shard);
+  if (!claim.has_value() || claim->member != holder.name) return "";
+  return absl::StrCat(cluster::ShardName(shard), " ", holder.name, " ", holder.address, " ",
+                      claim->fence);
+}
+
 void EtcdCluster::Freeze() {
   stopping_.store(true);
   if (usage_ != nullptr) usage_->Stop();  // the engine shuts down after this

@@ -82,6 +82,15 @@ class EtcdCluster final : public BaseLocator {
                                                const std::string& store) const;
   // The other registered members (a listing gathers their pages).
   std::vector<const cluster::Member*> Peers() const;
+  // The route table clients call holders by (ClusterRoutes): the members holding shards and
+  // each shard's holder, from the claims as this member last saw them (no etcd read).
+  // UNAVAILABLE while this member starts (before Serve).
+  absl::StatusOr<adapt::v1::ClusterRoutesResponse> Routes() const;
+  // The holder hint of a call for tenant/store that Route sent to `holder`: "SSSS NAME
+  // HOST:PORT REVISION" (the shard in 4 hex digits, the claim's revision); "" when the claims
+  // name no holder of the shard now.
+  std::string HolderHint(const std::string& tenant, const std::string& store,
+                         const cluster::Member& holder) const;
 
   // --- Operating it (ClusterStatus, DrainMember; an admin token) -------------------------
   // This member's status: its registered state, the shards it holds, its lease's remaining

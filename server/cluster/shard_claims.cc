@@ -84,7 +84,9 @@ absl::StatusOr<std::unique_ptr<ShardClaims>> ShardClaims::Start(etcd::EtcdClient
   ShardClaims* raw = claims.get();
   raw->watcher_ = etcd::EtcdWatcher::Start(
       client, absl::StrCat(raw->options_.prefix, "claims/"),
-      {[raw](const std::vector<mvccpb::KeyValue>& kvs, int64_t) { raw->Reset(kvs); },
+      {[raw](const std::vector<mvccpb::KeyValue>& kvs, int64_t revision) {
+         raw->Reset(kvs, revision);
+       },
        [raw](const std::vector<mvccpb::Event>& events) { raw->Apply(events); }},
       raw->options_.watch);
   raw->membership_ = registry->Watch([raw](std::shared_ptr<const Membership>) {
@@ -115,7 +117,7 @@ void ShardClaims::LoseUnless(int shard, const std::optional<ShardHolder>& now,
   lost->push_back(shard);
 }
 
-void ShardClaims::Reset(const std::vector<mvccpb::KeyValue>& kvs) {
+void ShardClaims::Reset(const std::vector<mvccpb::KeyValue>& kvs, int64_t revision) {
   std::vector<int> lost;
   {
     absl::MutexLock lock(&mu_);
@@ -134,6 +136,7 @@ void ShardClaims::Reset(const std::vector<mvccpb::KeyValue>& kvs) {
       LoseUnless(shard, table[shard], &lost);
     }
     table_ = std::move(table);
+    table_revision_ = revision;
     table_ready_ = true;
     ++changes_;
   }
@@ -159,6 +162,7 @@ void ShardClaims::Apply(const std::vector<mvccpb::Event>& events) {
       }
       LoseUnless(shard, now, &lost);
       table_[shard] = std::move(now);
+      table_revision_ = std::max(table_revision_, event.kv().mod_revision());
     }
     ++changes_;
   }
@@ -362,6 +366,11 @@ std::optional<ShardHolder> ShardClaims::HolderOf(int shard) const {
   absl::MutexLock lock(&mu_);
   if (shard < 0 || shard >= options_.shards) return std::nullopt;
   return table_[shard];
+}
+
+ShardClaims::Table ShardClaims::Holders() const {
+  absl::MutexLock lock(&mu_);
+  return Table{table_, table_revision_};
 }
 
 absl::StatusOr<int64_t> ShardClaims::FenceOf(int shard) const {

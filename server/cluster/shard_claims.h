@@ -104,6 +104,12 @@ class ShardClaims {
 
   // Who holds `shard` as etcd records it (as this member last saw it); nullopt when nobody.
   std::optional<ShardHolder> HolderOf(int shard) const;
+  // Who holds every shard (indexed by shard), as of the etcd revision `revision`.
+  struct Table {
+    std::vector<std::optional<ShardHolder>> holders;
+    int64_t revision = 0;
+  };
+  Table Holders() const;
   // The fence of a shard this member holds; Unavailable naming the holder otherwise.
   absl::StatusOr<int64_t> FenceOf(int shard) const;
   // The shards this member holds, and their claims as keys at their revisions (for
@@ -120,7 +126,7 @@ class ShardClaims {
 
  private:
   ShardClaims(etcd::EtcdClient* client, ClusterRegistry* registry, Options options, Hooks hooks);
-  void Reset(const std::vector<mvccpb::KeyValue>& kvs);
+  void Reset(const std::vector<mvccpb::KeyValue>& kvs, int64_t revision);
   void Apply(const std::vector<mvccpb::Event>& events);
   // A claim of this member's that etcd no longer records as its own, under `mu_`: lost.
   void LoseUnless(int shard, const std::optional<ShardHolder>& now, std::vector<int>* lost)
@@ -145,6 +151,7 @@ class ShardClaims {
 
   mutable absl::Mutex mu_;
   std::vector<std::optional<ShardHolder>> table_ ABSL_GUARDED_BY(mu_);  // by shard
+  int64_t table_revision_ ABSL_GUARDED_BY(mu_) = 0;                     // table_ as of it
   std::map<int, int64_t> held_ ABSL_GUARDED_BY(mu_);                    // shard -> fence
   std::set<int> releasing_ ABSL_GUARDED_BY(mu_);
   // Who last held each shard (for the claim's reason: a holder still registered released it,

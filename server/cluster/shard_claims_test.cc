@@ -197,6 +197,17 @@ TEST_F(ShardClaimsTest, EveryShardIsHeldOnceByItsDesiredOwner) {
       }
     }
   }
+  // The whole table (ClusterRoutes' source) agrees with HolderOf, at a revision no claim is
+  // newer than.
+  for (auto& [name, node] : nodes_) {
+    const ShardClaims::Table table = node.claims->Holders();
+    ASSERT_EQ(table.holders.size(), static_cast<size_t>(kShards));
+    for (int shard = 0; shard < kShards; ++shard) {
+      ASSERT_TRUE(table.holders[shard].has_value()) << shard;
+      EXPECT_EQ(table.holders[shard]->member, node.claims->HolderOf(shard)->member);
+      EXPECT_LE(table.holders[shard]->fence, table.revision) << shard;
+    }
+  }
   for (const char* name : {"a", "b", "c"}) {  // a healthy start: no failover, no restart
     EXPECT_TRUE(recorder_.Acquired(name, ClaimReason::kFailover).empty());
     EXPECT_TRUE(recorder_.Acquired(name, ClaimReason::kRestart).empty());

@@ -24,7 +24,7 @@ namespace pb = adapt::v1;
 
 // What a call checks after admission and before it runs.
 enum class Check {
-  kNone,   // ListEncoders
+  kNone,   // ListEncoders, ClusterRoutes
   kRoute,  // a store call: served here, or relayed (else refused) when another member holds it
   kBase,   // CreateStore: the base's tenant, then the route
   kList,   // ListStores: one server's page, or a cluster's pages gathered (else refused)
@@ -542,6 +542,9 @@ constexpr Method kMethods[] = {
                         Check::kRoute, Access::kWrite>},
     {"ListEncoders", &Unary<pb::ListEncodersRequest, pb::ListEncodersResponse,
                             &Service::ListEncoders, Check::kNone>},
+    // Any authenticated caller; the service answers 501 on a single server.
+    {"ClusterRoutes", &Unary<pb::ClusterRoutesRequest, pb::ClusterRoutesResponse,
+                             &Service::ClusterRoutes, Check::kNone>},
     {"ClusterStatus", &Unary<pb::ClusterStatusRequest, pb::ClusterStatusResponse,
                              &Service::ClusterStatus, Check::kAdmin>},
     {"DrainMember",

@@ -56,7 +56,7 @@ bool AdaptationService::RoutedElsewhere(grpc::CallbackServerContext* context, co
                                         Call* call) {
   const FrontEnd fe = fe_;
   return RoutedAway(
-      fe_, info, call->request.tenant(), call->request.store(), access,
+      fe_, context, info, call->request.tenant(), call->request.store(), access,
       [&](const grpc::Status& refused) { Refuse(fe_, call, method, refused); },
       [&](const RelayTarget& to) {
         const absl::Time start = absl::Now();
@@ -274,6 +274,19 @@ grpc::ServerUnaryReactor* AdaptationService::ListEncoders(grpc::CallbackServerCo
   });
 }
 
+grpc::ServerUnaryReactor* AdaptationService::ClusterRoutes(grpc::CallbackServerContext* context,
+                                                           const Raw* request, Raw* response) {
+  using adapt::v1::ClusterRoutesRequest, adapt::v1::ClusterRoutesResponse;
+  auto* call = new UnaryCall<ClusterRoutesRequest, ClusterRoutesResponse>(response);
+  CallInfo info;
+  if (auto s = Open(context, request, call, &info); !s.ok()) {
+    return Refuse(fe_, call, "ClusterRoutes", s);
+  }
+  return Serve("ClusterRoutes", call, [&](const auto& req, auto* resp, adaptd::Service::Done done) {
+    fe_.service->ClusterRoutes(info, req, resp, std::move(done));
+  });
+}
+
 grpc::ServerUnaryReactor* AdaptationService::ClusterStatus(grpc::CallbackServerContext* context,
                                                            const Raw* request, Raw* response) {
   using adapt::v1::ClusterStatusRequest, adapt::v1::ClusterStatusResponse;
@@ -349,7 +362,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* AdaptationService::ExportStore(
   if (!s.ok()) return RefuseStream<grpc::ServerWriteReactor<Raw>>(fe_, "ExportStore", s);
   grpc::ServerWriteReactor<Raw>* reactor = nullptr;
   if (RoutedAway(
-          fe_, info, parsed.tenant(), parsed.store(), Access::kRead,
+          fe_, context, info, parsed.tenant(), parsed.store(), Access::kRead,
           [&](const grpc::Status& refused) {
             reactor = RefuseStream<grpc::ServerWriteReactor<Raw>>(fe_, "ExportStore", refused);
           },

@@ -35,7 +35,10 @@ using RawAdaptationService = Adaptation::WithRawCallbackMethod_CreateStore<
                                                 Adaptation::WithRawCallbackMethod_ClusterQuota<
                                                     Adaptation::WithRawCallbackMethod_ClusterBase<
                                                         Adaptation::WithRawCallbackMethod_Feedback<
-                                                            Adaptation::Service>>>>>>>>>>>>>>>>>>>;
+                                                            Adaptation::
+                                                                WithRawCallbackMethod_ClusterRoutes<
+                                                                    Adaptation::
+                                                                        Service>>>>>>>>>>>>>>>>>>>>;
 }  // namespace internal
 
 class AdaptationService final : public internal::RawAdaptationService {
@@ -72,6 +75,8 @@ class AdaptationService final : public internal::RawAdaptationService {
                                          Raw* response) override;
   grpc::ServerUnaryReactor* Ping(grpc::CallbackServerContext* context, const Raw* request,
                                  Raw* response) override;
+  grpc::ServerUnaryReactor* ClusterRoutes(grpc::CallbackServerContext* context, const Raw* request,
+                                          Raw* response) override;
   grpc::ServerUnaryReactor* ClusterStatus(grpc::CallbackServerContext* context, const Raw* request,
                                           Raw* response) override;
   grpc::ServerUnaryReactor* DrainMember(grpc::CallbackServerContext* context, const Raw* request,

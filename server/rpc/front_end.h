@@ -31,19 +31,31 @@ struct FrontEnd {
 // The service's view of a gRPC call: credential, origin, deadline, cancellation.
 CallInfo GrpcCallInfo(grpc::CallbackServerContext* context);
 
+// The response header a relayed call carries: the store's holder, for clients that call
+// holders directly (docs/CLUSTER_OPERATIONS.md, "Clients route to holders").
+inline constexpr char kHolderHeader[] = "adaptd-holder";
+
 // The one route-or-relay step of every handler: asks the service where a call for
 // tenant/store that does `access` runs. False: serve it here. True: the call is handled
 // elsewhere, refused with `refuse(status)` or passed on with `relay(target)`, a RelayTarget
 // (each handler relays in its own form: a unary call, a stream, one message of a stream).
+// A relayed call's answer carries the holder hint as initial metadata of `hinted` (null: no
+// hint, as for a stream that answered already).
 template <typename Refuse, typename Relay>
-bool RoutedAway(const FrontEnd& fe, const CallInfo& call, const std::string& tenant,
-                const std::string& store, Access access, Refuse refuse, Relay relay) {
+bool RoutedAway(const FrontEnd& fe, grpc::ServerContextBase* hinted, const CallInfo& call,
+                const std::string& tenant, const std::string& store, Access access, Refuse refuse,
+                Relay relay) {
   auto to = fe.service->Route(call, tenant, store, access);
   if (!to.ok()) {
     refuse(ToGrpc(to.status()));
     return true;
   }
   if (*to == nullptr) return false;
+  if (hinted != nullptr) {
+    if (std::string hint = fe.service->HolderHint(tenant, store, **to); !hint.empty()) {
+      hinted->AddInitialMetadata(kHolderHeader, hint);
+    }
+  }
   relay(RelayTarget(fe.relay, *to));
   return true;
 }

@@ -97,7 +97,7 @@ void WriteReactor<Request, Response>::OnReadDone(bool ok) {
   if (!routed_ && !request_.tenant().empty() && !request_.store().empty()) {
     // The first message that names the store routes the stream.
     if (RoutedAway(
-            fe_, info_, request_.tenant(), request_.store(), Access::kWrite,
+            fe_, context_, info_, request_.tenant(), request_.store(), Access::kWrite,
             [this](const grpc::Status& refused) { Complete(refused); },
             [this](const RelayTarget& to) { Relay(to); })) {
       return;
@@ -161,7 +161,7 @@ void PredictStreamReactor::OnReadDone(bool ok) {
   // Each message is routed on its own: one for another member's store is passed there as a
   // unary Predict.
   if (RoutedAway(
-          fe_, info_, request_.tenant(), request_.store(), Access::kRead,
+          fe_, /*hinted=*/nullptr, info_, request_.tenant(), request_.store(), Access::kRead,
           [this](const grpc::Status& refused) { Complete(refused); },
           [this](const RelayTarget& to) {
             to.Unary("Predict", context_, incoming_, &relayed_, [this](const grpc::Status& status) {
@@ -302,10 +302,11 @@ void ImportReactor::OnReadDone(bool ok) {
     return;
   }
   // The first chunk that names the store routes the stream.
-  if (!import_->named() && RoutedAway(
-                               fe_, info_, chunk_.tenant(), chunk_.store(), Access::kCreate,
-                               [this](const grpc::Status& refused) { Complete(refused); },
-                               [this](const RelayTarget& to) { Relay(to); })) {
+  if (!import_->named() &&
+      RoutedAway(
+          fe_, context_, info_, chunk_.tenant(), chunk_.store(), Access::kCreate,
+          [this](const grpc::Status& refused) { Complete(refused); },
+          [this](const RelayTarget& to) { Relay(to); })) {
     return;
   }
   if (absl::Status added = import_->Add(chunk_); !added.ok()) {

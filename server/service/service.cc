@@ -162,6 +162,12 @@ absl::StatusOr<const cluster::Member*> Service::Route(const CallInfo& call,
   return o_.etcd_cluster->Route(call.origin, tenant, store);
 }
 
+std::string Service::HolderHint(const std::string& tenant, const std::string& store,
+                                const cluster::Member& holder) const {
+  if (o_.etcd_cluster == nullptr) return "";
+  return o_.etcd_cluster->HolderHint(tenant, store, holder);
+}
+
 std::optional<std::vector<const cluster::Member*>> Service::ListPeers(const CallInfo& call) const {
   if (call.origin.forwarded) return std::nullopt;
   if (o_.etcd_cluster == nullptr) return std::nullopt;
@@ -404,6 +410,24 @@ std::unique_ptr<Service::AdaptWrite> Service::StartAdapt(const CallInfo& call) c
 
 std::unique_ptr<Service::ForgetWrite> Service::StartForget(const CallInfo& call) const {
   return std::unique_ptr<ForgetWrite>(new ForgetWrite(this, call, TxnKind::kForget));
+}
+
+void Service::ClusterRoutes(const CallInfo& /*call*/,
+                            const adapt::v1::ClusterRoutesRequest& /*request*/,
+                            adapt::v1::ClusterRoutesResponse* response, Done done) {
+  if (o_.etcd_cluster == nullptr) {
+    done(absl::UnimplementedError(
+        "ClusterRoutes: this server is not a member of a cluster on etcd (a single server: call "
+        "it for every store; docs/CLUSTER_ETCD.md)"));
+    return;
+  }
+  absl::StatusOr<adapt::v1::ClusterRoutesResponse> routes = o_.etcd_cluster->Routes();
+  if (!routes.ok()) {
+    done(routes.status());
+    return;
+  }
+  *response = *std::move(routes);
+  done(absl::OkStatus());
 }
 
 // --- The cluster's calls --------------------------------------------------------------------

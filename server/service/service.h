@@ -70,6 +70,11 @@ class Service {
   // it to; an error to answer instead (a store in motion, or a forwarded call not ours).
   absl::StatusOr<const cluster::Member*> Route(const CallInfo& call, const std::string& tenant,
                                                const std::string& store, Access access) const;
+  // The response header `adaptd-holder` of a call Route sent to `holder` (docs/
+  // CLUSTER_OPERATIONS.md, "Clients route to holders"): "SSSS NAME HOST:PORT REVISION"; ""
+  // for none.
+  std::string HolderHint(const std::string& tenant, const std::string& store,
+                         const cluster::Member& holder) const;
   // A listing that gathers every member's pages (a cluster's, not forwarded): the other
   // members to ask; nullopt when this member's page is the answer.
   std::optional<std::vector<const cluster::Member*>> ListPeers(const CallInfo& call) const;
@@ -157,6 +162,11 @@ class Service {
   using ForgetWrite = Write<adapt::v1::ForgetRequest, adapt::v1::ForgetResponse>;
   std::unique_ptr<AdaptWrite> StartAdapt(const CallInfo& call) const;
   std::unique_ptr<ForgetWrite> StartForget(const CallInfo& call) const;
+
+  // The route table clients call holders by (any authenticated caller, after Admit):
+  // UNIMPLEMENTED on a server that is not a member of a cluster on etcd.
+  void ClusterRoutes(const CallInfo& call, const adapt::v1::ClusterRoutesRequest& request,
+                     adapt::v1::ClusterRoutesResponse* response, Done done);
 
   // --- The cluster's calls (after AdmitAdmin) ---------------------------------------------
   void ClusterStatus(const CallInfo& call, const adapt::v1::ClusterStatusRequest& request,

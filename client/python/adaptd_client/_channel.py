@@ -100,6 +100,9 @@ class Settings:
     private_key: Optional[bytes]
     certificate_chain: Optional[bytes]
     options: Tuple[Tuple[str, Any], ...]
+    # A cluster member's channel (routing to holders): the same, with retries off, since a
+    # holder's UNAVAILABLE sends the call to the given member, whose channel retries.
+    member_options: Tuple[Tuple[str, Any], ...] = ()
 
     @property
     def metadata(self) -> Optional[Tuple[Tuple[str, str], ...]]:
@@ -114,6 +117,10 @@ class Settings:
 
     def with_timeout(self, timeout: float) -> "Settings":
         return dataclasses.replace(self, timeout=timeout)
+
+    def for_member(self, address: str) -> "Settings":
+        """The settings of a channel to the cluster member at `address`."""
+        return dataclasses.replace(self, address=address, options=self.member_options)
 
 
 def settings(address: str, token: Optional[str], timeout: float,
@@ -131,10 +138,11 @@ def settings(address: str, token: Optional[str], timeout: float,
         raise ValueError("timeout: every call needs a positive deadline, got %r" % (timeout,))
     if retry is not None and not isinstance(retry, RetryPolicy):
         raise ValueError("retry: a RetryPolicy or None, got %r" % (retry,))
-    options: List[Tuple[str, Any]] = [
+    sizes: List[Tuple[str, Any]] = [
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.max_receive_message_length", max_message_bytes),
     ]
+    options = list(sizes)
     if retry is not None:
         options += [
             ("grpc.enable_retries", 1),
@@ -147,6 +155,8 @@ def settings(address: str, token: Optional[str], timeout: float,
     else:
         options.append(("grpc.enable_retries", 0))
     options += list(channel_options)
+    member_options = sizes + [("grpc.enable_retries", 0)] + list(channel_options)
     return Settings(address=address, token=token, timeout=float(timeout),
                     root_certificates=root_certificates, private_key=private_key,
-                    certificate_chain=certificate_chain, options=tuple(options))
+                    certificate_chain=certificate_chain, options=tuple(options),
+                    member_options=tuple(member_options))

@@ -29,7 +29,7 @@ import grpc
 import grpc.aio
 import numpy as np
 
-from . import _calls, _channel, _convert, _health
+from . import _calls, _channel, _convert, _health, _routes
 from ._calls import Predictions
 from ._channel import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RETRY, RetryPolicy
 from ._stubs import pb, pb_grpc
@@ -54,7 +54,7 @@ class Client:
                  channel_options: Sequence[Tuple[str, Any]] = (),
                  private_key: Optional[bytes] = None, certificate_chain: Optional[bytes] = None,
                  retry: Optional[RetryPolicy] = DEFAULT_RETRY,
-                 auto_example_ids: bool = True) -> None:
+                 auto_example_ids: bool = True, route_to_holders: bool = True) -> None:
         self._settings = _channel.settings(address, token, timeout, root_certificates,
                                            max_message_bytes, channel_options, private_key,
                                            certificate_chain, retry)
@@ -65,10 +65,15 @@ class Client:
         self._channel = _open_channel(self._settings)
         self._stub = pb_grpc.AdaptationStub(self._channel)
         self._metadata = self._settings.metadata
+        self._routes = _routes.RouteState(address) if route_to_holders else None
+        self._members: Dict[str, Tuple[grpc.aio.Channel, Any]] = {}  # address -> (channel, stub)
 
     # -- plumbing --------------------------------------------------------------------------
 
     async def close(self) -> None:
+        members, self._members = list(self._members.values()), {}
+        for channel, _ in members:
+            await channel.close()
         await self._channel.close()
 
     async def __aenter__(self) -> "Client":
@@ -77,12 +82,94 @@ class Client:
     async def __aexit__(self, *exc: Any) -> None:
         await self.close()
 
-    async def _call(self, method: str, request: Any) -> Any:
+    async def _call(self, method: str, request: Any,
+                    store: Optional[Tuple[str, str]] = None) -> Any:
+        """One call of `method`; `store` (tenant, store) routes it to the store's holder (see
+        Client._call)."""
+        if store is None or self._routes is None or not self._routes.enabled:
+            if isinstance(request, list):
+                request = iter(request)
+            try:
+                return await getattr(self._stub, method)(request, timeout=self.timeout,
+                                                         metadata=self._metadata)
+            except grpc.RpcError as error:
+                raise AdaptdError.from_rpc_error(error, method) from None
+        deadline = time.monotonic() + self.timeout
+        holder = await self._holder(method, store)
+        if holder is not None:
+            try:
+                return await self._attempt(method, request, holder, deadline, routed=True)
+            except grpc.RpcError as error:
+                if not _routes.resend_to_given(error.code(), method, request,
+                                               self.retry is not None):
+                    raise AdaptdError.from_rpc_error(error, method) from None
         try:
-            return await getattr(self._stub, method)(request, timeout=self.timeout,
-                                                     metadata=self._metadata)
+            return await self._attempt(method, request, self._stub, deadline, routed=False)
         except grpc.RpcError as error:
             raise AdaptdError.from_rpc_error(error, method) from None
+
+    # -- routing to holders (a cluster on etcd; see the sync Client) -----------------------
+
+    def routing(self) -> bool:
+        """Whether calls for stores go to their holders now."""
+        return self._routes is not None and self._routes.revision is not None
+
+    async def cluster_routes(self) -> Any:
+        """The route table the given member answers (adapt.v1.ClusterRoutesResponse)."""
+        return await self._call("ClusterRoutes", pb.ClusterRoutesRequest())
+
+    async def _attempt(self, method: str, request: Any, stub: Any, deadline: float,
+                       routed: bool) -> Any:
+        messages = iter(request) if isinstance(request, list) else request
+        call = getattr(stub, method)(messages, timeout=max(0.001, deadline - time.monotonic()),
+                                     metadata=self._metadata)
+        try:
+            if method == "ExportStore":  # the one server stream routed
+                response: Any = [chunk async for chunk in call]
+            else:
+                response = await call
+        except grpc.RpcError as error:
+            await self._observe(error.initial_metadata(), error.trailing_metadata(),
+                                error.code(), routed)
+            raise
+        await self._observe(await call.initial_metadata(), await call.trailing_metadata(),
+                            grpc.StatusCode.OK, routed)
+        return response
+
+    async def _observe(self, initial: Any, trailing: Any, code: Any, routed: bool) -> None:
+        if self._routes.observe(_routes.hint_of(initial, trailing), code, routed):
+            await self._refresh_routes()
+
+    async def _refresh_routes(self) -> None:
+        if not self._routes.begin_fetch():
+            return
+        try:
+            response = await self._stub.ClusterRoutes(pb.ClusterRoutesRequest(),
+                                                      timeout=min(self.timeout, 5.0),
+                                                      metadata=self._metadata)
+        except grpc.RpcError as error:
+            self._routes.end_fetch(code=error.code())
+            return
+        self._routes.end_fetch(response)
+
+    async def _holder(self, method: str, store: Tuple[str, str]) -> Any:
+        """The stub of the store's holder; None for the given member."""
+        if method not in _routes.ROUTED_METHODS:
+            return None
+        if self._routes.first_fetch_due():
+            await self._refresh_routes()
+        address = self._routes.holder(*store)
+        if address is None:
+            return None
+        member = self._members.get(address)
+        if member is None:
+            channel = _open_channel(self._settings.for_member(address))
+            member = self._members[address] = (channel, pb_grpc.AdaptationStub(channel))
+        state = member[0].get_state(try_to_connect=True)
+        if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                     grpc.ChannelConnectivity.SHUTDOWN):
+            return None
+        return member[1]
 
     # -- health ----------------------------------------------------------------------------
 
@@ -136,10 +223,12 @@ class Client:
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
                                               label_encoder, labels, base, params,
                                               feedback_window, feedback_age_s)
-        return _convert.store_info_to_dict(await self._call("CreateStore", request))
+        return _convert.store_info_to_dict(await self._call("CreateStore", request,
+                                                            (tenant, store)))
 
     async def get_store(self, tenant: str, store: str) -> Dict[str, Any]:
-        info = await self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store))
+        info = await self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store),
+                                (tenant, store))
         return _convert.store_info_to_dict(info)
 
     async def list_stores(self, tenant: str, page_size: int = 0) -> List[Dict[str, Any]]:
@@ -162,11 +251,13 @@ class Client:
         return await self._call("ListStores", _calls.list_request(tenant, page_size, page_token))
 
     async def delete_store(self, tenant: str, store: str) -> None:
-        await self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store))
+        await self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store),
+                         (tenant, store))
 
     async def pin_store(self, tenant: str, store: str, pinned: bool = True) -> Dict[str, Any]:
         return _convert.store_info_to_dict(await self._call(
-            "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned)))
+            "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned),
+            (tenant, store)))
 
     async def encoders(self) -> List[Dict[str, Any]]:
         response = await self._call("ListEncoders", pb.ListEncodersRequest())
@@ -180,7 +271,7 @@ class Client:
         """See Client.adapt (the sync one): one Adapt call, examples with ids."""
         items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)
         messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch, passes)
-        return _calls.adapt_result(await self._call("Adapt", iter(messages)))
+        return _calls.adapt_result(await self._call("Adapt", messages, (tenant, store)))
 
     async def adapt_sequences(self, tenant: str, store: str, sequences: Iterable[Any],
                               batch: int = 256, passes: Optional[int] = None,
@@ -188,7 +279,7 @@ class Client:
         """See Client.adapt_sequences: sequences into a `next` store in one Adapt call."""
         messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
                                                    continue_sequence, self.auto_example_ids)
-        result = _calls.adapt_result(await self._call("Adapt", iter(messages)))
+        result = _calls.adapt_result(await self._call("Adapt", messages, (tenant, store)))
         result["sequences"] = count
         return result
 
@@ -203,17 +294,18 @@ class Client:
                      targets: Any = None, batch: int = 256, ids: Any = None) -> Dict[str, Any]:
         items = _convert.to_examples(inputs, labels, targets, ids)
         messages = _calls.example_messages(pb.ForgetRequest, tenant, store, items, batch)
-        return _calls.forget_result(await self._call("Forget", iter(messages)))
+        return _calls.forget_result(await self._call("Forget", messages, (tenant, store)))
 
     async def compile(self, tenant: str, store: str, refresh_base: bool = False,
                       **overrides: Any) -> Dict[str, Any]:
         request = _calls.compile_request(tenant, store, refresh_base, overrides)
-        return _calls.compile_result(await self._call("Compile", request))
+        return _calls.compile_result(await self._call("Compile", request, (tenant, store)))
 
     # -- prediction ------------------------------------------------------------------------
 
     async def predict_raw(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Any:
-        return await self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k))
+        return await self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k),
+                                (tenant, store))
 
     async def predict(self, tenant: str, store: str, inputs: Any,
                       top_k: int = 1) -> Predictions:
@@ -226,7 +318,7 @@ class Client:
 
     async def feedback(self, tenant: str, store: str, items: Iterable[Any]) -> Dict[str, Any]:
         request = _calls.feedback_request(tenant, store, items)
-        return _calls.feedback_result(await self._call("Feedback", request))
+        return _calls.feedback_result(await self._call("Feedback", request, (tenant, store)))
 
     async def predict_stream(self, tenant: str, store: str,
                              batches: Union[Iterable[Any], AsyncIterator[Any]], top_k: int = 1,
@@ -271,13 +363,18 @@ class Client:
     # -- export and import -----------------------------------------------------------------
 
     async def export_store(self, tenant: str, store: str) -> bytes:
-        try:
-            call = self._stub.ExportStore(pb.ExportStoreRequest(tenant=tenant, store=store),
-                                          timeout=self.timeout, metadata=self._metadata)
-            return b"".join([chunk.data async for chunk in call])
-        except grpc.RpcError as error:
-            raise AdaptdError.from_rpc_error(error, "ExportStore") from None
+        request = pb.ExportStoreRequest(tenant=tenant, store=store)
+        if self._routes is None or not self._routes.enabled:
+            try:
+                call = self._stub.ExportStore(request, timeout=self.timeout,
+                                              metadata=self._metadata)
+                return b"".join([chunk.data async for chunk in call])
+            except grpc.RpcError as error:
+                raise AdaptdError.from_rpc_error(error, "ExportStore") from None
+        chunks = await self._call("ExportStore", request, (tenant, store))
+        return b"".join(chunk.data for chunk in chunks)
 
     async def import_store(self, tenant: str, store: str, data: bytes) -> Dict[str, Any]:
         chunks = _calls.import_chunks(tenant, store, bytes(data))
-        return _convert.store_info_to_dict(await self._call("ImportStore", chunks))
+        return _convert.store_info_to_dict(await self._call("ImportStore", chunks,
+                                                            (tenant, store)))

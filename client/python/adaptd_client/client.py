@@ -1,20 +1,22 @@
 """Client: one gRPC channel to adaptd and a method per RPC of adapt.v1.Adaptation.
 
-Thread safety: a Client may be shared between threads (the channel is thread-safe and the
-client keeps no other mutable state). Every call carries a deadline of `timeout` seconds, and
+Thread safety: a Client may be shared between threads (the channels are thread-safe and the
+route table has its own lock). Every call carries a deadline of `timeout` seconds, and
 the calls that are safe to resend are retried on UNAVAILABLE with backoff (`retry`, see
-RetryPolicy). adaptd_client.aio.Client has the same methods for asyncio.
+RetryPolicy). In a cluster on etcd the calls for a store go to the member holding its shard
+(`route_to_holders`, see _routes). adaptd_client.aio.Client has the same methods for asyncio.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import grpc
 import numpy as np
 
-from . import _calls, _channel, _convert, _health
+from . import _calls, _channel, _convert, _health, _routes
 from ._calls import Predictions
 from ._channel import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_RETRY, RetryPolicy
 from ._stubs import pb, pb_grpc
@@ -49,6 +51,10 @@ class Client:
         doubling up to 2 s); None turns retries off.
       auto_example_ids: give every adapted example an id when the caller gives none, so a
         resent Adapt call (by the retry policy or by the caller) applies each example once.
+      route_to_holders: in a cluster on etcd, send the calls for a store to the member holding
+        its shard, by the route table `address` answers (docs/CLIENTS.md, "Routing to
+        holders"); calls fall back to `address`, which forwards. A single server turns it off
+        by itself; False sends every call to `address`.
     """
 
     def __init__(self, address: str, token: Optional[str] = None, timeout: float = 30.0,
@@ -57,7 +63,7 @@ class Client:
                  channel_options: Sequence[Tuple[str, Any]] = (),
                  private_key: Optional[bytes] = None, certificate_chain: Optional[bytes] = None,
                  retry: Optional[RetryPolicy] = DEFAULT_RETRY,
-                 auto_example_ids: bool = True) -> None:
+                 auto_example_ids: bool = True, route_to_holders: bool = True) -> None:
         self._settings = _channel.settings(address, token, timeout, root_certificates,
                                            max_message_bytes, channel_options, private_key,
                                            certificate_chain, retry)
@@ -68,6 +74,9 @@ class Client:
         self._channel = open_channel(self._settings)
         self._stub = pb_grpc.AdaptationStub(self._channel)
         self._metadata = self._settings.metadata
+        self._routes = _routes.RouteState(address) if route_to_holders else None
+        self._members: Dict[str, Any] = {}  # address -> _Member
+        self._members_lock = threading.Lock()
         self._health_check = self._channel.unary_unary(
             _health.CHECK_METHOD,
             request_serializer=_health.HealthCheckRequest.SerializeToString,
@@ -76,6 +85,10 @@ class Client:
     # -- plumbing --------------------------------------------------------------------------
 
     def close(self) -> None:
+        with self._members_lock:
+            members, self._members = list(self._members.values()), {}
+        for member in members:
+            member.channel.close()
         self._channel.close()
 
     def __enter__(self) -> "Client":
@@ -84,12 +97,96 @@ class Client:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: str, request: Any, store: Optional[Tuple[str, str]] = None) -> Any:
+        """One call of `method`; `store` (tenant, store) routes it to the store's holder. A
+        stream's request is a list (sent again when the call is resent) or an iterator."""
+        if store is None or self._routes is None or not self._routes.enabled:
+            if isinstance(request, list):
+                request = iter(request)
+            try:
+                return getattr(self._stub, method)(request, timeout=self.timeout,
+                                                   metadata=self._metadata)
+            except grpc.RpcError as error:
+                raise AdaptdError.from_rpc_error(error, method) from None
+        deadline = time.monotonic() + self.timeout
+        holder = self._holder(method, store)
+        if holder is not None:
+            try:
+                return self._attempt(method, request, holder, deadline, routed=True)
+            except grpc.RpcError as error:
+                if not _routes.resend_to_given(error.code(), method, request,
+                                               self.retry is not None):
+                    raise AdaptdError.from_rpc_error(error, method) from None
         try:
-            return getattr(self._stub, method)(request, timeout=self.timeout,
-                                               metadata=self._metadata)
+            return self._attempt(method, request, self._stub, deadline, routed=False)
         except grpc.RpcError as error:
             raise AdaptdError.from_rpc_error(error, method) from None
+
+    # -- routing to holders (a cluster on etcd) --------------------------------------------
+
+    def routing(self) -> bool:
+        """Whether calls for stores go to their holders now: routing is on and a route table
+        is held (after the first call for a store)."""
+        return self._routes is not None and self._routes.revision is not None
+
+    def cluster_routes(self) -> Any:
+        """The route table the given member answers (adapt.v1.ClusterRoutesResponse): the
+        members and the index of each shard's holder (-1: none). A single server raises
+        UnimplementedError."""
+        return self._call("ClusterRoutes", pb.ClusterRoutesRequest())
+
+    def _attempt(self, method: str, request: Any, stub: Any, deadline: float,
+                 routed: bool) -> Any:
+        """One attempt within `deadline`, its answer's holder hint given to the route table."""
+        multicallable = getattr(stub, method)
+        messages = iter(request) if isinstance(request, list) else request
+        timeout = max(0.001, deadline - time.monotonic())
+        try:
+            if method == "ExportStore":  # the one server stream routed
+                call = multicallable(messages, timeout=timeout, metadata=self._metadata)
+                response: Any = list(call)
+            else:
+                response, call = multicallable.with_call(messages, timeout=timeout,
+                                                         metadata=self._metadata)
+        except grpc.RpcError as error:
+            self._observe(error, error.code(), routed)
+            raise
+        self._observe(call, grpc.StatusCode.OK, routed)
+        return response
+
+    def _observe(self, call: Any, code: Any, routed: bool) -> None:
+        hint = _routes.hint_of(call.initial_metadata(), call.trailing_metadata())
+        if self._routes.observe(hint, code, routed):
+            self._refresh_routes()
+
+    def _refresh_routes(self) -> None:
+        """Refetches the route table when one is due and allowed (at most once a second)."""
+        if not self._routes.begin_fetch():
+            return
+        try:
+            response = self._stub.ClusterRoutes(pb.ClusterRoutesRequest(),
+                                                timeout=min(self.timeout, 5.0),
+                                                metadata=self._metadata)
+        except grpc.RpcError as error:
+            self._routes.end_fetch(code=error.code())
+            return
+        self._routes.end_fetch(response)
+
+    def _holder(self, method: str, store: Tuple[str, str]) -> Any:
+        """The stub of the store's holder, None for the given member: a call routing leaves
+        there, no table, no holder, or a holder whose channel failed to connect."""
+        if method not in _routes.ROUTED_METHODS:
+            return None
+        if self._routes.first_fetch_due():
+            self._refresh_routes()
+        address = self._routes.holder(*store)
+        if address is None:
+            return None
+        with self._members_lock:
+            member = self._members.get(address)
+            if member is None:
+                member = self._members[address] = _Member(self._settings.for_member(address))
+        return member.stub if member.usable() else None
 
     # -- health ----------------------------------------------------------------------------
 
@@ -162,13 +259,14 @@ class Client:
         request = _calls.create_store_request(tenant, store, kind, encoder, output, dim,
                                               label_encoder, labels, base, params,
                                               feedback_window, feedback_age_s)
-        return _convert.store_info_to_dict(self._call("CreateStore", request))
+        return _convert.store_info_to_dict(self._call("CreateStore", request, (tenant, store)))
 
     def get_store(self, tenant: str, store: str) -> Dict[str, Any]:
         """The store's info as a dict: tenant, store, spec {kind, encoder, output, dim, params},
         version, examples, weighted_examples, labels (column order), memory_bytes,
         prequential_*, failure and stats (the kind's statistics, e.g. faast's solver)."""
-        info = self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store))
+        info = self._call("GetStore", pb.GetStoreRequest(tenant=tenant, store=store),
+                          (tenant, store))
         return _convert.store_info_to_dict(info)
 
     def list_stores(self, tenant: str, page_size: int = 0) -> List[Dict[str, Any]]:
@@ -197,13 +295,15 @@ class Client:
         return self._call("ListStores", _calls.list_request(tenant, page_size, page_token))
 
     def delete_store(self, tenant: str, store: str) -> None:
-        self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store))
+        self._call("DeleteStore", pb.DeleteStoreRequest(tenant=tenant, store=store),
+                   (tenant, store))
 
     def pin_store(self, tenant: str, store: str, pinned: bool = True) -> Dict[str, Any]:
         """Pins the store (it stays loaded, never evicted under the server's memory budget),
         or unpins it with pinned=False. Returns the store's info."""
         return _convert.store_info_to_dict(self._call(
-            "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned)))
+            "PinStore", pb.PinStoreRequest(tenant=tenant, store=store, pinned=pinned),
+            (tenant, store)))
 
     def encoders(self) -> List[Dict[str, Any]]:
         """The encoders the server hosts: dicts with name, type, input_kind, dim, normalize,
@@ -234,7 +334,7 @@ class Client:
         """
         items = _calls.examples(inputs, labels, targets, ids, self.auto_example_ids)
         messages = _calls.example_messages(pb.AdaptRequest, tenant, store, items, batch, passes)
-        return _calls.adapt_result(self._call("Adapt", iter(messages)))
+        return _calls.adapt_result(self._call("Adapt", messages, (tenant, store)))
 
     def adapt_sequences(self, tenant: str, store: str, sequences: Iterable[Any],
                         batch: int = 256, passes: Optional[int] = None,
@@ -251,7 +351,7 @@ class Client:
         """
         messages, count = _calls.sequence_messages(tenant, store, sequences, batch, passes,
                                                    continue_sequence, self.auto_example_ids)
-        result = _calls.adapt_result(self._call("Adapt", iter(messages)))
+        result = _calls.adapt_result(self._call("Adapt", messages, (tenant, store)))
         result["sequences"] = count
         return result
 
@@ -267,7 +367,7 @@ class Client:
         adapt. Returns {forgotten, version}."""
         items = _convert.to_examples(inputs, labels, targets, ids)
         messages = _calls.example_messages(pb.ForgetRequest, tenant, store, items, batch)
-        return _calls.forget_result(self._call("Forget", iter(messages)))
+        return _calls.forget_result(self._call("Forget", messages, (tenant, store)))
 
     @staticmethod
     def _example_stream(message_type: Any, tenant: str, store: str, examples: List[Any],
@@ -281,13 +381,14 @@ class Client:
         (faast): rcond, alpha, ridge, kept for later compiles too; refresh_base (a faast store
         with a base): copy the base's current read-out first. Returns {version, stats}."""
         request = _calls.compile_request(tenant, store, refresh_base, overrides)
-        return _calls.compile_result(self._call("Compile", request))
+        return _calls.compile_result(self._call("Compile", request, (tenant, store)))
 
     # -- prediction ------------------------------------------------------------------------
 
     def predict_raw(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Any:
         """One Predict call; returns the PredictResponse message (it names the version read)."""
-        return self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k))
+        return self._call("Predict", _calls.predict_request(tenant, store, inputs, top_k),
+                          (tenant, store))
 
     def predict(self, tenant: str, store: str, inputs: Any, top_k: int = 1) -> Predictions:
         """Adapted outputs for rows × dim inputs (or texts, or images as adapt takes them), read
@@ -311,7 +412,7 @@ class Client:
         one. Applied once however often it is resent. Returns {accepted, version, duplicates,
         evaluated, correct, served_correct}."""
         request = _calls.feedback_request(tenant, store, items)
-        return _calls.feedback_result(self._call("Feedback", request))
+        return _calls.feedback_result(self._call("Feedback", request, (tenant, store)))
 
     def predict_stream(self, tenant: str, store: str, batches: Iterable[Any], top_k: int = 1,
                        raw: bool = False, timeout: Optional[float] = None) -> Iterator[Any]:
@@ -358,15 +459,37 @@ class Client:
 
     def export_store(self, tenant: str, store: str) -> bytes:
         """The store's snapshot file (header, checksum, payload) as bytes."""
-        try:
-            chunks = self._stub.ExportStore(pb.ExportStoreRequest(tenant=tenant, store=store),
-                                            timeout=self.timeout, metadata=self._metadata)
-            return b"".join(chunk.data for chunk in chunks)
-        except grpc.RpcError as error:
-            raise AdaptdError.from_rpc_error(error, "ExportStore") from None
+        request = pb.ExportStoreRequest(tenant=tenant, store=store)
+        if self._routes is None or not self._routes.enabled:
+            try:
+                chunks = self._stub.ExportStore(request, timeout=self.timeout,
+                                                metadata=self._metadata)
+                return b"".join(chunk.data for chunk in chunks)
+            except grpc.RpcError as error:
+                raise AdaptdError.from_rpc_error(error, "ExportStore") from None
+        return b"".join(chunk.data for chunk in self._call("ExportStore", request,
+                                                           (tenant, store)))
 
     def import_store(self, tenant: str, store: str, data: bytes) -> Dict[str, Any]:
         """Creates tenant/store (it must not exist) from an export_store snapshot; returns its
         info."""
         chunks = _calls.import_chunks(tenant, store, bytes(data))
-        return _convert.store_info_to_dict(self._call("ImportStore", chunks))
+        return _convert.store_info_to_dict(self._call("ImportStore", chunks, (tenant, store)))
+
+
+class _Member:
+    """A channel to one cluster member (routing to holders) and whether it can be used: not
+    while gRPC reports it failed to connect (TRANSIENT_FAILURE) or shut down."""
+
+    def __init__(self, settings: _channel.Settings) -> None:
+        self.channel = open_channel(settings)
+        self.stub = pb_grpc.AdaptationStub(self.channel)
+        self._state = grpc.ChannelConnectivity.IDLE
+        self.channel.subscribe(self._changed, try_to_connect=True)
+
+    def _changed(self, state: grpc.ChannelConnectivity) -> None:
+        self._state = state
+
+    def usable(self) -> bool:
+        return self._state not in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                                   grpc.ChannelConnectivity.SHUTDOWN)

@@ -24,8 +24,6 @@ import csv
 import json
 import os
 import random
-import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,19 +56,12 @@ QUOTAS = {
 INTERVAL_MS = 200
 
 
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = cluster_kinds.free_port
+die_with_parent = cluster_kinds.die_with_parent
 
 
 def owner_of(key):
     return cluster_kinds.owner_of(MEMBERS, key)
-
-
-def die_with_parent():
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "TERM"] if setpriv else []
 
 
 class ClusterEndToEnd(unittest.TestCase):
@@ -114,46 +105,17 @@ class ClusterEndToEnd(unittest.TestCase):
                 server.terminate()
                 server.wait(timeout=15)
                 sys.stderr.write("adaptd %s:\n%s\n" % (m, cls.server_log(m)))
-            if server.poll() is None:
-                server.terminate()
-                try:
-                    server.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
-        for log in cls.logs.values():
-            log.close()
-        cls.backing.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+            cluster_kinds.stop(server)
+        cluster_kinds.clean_up(cls.logs.values(), cls.backing, cls.tmp)
 
     @classmethod
     def wait_until_serving(cls, m):
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if cls.servers[m].poll() is not None:
-                raise RuntimeError("adaptd %s exited: %s" % (m, cls.server_log(m)))
-            probe = subprocess.run([ADAPTCTL, "--addr", cls.addr[m], "--timeout", "2",
-                                    "encoders"], capture_output=True, text=True)
-            if probe.returncode == 0:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError("adaptd %s did not answer: %s" % (m, probe.stderr))
-            time.sleep(0.2)
+        cluster_kinds.wait_until_serving(ADAPTCTL, m, cls.servers[m], cls.addr[m],
+                                         lambda: cls.server_log(m), START_TIMEOUT_S)
 
     @classmethod
     def wait_until_settled(cls):
-        # Settled once every shard is held by its desired owner, after the members' settle
-        # time.
-        deadline = time.monotonic() + SETTLE_TIMEOUT_S
-        while True:
-            probe = subprocess.run([ADAPTCTL, "--addr", cls.addr["a"], "--timeout", "5",
-                                    "cluster", "status"], capture_output=True, text=True)
-            if probe.returncode == 0 and json.loads(probe.stdout)["settled"]:
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError("the cluster did not settle: %s %s" %
-                                   (probe.stdout, probe.stderr))
-            time.sleep(0.2)
+        cluster_kinds.wait_until_settled(ADAPTCTL, cls.addr["a"], SETTLE_TIMEOUT_S)
 
     @classmethod
     def server_log(cls, m):
@@ -165,8 +127,9 @@ class ClusterEndToEnd(unittest.TestCase):
         return os.path.join(self.tmp, name)
 
     def ctl(self, member, *args):
-        return subprocess.run([ADAPTCTL, "--addr", self.addr[member], "--timeout", "60"] +
-                              list(args), capture_output=True, text=True)
+        # --no-route: the call goes to `member`, which serves or forwards it (the point here).
+        return subprocess.run([ADAPTCTL, "--addr", self.addr[member], "--timeout", "60",
+                               "--no-route"] + list(args), capture_output=True, text=True)
 
     def ok(self, member, *args):
         result = self.ctl(member, *args)
@@ -336,7 +299,9 @@ class ClusterEndToEnd(unittest.TestCase):
         centers = rng.normal(scale=4, size=(len(LABELS), DIM))
         labels = [LABELS[i % len(LABELS)] for i in range(60)]
         x = np.stack([centers[LABELS.index(l)] for l in labels]) + rng.normal(size=(60, DIM))
-        clients = {m: Client(self.addr[m]) for m in MEMBERS}
+        # Routing off: each call goes to the member it is given, which forwards it
+        # (routing_clients_e2e_test.py covers the clients that call holders).
+        clients = {m: Client(self.addr[m], route_to_holders=False) for m in MEMBERS}
         try:
             names = ["py%d" % i for i in range(6)]
             self.assertGreater(len({owner_of("pyc/" + n) for n in names}), 1)

@@ -8,8 +8,13 @@ which, once the cluster is settled, is the member the rendezvous weight of "shar
 "Migration"), whose data directories `adaptctl cluster migrate` loads.
 """
 
+import json
 import os
+import shutil
+import socket
+import subprocess
 import sys
+import time
 
 SHARDS = 4096
 MASK = (1 << 64) - 1
@@ -90,3 +95,65 @@ class Backing:
             if service is not None:
                 service.close()
         self.etcd = self.weed = None
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def die_with_parent():
+    """A prefix for a server's command line: it ends when the test does."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM"] if setpriv else []
+
+
+def stop(server, timeout_s=15):
+    """Terminates a running server, killing it when it has not ended within `timeout_s`."""
+    if server.poll() is not None:
+        return
+    server.terminate()
+    try:
+        server.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+def clean_up(logs, backing, tmp):
+    """After the servers ended: closes their log files and the Backing, removes `tmp`."""
+    for log in logs:
+        log.close()
+    backing.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def wait_until_serving(adaptctl, name, server, address, server_log, timeout_s):
+    """Until adaptd `name` (the Popen `server`) answers at `address`; `server_log()` is its
+    output, for the error when it exits."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if server.poll() is not None:
+            raise RuntimeError("adaptd %s exited: %s" % (name, server_log()))
+        probe = subprocess.run([adaptctl, "--addr", address, "--timeout", "2", "encoders"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("adaptd %s did not answer: %s" % (name, probe.stderr))
+        time.sleep(0.2)
+
+
+def wait_until_settled(adaptctl, address, timeout_s):
+    """Until every shard is held by its desired owner, after the members' settle time, as the
+    member at `address` sees it (`adaptctl cluster status`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        probe = subprocess.run([adaptctl, "--addr", address, "--timeout", "5", "cluster",
+                                "status"], capture_output=True, text=True)
+        if probe.returncode == 0 and json.loads(probe.stdout)["settled"]:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("the cluster did not settle: %s %s" % (probe.stdout, probe.stderr))
+        time.sleep(0.2)

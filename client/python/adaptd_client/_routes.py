@@ -16,6 +16,7 @@ good. The clients dial the members and make the calls; RouteState only answers a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
@@ -51,9 +52,10 @@ def resend_to_given(code: Any, method: str, request: Any, retries: bool) -> bool
             not isinstance(request, Iterator))
 
 
+@functools.lru_cache(maxsize=65536)
 def store_shard(tenant: str, store: str, shards: int = SHARDS) -> int:
     """The shard of tenant/store: 64-bit FNV-1a of the UTF-8 bytes of "tenant/store", mod
-    `shards`."""
+    `shards` (remembered for the last 65,536 stores asked: a call's routing costs a lookup)."""
     value = _FNV_OFFSET
     for byte in ("%s/%s" % (tenant, store)).encode("utf-8"):
         value = ((value ^ byte) * _FNV_PRIME) & _MASK
@@ -178,23 +180,26 @@ class RouteState:
             return None if self._table is None else self._table.revision
 
     def first_fetch_due(self) -> bool:
-        with self._lock:
-            return self._enabled and self._table is None and self._stale
+        return self._enabled and self._table is None and self._stale
 
     def holder(self, tenant: str, store: str) -> Optional[str]:
         """The address of the store's holder, None when the call stays on the given member (no
         table, no holder, or the given member holds it)."""
+        table = self._table  # replaced whole, never changed in place but by apply
+        if not self._enabled or table is None:
+            return None
+        shard = store_shard(tenant, store, table.shards)
         with self._lock:
-            if not self._enabled or self._table is None:
-                return None
-            address = self._table.holder_address(
-                store_shard(tenant, store, self._table.shards))
+            address = table.holder_address(shard)
         return None if address == self.given else address
 
     def observe(self, hint: Optional[str], code: Any, routed: bool) -> bool:
         """After a call (`routed`: sent to a holder) ended with `code` and the holder header
         `hint`: takes the hint, marks the table stale on a changed holder or a holder's
         UNAVAILABLE; True when a refetch is due."""
+        if hint is None and not (routed and code == grpc.StatusCode.UNAVAILABLE) and \
+                not self._stale:
+            return False  # the common answer: nothing learned, nothing due
         with self._lock:
             if not self._enabled:
                 return False

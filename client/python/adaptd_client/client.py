@@ -182,10 +182,13 @@ class Client:
         address = self._routes.holder(*store)
         if address is None:
             return None
-        with self._members_lock:
-            member = self._members.get(address)
-            if member is None:
-                member = self._members[address] = _Member(self._settings.for_member(address))
+        member = self._members.get(address)
+        if member is None:
+            with self._members_lock:
+                member = self._members.get(address)
+                if member is None:
+                    member = self._members[address] = _Member(
+                        self._settings.for_member(address))
         return member.stub if member.usable() else None
 
     # -- health ----------------------------------------------------------------------------

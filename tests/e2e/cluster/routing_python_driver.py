@@ -5,8 +5,8 @@ for routing_clients_e2e_test.py; the Python twin of routing_client_driver.cc, wi
 protocol.
 
 It creates --stores faast stores of tenant --tenant through --addr, then --workers threads (or
-asyncio tasks) call them in turn: predict and, every fourth call, adapt of one example with an
-id of its own. A call the client raises UnavailableError for (past its own retries and the
+asyncio tasks) call them in turn, --pause-ms apart: predict and, every fourth call, adapt of one
+example with an id of its own. A call the client raises UnavailableError for (past its own retries and the
 fallback to --addr, as while a killed member's shards fail over) is resent by the driver, the
 adapt with the same id (as docs/CLIENTS.md tells applications to), up to 10 times within 20 s;
 such resends are counted apart from failures. Each line "report" on stdin prints one JSON line
@@ -90,6 +90,7 @@ def run_sync(args, counts, stop):
             store, adapt_id, x, y = call_plan(w, args.workers, args.stores, n)
             n += 1
             counts.add("calls")
+            time.sleep(args.pause_ms / 1000.0)
             if adapt_id is not None:
                 call = lambda: client.adapt(args.tenant, store, [x], labels=[y], ids=[adapt_id])
             else:
@@ -162,6 +163,7 @@ async def run_aio(args, counts):
             store, adapt_id, x, y = call_plan(w, args.workers, args.stores, n)
             n += 1
             counts.add("calls")
+            await asyncio.sleep(args.pause_ms / 1000.0)
             give_up = time.monotonic() + RESEND_WITHIN_S
             for attempt in range(RESEND_ATTEMPTS):
                 await asyncio.sleep(0.25 * attempt)
@@ -192,6 +194,8 @@ def main():
     parser.add_argument("--tenant", default="route-py")
     parser.add_argument("--stores", type=int, default=24)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--pause-ms", type=float, default=0.0,
+                        help="a pause before each call (keeps the driver's CPU share small)")
     parser.add_argument("--aio", action="store_true")
     parser.add_argument("--no-route", action="store_true")
     args = parser.parse_args()

@@ -4,7 +4,7 @@ route to holders").
 
 Starts three adaptd members as a cluster on etcd (cluster_kinds.py: a 3-member etcd and
 SeaweedFS) and three routing clients, each given member a and running Predict and Adapt calls
-without pause on stores of its own tenant: the C++ client (routing_client_driver:
+all the time on stores of its own tenant: the C++ client (routing_client_driver:
 adaptd::Client), the Python client and the Python asyncio client (routing_python_driver.py).
 Then a fourth member joins, member b is drained and member c is SIGKILLed. Checks that no
 client sees a failed call beyond its retries (Adapt resent with its ids while UNAVAILABLE), and

@@ -90,8 +90,11 @@ class Client:
             if isinstance(request, list):
                 request = iter(request)
             try:
-                return await getattr(self._stub, method)(request, timeout=self.timeout,
-                                                         metadata=self._metadata)
+                call = getattr(self._stub, method)(request, timeout=self.timeout,
+                                                   metadata=self._metadata)
+                if method == "ExportStore":  # the one server stream here
+                    return [chunk async for chunk in call]
+                return await call
             except grpc.RpcError as error:
                 raise AdaptdError.from_rpc_error(error, method) from None
         deadline = time.monotonic() + self.timeout
@@ -364,13 +367,6 @@ class Client:
 
     async def export_store(self, tenant: str, store: str) -> bytes:
         request = pb.ExportStoreRequest(tenant=tenant, store=store)
-        if self._routes is None or not self._routes.enabled:
-            try:
-                call = self._stub.ExportStore(request, timeout=self.timeout,
-                                              metadata=self._metadata)
-                return b"".join([chunk.data async for chunk in call])
-            except grpc.RpcError as error:
-                raise AdaptdError.from_rpc_error(error, "ExportStore") from None
         chunks = await self._call("ExportStore", request, (tenant, store))
         return b"".join(chunk.data for chunk in chunks)
 

@@ -104,8 +104,10 @@ class Client:
             if isinstance(request, list):
                 request = iter(request)
             try:
-                return getattr(self._stub, method)(request, timeout=self.timeout,
-                                                   metadata=self._metadata)
+                response = getattr(self._stub, method)(request, timeout=self.timeout,
+                                                       metadata=self._metadata)
+                # The one server stream here: read whole within the try.
+                return list(response) if method == "ExportStore" else response
             except grpc.RpcError as error:
                 raise AdaptdError.from_rpc_error(error, method) from None
         deadline = time.monotonic() + self.timeout
@@ -463,13 +465,6 @@ class Client:
     def export_store(self, tenant: str, store: str) -> bytes:
         """The store's snapshot file (header, checksum, payload) as bytes."""
         request = pb.ExportStoreRequest(tenant=tenant, store=store)
-        if self._routes is None or not self._routes.enabled:
-            try:
-                chunks = self._stub.ExportStore(request, timeout=self.timeout,
-                                                metadata=self._metadata)
-                return b"".join(chunk.data for chunk in chunks)
-            except grpc.RpcError as error:
-                raise AdaptdError.from_rpc_error(error, "ExportStore") from None
         return b"".join(chunk.data for chunk in self._call("ExportStore", request,
                                                            (tenant, store)))
 

@@ -131,7 +131,7 @@ void ShardClaims::Reset(const std::vector<mvccpb::KeyValue>& kvs, int64_t revisi
     for (int shard = 0; shard < options_.shards; ++shard) {
       if (table_[shard].has_value() &&
           (!table[shard].has_value() || table[shard]->member != table_[shard]->member)) {
-        last_holder_[shard] = table_[shard]->member;
+        last_holder_[shard] = *table_[shard];
       }
       LoseUnless(shard, table[shard], &lost);
     }
@@ -158,7 +158,7 @@ void ShardClaims::Apply(const std::vector<mvccpb::Event>& events) {
         now = ShardHolder{claim.member(), claim.lease_id(), event.kv().mod_revision()};
       }
       if (table_[shard].has_value() && (!now.has_value() || now->member != table_[shard]->member)) {
-        last_holder_[shard] = table_[shard]->member;
+        last_holder_[shard] = *table_[shard];
       }
       LoseUnless(shard, now, &lost);
       table_[shard] = std::move(now);
@@ -205,6 +205,7 @@ void ShardClaims::Round() {
   if (!draining && !self_eligible) view.push_back(self);
 
   std::vector<int> reclaim, claim_new, claim_failover, claim_move, release, delete_again;
+  std::map<int64_t, std::vector<int>> claim_after;  // last holder still registered, by its lease
   {
     absl::MutexLock lock(&mu_);
     for (int shard = 0; shard < options_.shards; ++shard) {
@@ -223,8 +224,8 @@ void ShardClaims::Round() {
         auto last = last_holder_.find(shard);
         if (last == last_holder_.end()) {
           claim_new.push_back(shard);
-        } else if (members.count(last->second) > 0) {
-          claim_move.push_back(shard);
+        } else if (members.count(last->second.member) > 0) {
+          claim_after[last->second.lease].push_back(shard);
         } else {
           claim_failover.push_back(shard);
         }
@@ -234,12 +235,24 @@ void ShardClaims::Round() {
       }
     }
   }
+  SortByLease(claim_after, &claim_move, &claim_failover);
   if (!reclaim.empty()) Reclaim(reclaim);
   if (!claim_new.empty()) Claim(claim_new, ClaimReason::kNew);
   if (!claim_move.empty()) Claim(claim_move, ClaimReason::kMove);
   if (!claim_failover.empty()) Claim(claim_failover, ClaimReason::kFailover);
   for (int shard : delete_again) Release(shard);
   for (int shard : release) Release(shard);
+}
+
+void ShardClaims::SortByLease(const std::map<int64_t, std::vector<int>>& by_lease,
+                              std::vector<int>* move, std::vector<int>* failover) {
+  for (const auto& [lease, shards] : by_lease) {
+    // The members' table follows its own watch and may not yet show that the lease ended (which
+    // deletes the member's record and its claims at one revision): etcd says.
+    absl::StatusOr<int64_t> ttl = client_->LeaseTimeToLive(lease);
+    std::vector<int>* into = ttl.ok() && *ttl < 0 ? failover : move;
+    into->insert(into->end(), shards.begin(), shards.end());
+  }
 }
 
 void ShardClaims::Claim(const std::vector<int>& shards, ClaimReason reason) {

@@ -136,6 +136,10 @@ class ShardClaims {
   // Takes this member's own claims of an earlier process (a restart) under its lease, in
   // batches of Options::batch, each compared at the fence the table holds; opens them as Claim.
   void Reclaim(const std::vector<int>& shards);
+  // Sorts free shards whose last holder is still in the members' table: released (a move) when
+  // the holder's lease lives, lapsed (a failover) when it ended.
+  void SortByLease(const std::map<int64_t, std::vector<int>>& by_lease, std::vector<int>* move,
+                   std::vector<int>* failover);
   void Claim(const std::vector<int>& shards, ClaimReason reason);
   // Runs on_acquired for each of `shards` (claimed in one transaction), open_threads at once.
   void Open(const std::vector<int>& shards, int64_t fence, ClaimReason reason);
@@ -154,9 +158,9 @@ class ShardClaims {
   int64_t table_revision_ ABSL_GUARDED_BY(mu_) = 0;                     // table_ as of it
   std::map<int, int64_t> held_ ABSL_GUARDED_BY(mu_);                    // shard -> fence
   std::set<int> releasing_ ABSL_GUARDED_BY(mu_);
-  // Who last held each shard (for the claim's reason: a holder still registered released it,
-  // one gone lapsed).
-  std::map<int, std::string> last_holder_ ABSL_GUARDED_BY(mu_);
+  // Who last held each shard, under which lease (for the claim's reason: a holder whose lease
+  // lives released it, one whose lease ended lapsed).
+  std::map<int, ShardHolder> last_holder_ ABSL_GUARDED_BY(mu_);
   bool table_ready_ ABSL_GUARDED_BY(mu_) = false;
   bool frozen_ ABSL_GUARDED_BY(mu_) = false;
   bool round_running_ ABSL_GUARDED_BY(mu_) = false;

@@ -2,7 +2,8 @@
 // each a ClusterRegistry and its ShardClaims over 64 shards: every shard held once by its
 // desired owner; a killed member's shards taken by the others; a restart within the grace
 // moving nothing; a new member winning about a quarter and a drain giving them back; a member
-// in its settle time taking nothing from the others. A recorder of the hooks fails the test
+// in its settle time taking nothing from the others; a claim whose lease ended counted a
+// failover even while its holder still looks registered. A recorder of the hooks fails the test
 // when a shard is acquired while another member still holds it.
 #include "server/cluster/shard_claims.h"
 
@@ -228,6 +229,37 @@ TEST_F(ShardClaimsTest, AKilledMembersShardsAreTakenByTheOthers) {
   }
   EXPECT_EQ(failed_over, of_c);
   for (int shard : of_c) ExpectRisingFences(shard);
+}
+
+TEST_F(ShardClaimsTest, AClaimWhoseLeaseEndedIsAFailoverThoughItsHolderLooksRegistered) {
+  // What a member sees for a moment when its members' table lags the claims' watch: the
+  // claim's lease ended, yet its holder's record is still there. Here the holder's record lives
+  // on under another lease than its claim, so that view lasts.
+  std::unique_ptr<ClusterRegistry> c = Register(OptionsOf(prefix_, "c"));  // never READY
+  ASSERT_NE(c, nullptr);
+  etcd::EtcdClient& client = *SharedEtcd::Get().client();
+  absl::StatusOr<etcdserverpb::LeaseGrantResponse> lease = client.GrantLease(absl::Seconds(30));
+  ASSERT_TRUE(lease.ok()) << lease.status();
+  adapt::v1::ShardClaim claim;
+  claim.set_member("c");
+  claim.set_lease_id(lease->id());
+  etcdserverpb::PutRequest put;
+  put.set_key(absl::StrCat(prefix_, "claims/", ShardName(7)));
+  put.set_value(claim.SerializeAsString());
+  put.set_lease(lease->id());
+  ASSERT_TRUE(client.Put(put).ok());
+  for (const char* name : {"a", "b"}) Add(name);
+  ASSERT_TRUE(Eventually([&] { return Holders().size() == kShards - 1u; }));
+  EXPECT_EQ(Holders().count(7), 0u);
+  ASSERT_TRUE(client.RevokeLease(lease->id()).ok());
+  ASSERT_TRUE(Eventually([&] { return AllSettled(); }));
+  std::set<int> failed_over;
+  for (const char* name : {"a", "b"}) {
+    for (int shard : recorder_.Acquired(name, ClaimReason::kFailover)) failed_over.insert(shard);
+    const std::vector<int> moved = recorder_.Acquired(name, ClaimReason::kMove);
+    EXPECT_EQ(std::count(moved.begin(), moved.end(), 7), 0) << name;  // b's from a may be
+  }
+  EXPECT_EQ(failed_over, std::set<int>{7});
 }
 
 TEST_F(ShardClaimsTest, ARestartWithinTheGraceMovesNothing) {

@@ -1,5 +1,6 @@
 // adaptd: the test-time adaptation server. Configuration comes from the embedded default,
 // then `--config FILE`, then flags (each later source overrides the earlier).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -320,27 +321,50 @@ void LogServing(const adaptd::AdaptdServer& server, const adapt::v1::ServerConfi
   }
 }
 
-// SIGINT and SIGTERM, which stop adaptd.
-sigset_t StopSignals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  return signals;
+// SIGINT and SIGTERM, which stop adaptd, are taken by a handler that writes the signal's number
+// to a pipe Serve reads. Whichever thread the kernel hands a stop signal to runs the handler,
+// so no thread needs to block them: threads started before main (OpenBLAS starts its pool when
+// it is loaded) would otherwise take one with its default action and end the process at once,
+// as when a signal came while the main thread was not waiting for it (after SIGSTOP and
+// SIGCONT, or during the start-up).
+int stop_pipe[2] = {-1, -1};
+
+extern "C" void OnStopSignal(int signal) {
+  const int saved = errno;
+  const unsigned char number = static_cast<unsigned char>(signal);
+  if (write(stop_pipe[1], &number, 1) < 0) {
+    // The pipe is full of earlier stop signals: one is enough.
+  }
+  errno = saved;
+}
+
+bool CatchStopSignals() {
+  if (pipe2(stop_pipe, O_CLOEXEC) != 0) return false;
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  return sigaction(SIGINT, &action, nullptr) == 0 && sigaction(SIGTERM, &action, nullptr) == 0;
+}
+
+// The first stop signal's number, once one came.
+int WaitForStopSignal() {
+  unsigned char number = 0;
+  while (read(stop_pipe[0], &number, 1) != 1) {
+    if (errno != EINTR) return SIGTERM;
+  }
+  return number;
 }
 
 // Serves `config` until SIGINT or SIGTERM, then shuts down. Returns the exit code.
 int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary) {
-  const sigset_t stop_signals = StopSignals();
-
   // A member of a cluster on etcd whose lease lapsed serves nothing until it registers again:
   // it stops (exiting non-zero), and its supervisor starts it again.
   auto server = adaptd::AdaptdServer::Start(config, [] { kill(getpid(), SIGTERM); });
   if (!server.ok()) return Fail(std::string(server.status().message()));
   LogServing(**server, config, blas_summary);
 
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
+  const int signal = WaitForStopSignal();
   const bool lease_lost = (*server)->lease_lost();
   std::fprintf(stderr, "adaptd: %s, shutting down\n",
                lease_lost         ? "this member's lease in etcd lapsed"
@@ -354,11 +378,8 @@ int Serve(const adapt::v1::ServerConfig& config, const std::string& blas_summary
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The stop signals are blocked before any thread starts (BLAS's own start with its
-  // self-check), so that no thread takes one: only Serve's sigwait receives them, even when
-  // they arrive while it is not waiting (as after a SIGSTOP and SIGCONT).
-  const sigset_t stop_signals = StopSignals();
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (!CatchStopSignals())
+    return Fail(absl::StrCat("cannot catch SIGTERM: ", std::strerror(errno)));
   // abseil's mutex deadlock detection (on in this abseil build) keeps a graph of every mutex
   // the process ever locked: with a mutex per store it took a third of the start-up at 10^5
   // stores (bench/RESULTS.md, "Residency at 10^5 stores, again"). The tests keep it on.

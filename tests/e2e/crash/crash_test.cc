@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,29 @@ class Server {
     ::waitpid(pid_, &status, 0);
     pid_ = 0;
     return status;
+  }
+
+  // Sends `signal` to one thread of the server other than its main one (the first started:
+  // OpenBLAS's pool, where it has one) and waits up to `limit` for the exit. The exit status,
+  // or -1 when it had not exited (it is killed then).
+  int SignalThread(int signal, std::chrono::seconds limit) {
+    pid_t thread = 0;
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
+      const pid_t tid = std::stoi(task.path().filename().string());
+      if (tid != pid_ && (thread == 0 || tid < thread)) thread = tid;
+    }
+    if (thread == 0 || ::syscall(SYS_tgkill, pid_, thread, signal) != 0) return -1;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    Kill(SIGKILL);
+    return -1;
   }
 
   Adaptation::Stub* stub() { return stub_.get(); }
@@ -484,6 +508,16 @@ void CrashTest::KillRounds(int rounds, const std::string& data, const std::strin
     stop = true;
     for (auto& t : writers) t.join();
   }
+}
+
+// A stop signal is process-directed: the kernel hands it to any thread that does not block
+// it, and threads started before main (OpenBLAS's pool) block nothing. Taken by a thread other
+// than the main one, SIGTERM still stops adaptd in order (exit 0).
+TEST_F(CrashTest, AStopSignalTakenByAnyThreadStopsInOrder) {
+  Server server(binary_, root_ + "/data", root_ + "/adaptd.log");
+  ASSERT_NO_FATAL_FAILURE(server.Start());
+  const int status = server.SignalThread(SIGTERM, std::chrono::seconds(30));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST_F(CrashTest, AcknowledgedExamplesSurviveSigkill) {

@@ -58,36 +58,69 @@ def kill(process):
 
 
 class Etcd:
-    """Three etcd members on loopback, each with its own data directory under `work`."""
+    """Three etcd members on loopback, each with its own data directory under `work`.
+
+    A port found free can be taken by another process before etcd binds it (tests start side
+    by side): the members are then started again on new ports. A member counts as up only when
+    the etcd answering at its client URL is the one started here (its peer URL), never another
+    test's etcd that took the port first."""
+
+    TRIES = 4
 
     def __init__(self, binary, work):
         self.processes = []
+        for attempt in range(self.TRIES):
+            outcome = self._start(binary, work, attempt)
+            if outcome is None:
+                return
+            self.close()
+            if "address already in use" not in outcome or attempt == self.TRIES - 1:
+                sys.exit("etcd did not start (logs under %s): %s" % (work, outcome))
+
+    def _start(self, binary, work, attempt):
+        """None once every member answers as itself and a leader is elected, else why not."""
+        self.processes = []
         ports = free_ports(6)
         self.client_urls = ["http://127.0.0.1:%d" % ports[2 * i] for i in range(3)]
-        peer_urls = ["http://127.0.0.1:%d" % ports[2 * i + 1] for i in range(3)]
-        cluster = ",".join("m%d=%s" % (i, peer_urls[i]) for i in range(3))
+        self.peer_urls = ["http://127.0.0.1:%d" % ports[2 * i + 1] for i in range(3)]
+        cluster = ",".join("m%d=%s" % (i, self.peer_urls[i]) for i in range(3))
+        token = "adaptd-%d-%d-%d" % (os.getpid(), id(self), attempt)
+        logs = [os.path.join(work, "etcd-m%d.%d.log" % (i, attempt)) for i in range(3)]
         for i in range(3):
-            data = os.path.join(work, "etcd-m%d" % i)
-            log = open(os.path.join(work, "etcd-m%d.log" % i), "wb")
-            self.processes.append(subprocess.Popen(
-                [binary, "--name", "m%d" % i, "--data-dir", data,
-                 "--listen-client-urls", self.client_urls[i],
-                 "--advertise-client-urls", self.client_urls[i],
-                 "--listen-peer-urls", peer_urls[i], "--initial-advertise-peer-urls", peer_urls[i],
-                 "--initial-cluster", cluster, "--initial-cluster-state", "new",
-                 "--initial-cluster-token", "adaptd-bench", "--logger", "zap",
-                 "--log-outputs", "stderr"],
-                stdout=log, stderr=subprocess.STDOUT))
+            data = os.path.join(work, "etcd-m%d.%d" % (i, attempt))
+            with open(logs[i], "wb") as log:
+                self.processes.append(subprocess.Popen(
+                    [binary, "--name", "m%d" % i, "--data-dir", data,
+                     "--listen-client-urls", self.client_urls[i],
+                     "--advertise-client-urls", self.client_urls[i],
+                     "--listen-peer-urls", self.peer_urls[i],
+                     "--initial-advertise-peer-urls", self.peer_urls[i],
+                     "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                     "--initial-cluster-token", token, "--logger", "zap",
+                     "--log-outputs", "stderr"],
+                    stdout=log, stderr=subprocess.STDOUT))
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
+            for i, process in enumerate(self.processes):
+                if process.poll() is not None:
+                    with open(logs[i], errors="replace") as log:
+                        return "m%d exited: %s" % (i, log.read()[-2000:])
             try:
-                if all(s.get("leader") not in (None, "0") for s in self.status()):
-                    return
-            except OSError:
+                if all(self._answers_as_itself(i) for i in range(3)):
+                    return None
+            except (OSError, ValueError, KeyError):
                 pass
             time.sleep(0.2)
-        self.close()
-        sys.exit("etcd did not elect a leader within 60 s (logs under %s)" % work)
+        return "no leader elected within 60 s"
+
+    def _answers_as_itself(self, i):
+        status = self.post(self.client_urls[i], "/v3/maintenance/status", {})
+        if status.get("leader") in (None, "0"):
+            return False
+        me = status["header"]["member_id"]
+        members = self.post(self.client_urls[i], "/v3/cluster/member/list", {})["members"]
+        return any(m.get("ID") == me and self.peer_urls[i] in m.get("peerURLs", [])
+                   for m in members)
 
     def post(self, url, path, body):
         request = urllib.request.Request(url + path, data=json.dumps(body).encode(),
@@ -123,29 +156,45 @@ class SeaweedFs:
             json.dump({"identities": [{"name": "adaptd", "credentials": [
                 {"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                 "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+        # Started again on new ports when one was taken before it bound it (as Etcd).
+        for attempt in range(Etcd.TRIES):
+            outcome = self._start(binary, attempt)
+            if outcome is None:
+                return
+            self.close()
+            if "address already in use" not in outcome or attempt == Etcd.TRIES - 1:
+                sys.exit("SeaweedFS did not start: %s" % outcome)
+
+    def _start(self, binary, attempt):
+        """None once the bucket is made, else why not."""
         p = free_ports(8)
         self.endpoint = "http://127.0.0.1:%d" % p[6]
-        log = open(os.path.join(self.dir, "weed.log"), "wb")
         d = self.dir
-        self.process = subprocess.Popen(
-            [binary, "server", "-dir=%s/data" % d, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-             "-master.port=%d" % p[0], "-master.port.grpc=%d" % p[1],
-             "-master.volumeSizeLimitMB=64", "-master.electionTimeout=1s",
-             "-volume.port=%d" % p[2], "-volume.port.grpc=%d" % p[3], "-volume.max=0",
-             "-volume.preStopSeconds=0", "-filer", "-filer.port=%d" % p[4],
-             "-filer.port.grpc=%d" % p[5], "-filer.localSocket=%s/filer.sock" % d, "-s3",
-             "-s3.port=%d" % p[6], "-s3.port.grpc=%d" % p[7], "-s3.localSocket=%s/s3.sock" % d,
-             "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=%s/s3.json" % d],
-            stdout=log, stderr=subprocess.STDOUT)
-        # The bucket, once S3 answers (its first volume may take a few seconds).
+        log_path = os.path.join(d, "weed.%d.log" % attempt)
+        with open(log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [binary, "server", "-dir=%s/data" % d, "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                 "-master.port=%d" % p[0], "-master.port.grpc=%d" % p[1],
+                 "-master.volumeSizeLimitMB=64", "-master.electionTimeout=1s",
+                 "-volume.port=%d" % p[2], "-volume.port.grpc=%d" % p[3], "-volume.max=0",
+                 "-volume.preStopSeconds=0", "-filer", "-filer.port=%d" % p[4],
+                 "-filer.port.grpc=%d" % p[5], "-filer.localSocket=%s/filer.sock" % d, "-s3",
+                 "-s3.port=%d" % p[6], "-s3.port.grpc=%d" % p[7],
+                 "-s3.localSocket=%s/s3.sock" % d, "-s3.port.iceberg=0", "-s3.port.lance=0",
+                 "-s3.config=%s/s3.json" % d],
+                stdout=log, stderr=subprocess.STDOUT)
+        # The bucket, once S3 answers (its first volume may take a few seconds), and only while
+        # this process runs (another one answering at a port it could not take is not it).
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             code = self.s3("PUT", "/" + BUCKET)[0]
+            if self.process.poll() is not None:
+                with open(log_path, errors="replace") as log:
+                    return "weed exited: %s" % log.read()[-2000:]
             if code in (200, 409):
-                return
+                return None
             time.sleep(0.5)
-        self.close()
-        sys.exit("SeaweedFS: no bucket within 90 s (log: %s/weed.log)" % d)
+        return "no bucket within 90 s (log: %s)" % log_path
 
     def s3(self, method, path):
         """(HTTP status, body) of one signed S3 request; status 0 when nothing answered."""

@@ -83,10 +83,10 @@ inline std::unique_ptr<ClusterRegistry> Register(const ClusterRegistry::Options&
   return registry.ok() ? std::move(*registry) : nullptr;
 }
 
-// Waits until `check` holds (10 s at most).
+// Waits until `check` holds (30 s at most: a loaded machine stretches leases and watches).
 template <typename F>
 bool Eventually(F check) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (!check()) {
     if (absl::Now() >= deadline) return false;
     absl::SleepFor(absl::Milliseconds(10));

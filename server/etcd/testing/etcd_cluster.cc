@@ -65,6 +65,21 @@ std::string Tail(const std::string& path) {
   return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
 }
 
+// OK when etcd's member `id` (the one that answered on `client`) has `peer_url`.
+absl::Status IsMemberAt(EtcdClient& client, uint64_t id, const std::string& peer_url) {
+  absl::StatusOr<etcdserverpb::MemberListResponse> list = client.MemberList();
+  if (!list.ok()) return list.status();
+  for (const etcdserverpb::Member& member : list->members()) {
+    if (member.id() != id) continue;
+    for (const std::string& url : member.peerurls()) {
+      if (url == peer_url) return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the etcd answering is not the one started here (its peer URLs are not ", peer_url, ")"));
+  }
+  return absl::UnavailableError("the answering member is not in its member list yet");
+}
+
 }  // namespace
 
 EtcdCluster::EtcdCluster(EtcdClusterOptions options) : options_(std::move(options)) {}
@@ -79,33 +94,52 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(EtcdClusterOptio
   static std::atomic<int> clusters{0};
   cluster->token_ = absl::StrCat("adaptd-test-", getpid(), "-", clusters++, "-",
                                  std::filesystem::path(pattern).filename().string());
-  const int count = cluster->options_.members;
+  // A port found free can be taken by another process before etcd binds it (tests start
+  // side by side): the members are then started again on new ports.
+  constexpr int kTries = 4;
+  for (int attempt = 1;; ++attempt) {
+    absl::Status started = cluster->LaunchAll(attempt);
+    if (started.ok()) return cluster;
+    cluster->KillAll();
+    if (attempt == kTries ||
+        started.message().find("address already in use") == std::string::npos) {
+      return started;
+    }
+  }
+}
+
+absl::Status EtcdCluster::LaunchAll(int attempt) {
+  const int count = options_.members;
   ASSIGN_OR_RETURN(std::vector<int> ports, FreePorts(2 * count));
+  members_.clear();
   std::vector<std::string> initial;
   for (int i = 0; i < count; ++i) {
-    Member& member = cluster->members_.emplace_back();
+    Member& member = members_.emplace_back();
     member.name = absl::StrCat("m", i);
     member.client_port = ports[2 * i];
     member.peer_port = ports[2 * i + 1];
-    member.data_dir = absl::StrCat(cluster->dir_, "/", member.name, ".data");
-    initial.push_back(absl::StrCat(member.name, "=", cluster->PeerUrl(member)));
+    member.data_dir = absl::StrCat(dir_, "/", member.name, ".", attempt, ".data");
+    initial.push_back(absl::StrCat(member.name, "=", PeerUrl(member)));
   }
   for (int i = 0; i < count; ++i) {
-    cluster->members_[i].initial_cluster = absl::StrJoin(initial, ",");
-    RETURN_IF_ERROR(cluster->Launch(i));
+    members_[i].initial_cluster = absl::StrJoin(initial, ",");
+    RETURN_IF_ERROR(Launch(i));
   }
-  for (int i = 0; i < count; ++i) {
-    RETURN_IF_ERROR(cluster->WaitUntilAnswers(i, absl::Seconds(20)));
-  }
-  return cluster;
+  for (int i = 0; i < count; ++i) RETURN_IF_ERROR(WaitUntilAnswers(i, absl::Seconds(20)));
+  return absl::OkStatus();
 }
 
-EtcdCluster::~EtcdCluster() {
+void EtcdCluster::KillAll() {
   for (Member& member : members_) {
     if (member.pid <= 0) continue;
     kill(member.pid, SIGKILL);
     waitpid(member.pid, nullptr, 0);
+    member.pid = 0;
   }
+}
+
+EtcdCluster::~EtcdCluster() {
+  KillAll();
   std::error_code ignored;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
 }
@@ -211,10 +245,16 @@ absl::Status EtcdCluster::WaitUntilAnswers(int i, absl::Duration timeout) {
     ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client, EtcdClient::Connect(options));
     absl::StatusOr<etcdserverpb::StatusResponse> status = client->Status(endpoint(i));
     if (status.ok() && status->leader() != 0) {
-      member.id = status->header().member_id();
-      return absl::OkStatus();
+      // The member answering at the port must be this one, not another test's etcd that took
+      // the port first (this one then exits: the next turn sees it).
+      last = IsMemberAt(*client, status->header().member_id(), PeerUrl(member));
+      if (last.ok()) {
+        member.id = status->header().member_id();
+        return absl::OkStatus();
+      }
+    } else {
+      last = status.status();
     }
-    last = status.status();
     absl::SleepFor(absl::Milliseconds(50));
   }
   return absl::DeadlineExceededError(

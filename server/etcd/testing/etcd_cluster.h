@@ -85,6 +85,9 @@ class EtcdCluster {
 
   explicit EtcdCluster(EtcdClusterOptions options);
   std::string PeerUrl(const Member& member) const;
+  // Every member on new free ports, data directories of this `attempt`, until each answers.
+  absl::Status LaunchAll(int attempt);
+  void KillAll();
   absl::Status Launch(int i);
   absl::Status WaitUntilAnswers(int i, absl::Duration timeout);
   absl::Status Signal(int i, int signal, bool wait);

@@ -11,7 +11,6 @@ which, once the cluster is settled, is the member the rendezvous weight of "shar
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,11 @@ import time
 SHARDS = 4096
 MASK = (1 << 64) - 1
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e", "http"))
+import http_e2e  # noqa: E402
+
+free_port = http_e2e.free_port  # the cluster tests' ports, as the HTTP tests'
 
 
 # The weight of docs/CLUSTER_ETCD.md, "Shards", written from the document.
@@ -95,12 +99,6 @@ class Backing:
             if service is not None:
                 service.close()
         self.etcd = self.weed = None
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def die_with_parent():

@@ -56,9 +56,10 @@ class HttpClusterTest(unittest.TestCase):
         member_token = os.path.join(cls.tmp.name, "member-token")
         with open(member_token, "w") as f:
             f.write(MEMBER_TOKEN)
+        cls.backing = cluster_kinds.Backing(cls.tmp.name)
+        # The members' ports once etcd and SeaweedFS hold theirs, so that none is picked twice.
         cls.grpc_address = {m: "127.0.0.1:%d" % free_port() for m in MEMBERS}
         cls.http_port = {m: free_port() for m in MEMBERS}
-        cls.backing = cluster_kinds.Backing(cls.tmp.name)
         for m in MEMBERS:
             cls.logs[m] = open(os.path.join(cls.tmp.name, m + ".log"), "w+b")
             cls.servers[m] = subprocess.Popen(

@@ -13,10 +13,19 @@ import time
 BOUND_S = 30.0
 
 
+_given_ports = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now and not given before by this process (the kernel can hand the
+    same free port to two calls in a row)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _given_ports:
+            _given_ports.add(port)
+            return port
 
 
 def call(port, verb, path, body=None, token=None, headers=None, chunked=False, tls=None):

@@ -339,7 +339,12 @@ extern "C" void OnStopSignal(int signal) {
 }
 
 bool CatchStopSignals() {
-  if (pipe2(stop_pipe, O_CLOEXEC) != 0) return false;
+  // The handler's end never blocks (a full pipe holds stop signals enough); the main thread's
+  // end does.
+  if (pipe2(stop_pipe, O_CLOEXEC) != 0 ||
+      fcntl(stop_pipe[1], F_SETFL, fcntl(stop_pipe[1], F_GETFL) | O_NONBLOCK) != 0) {
+    return false;
+  }
   struct sigaction action = {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);

@@ -57,25 +57,34 @@ def kill(process):
         process.wait()
 
 
+START_TRIES = 4
+
+
+def start_until_ports_hold(start, close, what):
+    """Calls start(attempt), which answers None once the service is up and otherwise why not,
+    with `close` between tries: a port found free can be taken by another process before the
+    service binds it (tests start side by side), and then it starts again on new ports, at most
+    START_TRIES times. Any other failure ends the test run, naming `what`."""
+    for attempt in range(START_TRIES):
+        outcome = start(attempt)
+        if outcome is None:
+            return
+        close()
+        if "address already in use" not in outcome or attempt == START_TRIES - 1:
+            sys.exit("%s did not start: %s" % (what, outcome))
+
+
 class Etcd:
     """Three etcd members on loopback, each with its own data directory under `work`.
 
-    A port found free can be taken by another process before etcd binds it (tests start side
-    by side): the members are then started again on new ports. A member counts as up only when
-    the etcd answering at its client URL is the one started here (its peer URL), never another
-    test's etcd that took the port first."""
-
-    TRIES = 4
+    Started again on new ports when one was taken (start_until_ports_hold). A member counts as
+    up only when the etcd answering at its client URL is the one started here (its peer URL),
+    never another test's etcd that took the port first."""
 
     def __init__(self, binary, work):
         self.processes = []
-        for attempt in range(self.TRIES):
-            outcome = self._start(binary, work, attempt)
-            if outcome is None:
-                return
-            self.close()
-            if "address already in use" not in outcome or attempt == self.TRIES - 1:
-                sys.exit("etcd did not start (logs under %s): %s" % (work, outcome))
+        start_until_ports_hold(lambda attempt: self._start(binary, work, attempt), self.close,
+                               "etcd (logs under %s)" % work)
 
     def _start(self, binary, work, attempt):
         """None once every member answers as itself and a leader is elected, else why not."""
@@ -156,14 +165,8 @@ class SeaweedFs:
             json.dump({"identities": [{"name": "adaptd", "credentials": [
                 {"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                 "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
-        # Started again on new ports when one was taken before it bound it (as Etcd).
-        for attempt in range(Etcd.TRIES):
-            outcome = self._start(binary, attempt)
-            if outcome is None:
-                return
-            self.close()
-            if "address already in use" not in outcome or attempt == Etcd.TRIES - 1:
-                sys.exit("SeaweedFS did not start: %s" % outcome)
+        start_until_ports_hold(lambda attempt: self._start(binary, attempt), self.close,
+                               "SeaweedFS")
 
     def _start(self, binary, attempt):
         """None once the bucket is made, else why not."""
